@@ -1,0 +1,210 @@
+"""The response cache: every generation and log-likelihood result, in SQLite (WAL).
+
+Keys hash the backend, the model identity (name + revision/file hash + dtype), the exact
+text the model sees and every decoding setting (the regex included), so a cached answer
+is reused only where the model would have produced the same one. Results are written
+batch by batch, each batch in its own transaction: a killed run loses at most the batch
+in flight, and the same command run again generates only what is missing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict
+from pathlib import Path
+
+import platformdirs
+
+from hakari.backends.base import (
+    Backend,
+    GenerationRequest,
+    GenerationResult,
+    LoglikRequest,
+    LoglikResult,
+    ModelIdentity,
+)
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS responses (
+    key TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    created REAL NOT NULL DEFAULT (julianday('now'))
+)
+"""
+
+
+def default_cache_dir() -> Path:
+    env = os.environ.get("HAKARI_CACHE_DIR")
+    if env:
+        return Path(env).expanduser()
+    return Path(platformdirs.user_cache_dir("hakari"))
+
+
+def request_key(kind: str, identity: ModelIdentity, rendered_prompt: str, settings: dict) -> str:
+    """A stable hash of everything that determines a model's answer."""
+    blob = json.dumps(
+        {
+            "kind": kind,
+            "model": asdict(identity),
+            "prompt": rendered_prompt,
+            "settings": settings,
+        },
+        sort_keys=True,
+        ensure_ascii=False,
+    )
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+class ResponseCache:
+    """A key -> result store. Thread-safe for one process; WAL lets readers run alongside."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._lock = threading.Lock()
+        self._conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=NORMAL")
+        self._conn.execute(SCHEMA)
+
+    @classmethod
+    def in_dir(cls, cache_dir: Path | None) -> ResponseCache:
+        return cls((cache_dir or default_cache_dir()) / "responses.sqlite3")
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, dict]:
+        found: dict[str, dict] = {}
+        with self._lock:
+            for start in range(0, len(keys), 500):
+                chunk = list(keys[start : start + 500])
+                marks = ",".join("?" * len(chunk))
+                rows = self._conn.execute(
+                    f"SELECT key, payload FROM responses WHERE key IN ({marks})", chunk
+                )
+                found.update((k, json.loads(p)) for k, p in rows)
+        return found
+
+    def put_many(self, kind: str, items: Iterable[tuple[str, dict]]) -> None:
+        rows = [(k, kind, json.dumps(p, ensure_ascii=False)) for k, p in items]
+        if not rows:
+            return
+        with self._lock:
+            self._conn.execute("BEGIN")
+            self._conn.executemany(
+                "INSERT OR REPLACE INTO responses (key, kind, payload) VALUES (?, ?, ?)", rows
+            )
+            self._conn.execute("COMMIT")
+
+    def count(self) -> int:
+        with self._lock:
+            return int(self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+
+def generation_to_payload(result: GenerationResult) -> dict:
+    return asdict(result)
+
+
+def generation_from_payload(payload: dict) -> GenerationResult:
+    return GenerationResult(
+        text=payload["text"], n_tokens=payload["n_tokens"], finish_reason=payload["finish_reason"]
+    )
+
+
+def loglik_to_payload(result: LoglikResult) -> dict:
+    return {"logprobs": list(result.logprobs), "n_tokens": list(result.n_tokens)}
+
+
+def loglik_from_payload(payload: dict) -> LoglikResult:
+    return LoglikResult(tuple(payload["logprobs"]), tuple(payload.get("n_tokens", ())))
+
+
+def cached_generate(
+    backend: Backend,
+    requests: Sequence[GenerationRequest],
+    cache: ResponseCache | None,
+    *,
+    batch_size: int | None = None,
+    on_progress: Callable[[int], None] | None = None,
+) -> tuple[list[GenerationResult], int]:
+    """Answer `requests` from the cache where possible and generate only the rest.
+
+    Returns the results in request order and how many were generated now. Each batch
+    the backend finishes is committed before the next one starts.
+    """
+    keys = [
+        request_key("generate", backend.identity, backend.render_prompt(r), r.settings())
+        for r in requests
+    ]
+    found = cache.get_many(keys) if cache is not None else {}
+    results: list[GenerationResult | None] = [
+        generation_from_payload(found[k]) if k in found else None for k in keys
+    ]
+    if on_progress is not None and found:
+        on_progress(sum(r is not None for r in results))
+    missing = [i for i, r in enumerate(results) if r is None]
+    # Identical requests (same key) are generated once.
+    first_of_key: dict[str, int] = {}
+    for i in missing:
+        first_of_key.setdefault(keys[i], i)
+    todo = list(first_of_key.values())
+
+    def store(batch: list[tuple[int, GenerationResult]]) -> None:
+        pairs = [(keys[todo[j]], generation_to_payload(res)) for j, res in batch]
+        if cache is not None:
+            cache.put_many("generate", pairs)
+        for j, res in batch:
+            results[todo[j]] = res
+        if on_progress is not None:
+            on_progress(sum(1 for i in missing if keys[i] in {keys[todo[j]] for j, _ in batch}))
+
+    if todo:
+        backend.generate([requests[i] for i in todo], batch_size=batch_size, on_batch=store)
+    by_key = {keys[i]: results[i] for i in todo}
+    final = [r if r is not None else by_key[keys[i]] for i, r in enumerate(results)]
+    assert all(r is not None for r in final)
+    return [r for r in final if r is not None], len(todo)
+
+
+def cached_loglik(
+    backend: Backend,
+    requests: Sequence[LoglikRequest],
+    cache: ResponseCache | None,
+    *,
+    batch_size: int | None = None,
+    on_progress: Callable[[int], None] | None = None,
+) -> tuple[list[LoglikResult], int]:
+    """The log-likelihood counterpart of `cached_generate`."""
+    keys = [
+        request_key(
+            "loglik", backend.identity, backend.render_prompt(r), {"continuations": r.continuations}
+        )
+        for r in requests
+    ]
+    found = cache.get_many(keys) if cache is not None else {}
+    results: list[LoglikResult | None] = [
+        loglik_from_payload(found[k]) if k in found else None for k in keys
+    ]
+    if on_progress is not None and found:
+        on_progress(sum(r is not None for r in results))
+    todo = [i for i, r in enumerate(results) if r is None]
+
+    def store(batch: list[tuple[int, LoglikResult]]) -> None:
+        if cache is not None:
+            cache.put_many("loglik", [(keys[todo[j]], loglik_to_payload(res)) for j, res in batch])
+        for j, res in batch:
+            results[todo[j]] = res
+        if on_progress is not None:
+            on_progress(len(batch))
+
+    if todo:
+        backend.loglik([requests[i] for i in todo], batch_size=batch_size, on_batch=store)
+    return [r for r in results if r is not None], len(todo)

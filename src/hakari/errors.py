@@ -1,0 +1,37 @@
+"""Errors that reach the user as one clear message (CLI exit code 2)."""
+
+from __future__ import annotations
+
+
+class HakariInputError(Exception):
+    """Bad user input: a task file, a dataset, a model spec or a CLI option.
+
+    The message names the file and the field (and the template id where there is one),
+    so that the user can fix it without reading a traceback.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        field: str | None = None,
+        template: str | None = None,
+    ) -> None:
+        self.file = file
+        self.field = field
+        self.template = template
+        self.detail = message
+        where = []
+        if file:
+            where.append(f"file {file}")
+        if template:
+            where.append(f"template {template}")
+        if field:
+            where.append(f"field {field}")
+        prefix = ", ".join(where)
+        super().__init__(f"{prefix}: {message}" if prefix else message)
+
+
+class ModelLoadError(HakariInputError):
+    """A model spec that cannot be resolved or loaded."""

@@ -1,0 +1,208 @@
+"""The task file schema: a task is data (YAML), validated here with pydantic.
+
+A task names its data source, how data fields feed the prompt placeholders, the gold
+field, the label set, the templates (each with its answer regex) and the fallback rule
+for outputs that do not parse. See docs/architecture.md and docs/task-format.md.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+LabelValue = str | int | float
+
+# `{{name}}` inside a regex or an answer key is replaced by the instance's field value
+# (regex-escaped in the regex), for answer sets that differ per instance (e.g. the
+# option texts of a multiple-choice question). Single braces keep their regex meaning.
+INSTANCE_REF = re.compile(r"\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}")
+TEMPLATE_ID = re.compile(r"^[0-9A-Za-z]+-[0-9A-Za-z]+$")
+
+AnswerType = Literal["label", "number", "text"]
+MetricName = Literal["accuracy", "mcc", "pearson", "spearman", "exact_match", "f1"]
+PromptFormat = Literal["completion", "chat", "auto"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class HubSource(_Strict):
+    """A dataset on the Hugging Face hub, loaded with `datasets.load_dataset`."""
+
+    path: str
+    name: str | None = None
+    revision: str | None = None
+
+
+class SplitSource(_Strict):
+    """Where one split lives: a hub split name and/or a local file.
+
+    `file` is resolved against `--data-dir` when given, else against the task file's
+    folder (absolute paths are used as they are).
+    """
+
+    hub_split: str | None = None
+    file: str | None = None
+    format: Literal["jsonl", "json", "csv", "squad"] | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> SplitSource:
+        if self.hub_split is None and self.file is None:
+            raise ValueError("a split needs `hub_split` or `file`")
+        return self
+
+
+class DataSpec(_Strict):
+    hub: HubSource | None = None
+    format: Literal["jsonl", "json", "csv", "squad"] = "jsonl"
+    splits: dict[str, SplitSource] = Field(default_factory=dict)
+    eval_split: str = "validation"
+    # Inline instances: used by the built-in demo tasks; wins over `splits` for eval.
+    instances: list[dict[str, Any]] | None = None
+
+    @model_validator(mode="after")
+    def _has_source(self) -> DataSpec:
+        if self.instances is None and self.eval_split not in self.splits:
+            raise ValueError(
+                f"eval_split {self.eval_split!r} is not in `splits` and no inline `instances`"
+            )
+        for split_name, split in self.splits.items():
+            if split.hub_split is not None and split.file is None and self.hub is None:
+                raise ValueError(f"split {split_name!r} names a hub split but `hub` is missing")
+        return self
+
+
+class Fallback(_Strict):
+    """What an unparseable output becomes (paper, Appendix B)."""
+
+    kind: Literal["label", "first_label", "number", "text"]
+    value: LabelValue | None = None
+
+    @model_validator(mode="after")
+    def _value_needed(self) -> Fallback:
+        if self.kind in ("label", "number") and self.value is None:
+            raise ValueError(f"fallback kind {self.kind!r} needs a `value`")
+        return self
+
+
+class Template(_Strict):
+    id: str
+    prompt: str
+    regex: str
+    # matched answer text -> label (label tasks only); keys may use {{field}}.
+    answers: dict[str, LabelValue] | None = None
+    max_new_tokens: int | None = Field(default=None, ge=1, le=4096)
+
+    @field_validator("id")
+    @classmethod
+    def _id_form(cls, v: str) -> str:
+        if not TEMPLATE_ID.match(v):
+            raise ValueError(f"template id {v!r} must look like '<prompt type>-<answer format>'")
+        return v
+
+    @field_validator("regex")
+    @classmethod
+    def _regex_compiles(cls, v: str) -> str:
+        probe = INSTANCE_REF.sub("x", v)
+        try:
+            re.compile(probe)
+        except re.error as exc:
+            raise ValueError(f"invalid regex {v!r}: {exc}") from exc
+        if probe == "" or re.fullmatch(probe, "") is not None:
+            raise ValueError(f"regex {v!r} matches the empty string")
+        return v
+
+    @field_validator("prompt")
+    @classmethod
+    def _prompt_parses(cls, v: str) -> str:
+        try:
+            list(string.Formatter().parse(v))
+        except ValueError as exc:
+            raise ValueError(f"prompt is not a valid format string: {exc}") from exc
+        return v
+
+    def placeholders(self) -> list[str]:
+        names = [f for _, f, _, _ in string.Formatter().parse(self.prompt) if f is not None]
+        for name in names:
+            if not name.isidentifier():
+                raise ValueError(f"placeholder {{{name}}} is not a plain field name")
+        return names
+
+    def instance_refs(self) -> set[str]:
+        refs = set(INSTANCE_REF.findall(self.regex))
+        for key in self.answers or {}:
+            refs.update(INSTANCE_REF.findall(key))
+        return refs
+
+
+class TaskSpec(_Strict):
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_\-]*$")
+    language: Literal["en", "ja"]
+    description: str = ""
+    data: DataSpec
+    # placeholder or instance-ref name -> dotted path into a data row; names that are
+    # not mapped are looked up in the row under their own name.
+    fields: dict[str, str] = Field(default_factory=dict)
+    target: str
+    answer_type: AnswerType
+    labels: list[LabelValue] | None = None
+    templates: list[Template]
+    fallback: Fallback
+    metrics: list[MetricName]
+    max_new_tokens: int = Field(default=8, ge=1, le=4096)
+    prompt_suffix: str = ""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> TaskSpec:
+        if not self.templates:
+            raise ValueError("a task needs at least one template")
+        seen: set[str] = set()
+        for t in self.templates:
+            if t.id in seen:
+                raise ValueError(f"duplicate template id {t.id!r}")
+            seen.add(t.id)
+        if self.answer_type == "label":
+            if not self.labels:
+                raise ValueError("a label task needs `labels`")
+            label_keys = {str(x) for x in self.labels}
+            for t in self.templates:
+                if not t.answers:
+                    raise ValueError(f"template {t.id}: a label task's template needs `answers`")
+                for key, lab in t.answers.items():
+                    if str(lab) not in label_keys:
+                        raise ValueError(
+                            f"template {t.id}: answer {key!r} maps to {lab!r}, "
+                            f"which is not in labels {self.labels}"
+                        )
+            if self.fallback.kind == "label" and str(self.fallback.value) not in label_keys:
+                raise ValueError(f"fallback label {self.fallback.value!r} is not in labels")
+        elif self.fallback.kind in ("label", "first_label"):
+            raise ValueError(f"fallback kind {self.fallback.kind!r} needs answer_type 'label'")
+        return self
+
+    # --- derived helpers -------------------------------------------------------------
+
+    def template(self, template_id: str) -> Template:
+        for t in self.templates:
+            if t.id == template_id:
+                return t
+        raise KeyError(template_id)
+
+    def fallback_answer(self) -> LabelValue | None:
+        """The answer given to an unparseable output (None for text tasks)."""
+        if self.fallback.kind == "first_label":
+            assert self.labels
+            return self.labels[0]
+        if self.fallback.kind == "text":
+            return None
+        return self.fallback.value
+
+    def field_path(self, name: str) -> str:
+        return self.fields.get(name, name)
+
+    def max_tokens_for(self, template: Template) -> int:
+        return template.max_new_tokens or self.max_new_tokens
