@@ -1,0 +1,100 @@
+"""Template × instance expansion, streamed.
+
+A rendered prompt carries everything later stages need: the text, the instance's
+regex (with `{{field}}` references filled and escaped) and answer map, and the gold.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from hakari.extract import gold_answer
+from hakari.tasks.data import Row, get_path
+from hakari.tasks.spec import INSTANCE_REF, LabelValue, TaskSpec, Template
+
+
+@dataclass(frozen=True)
+class RenderedPrompt:
+    template_id: str
+    index: int  # the instance's position in the split
+    text: str
+    regex: str
+    answers: dict[str, LabelValue] | None
+    gold: Any
+    max_new_tokens: int
+
+
+class _FieldView(dict[str, Any]):
+    """Lets `str.format_map` read dotted field mappings from a row."""
+
+    def __init__(self, spec: TaskSpec, row: Row) -> None:
+        super().__init__()
+        self._spec = spec
+        self._row = row
+
+    def __missing__(self, key: str) -> Any:
+        return get_path(self._row, self._spec.field_path(key))
+
+
+def _fill_refs(pattern: str, spec: TaskSpec, row: Row, *, escape: bool) -> str:
+    def value(m: re.Match[str]) -> str:
+        text = str(get_path(row, spec.field_path(m.group(1))))
+        return re.escape(text) if escape else text
+
+    return INSTANCE_REF.sub(value, pattern)
+
+
+def render(spec: TaskSpec, template: Template, row: Row, index: int) -> RenderedPrompt:
+    text = template.prompt.format_map(_FieldView(spec, row)) + spec.prompt_suffix
+    regex = _fill_refs(template.regex, spec, row, escape=True)
+    answers = None
+    if template.answers is not None:
+        answers = {_fill_refs(k, spec, row, escape=False): v for k, v in template.answers.items()}
+    gold = gold_answer(spec, get_path(row, spec.field_path(spec.target)))
+    return RenderedPrompt(
+        template_id=template.id,
+        index=index,
+        text=text,
+        regex=regex,
+        answers=answers,
+        gold=gold,
+        max_new_tokens=spec.max_tokens_for(template),
+    )
+
+
+def select_templates(spec: TaskSpec, wanted: str | Sequence[str] | None) -> list[Template]:
+    """`all`/None → every template; else the ids asked for, in task order."""
+    if wanted is None or wanted == "all" or list(wanted) == ["all"]:
+        return list(spec.templates)
+    ids = [wanted] if isinstance(wanted, str) else list(wanted)
+    known = {t.id for t in spec.templates}
+    unknown = [i for i in ids if i not in known]
+    if unknown:
+        from hakari.errors import HakariInputError
+
+        raise HakariInputError(
+            f"unknown template id(s) {', '.join(unknown)} for task {spec.name} "
+            f"(known: {', '.join(sorted(known))})",
+            field="--templates",
+        )
+    return [t for t in spec.templates if t.id in ids]
+
+
+def iter_chunks(
+    spec: TaskSpec, templates: Sequence[Template], rows: Iterable[Row], chunk_rows: int
+) -> Iterator[list[RenderedPrompt]]:
+    """Yield the prompts of `chunk_rows` instances at a time (every template for each),
+    so memory stays flat however large the split."""
+    chunk: list[RenderedPrompt] = []
+    n_rows = 0
+    for index, row in enumerate(rows):
+        chunk.extend(render(spec, t, row, index) for t in templates)
+        n_rows += 1
+        if n_rows == chunk_rows:
+            yield chunk
+            chunk, n_rows = [], 0
+    if chunk:
+        yield chunk

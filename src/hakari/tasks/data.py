@@ -1,0 +1,187 @@
+"""Loading a task's instances: inline rows, local files (JSON Lines, JSON, CSV,
+SQuAD-style JSON) or a dataset on the Hugging Face hub through `datasets`.
+
+Rows are streamed (iterators), so a large split never has to sit in memory as prompts;
+`count_rows` is cheap for local files and uses the hub split's metadata otherwise.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterator
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+from hakari.errors import HakariInputError
+from hakari.tasks.spec import DataSpec, SplitSource, TaskSpec
+
+Row = dict[str, Any]
+
+
+def resolve_split_file(
+    split: SplitSource, *, data_dir: Path | None, task_dir: Path | None
+) -> Path | None:
+    if split.file is None:
+        return None
+    path = Path(split.file).expanduser()
+    if path.is_absolute():
+        return path
+    if data_dir is not None:
+        return data_dir / path
+    if task_dir is not None:
+        return task_dir / path
+    return path
+
+
+def iter_rows(
+    task: TaskSpec,
+    *,
+    split: str | None = None,
+    data_dir: Path | None = None,
+    task_dir: Path | None = None,
+    limit: int | None = None,
+) -> Iterator[Row]:
+    """The rows of one split, in file order (so `limit` is deterministic)."""
+    rows = _iter_split(task.data, split or task.data.eval_split, data_dir, task_dir)
+    return islice(rows, limit) if limit is not None else rows
+
+
+def _iter_split(
+    data: DataSpec, split_name: str, data_dir: Path | None, task_dir: Path | None
+) -> Iterator[Row]:
+    if data.instances is not None and split_name == data.eval_split:
+        yield from data.instances
+        return
+    if split_name not in data.splits:
+        raise HakariInputError(
+            f"split {split_name!r} is not defined (known: {sorted(data.splits)})",
+            field="data.splits",
+        )
+    split = data.splits[split_name]
+    local = resolve_split_file(split, data_dir=data_dir, task_dir=task_dir)
+    use_local = local is not None and (split.hub_split is None or data_dir is not None)
+    if use_local:
+        assert local is not None
+        yield from iter_file(local, split.format or data.format)
+        return
+    assert data.hub is not None and split.hub_split is not None
+    yield from _iter_hub(data, split.hub_split)
+
+
+def _iter_hub(data: DataSpec, hub_split: str) -> Iterator[Row]:
+    import datasets  # heavy import, only when a hub dataset is used
+
+    assert data.hub is not None
+    try:
+        ds = datasets.load_dataset(
+            data.hub.path, data.hub.name, split=hub_split, revision=data.hub.revision
+        )
+    except Exception as exc:  # the hub raises many types; the user needs one message
+        raise HakariInputError(
+            f"could not load hub dataset {data.hub.path!r} (config {data.hub.name!r}, "
+            f"split {hub_split!r}): {exc}. Without network access, download the files and "
+            "pass --data-dir.",
+            field="data.hub",
+        ) from exc
+    for row in ds:
+        yield dict(row)
+
+
+def iter_file(path: Path, fmt: str) -> Iterator[Row]:
+    if not path.is_file():
+        raise HakariInputError("data file not found", file=str(path))
+    if fmt == "jsonl":
+        yield from _iter_jsonl(path)
+    elif fmt == "json":
+        yield from _iter_json(path)
+    elif fmt == "csv":
+        with path.open(newline="", encoding="utf-8") as fh:
+            yield from csv.DictReader(fh)
+    elif fmt == "squad":
+        yield from iter_squad(path)
+    else:
+        raise HakariInputError(f"unknown data format {fmt!r}", file=str(path), field="format")
+
+
+def _iter_jsonl(path: Path) -> Iterator[Row]:
+    with path.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise HakariInputError(
+                    f"line {lineno} is not valid JSON: {exc.msg}", file=str(path)
+                ) from exc
+            if not isinstance(row, dict):
+                raise HakariInputError(f"line {lineno} is not a JSON object", file=str(path))
+            yield row
+
+
+def _iter_json(path: Path) -> Iterator[Row]:
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise HakariInputError(f"not valid JSON: {exc}", file=str(path)) from exc
+    rows = doc.get("data") if isinstance(doc, dict) else doc
+    if not isinstance(rows, list):
+        raise HakariInputError("expected a list of objects (or {'data': [...]})", file=str(path))
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict):
+            raise HakariInputError(f"item {i} is not a JSON object", file=str(path))
+        yield row
+
+
+def iter_squad(path: Path) -> Iterator[Row]:
+    """Flatten SQuAD-style JSON (data → paragraphs → qas) into one row per question,
+    in the hub layout: id, title, context, question, answers {text, answer_start}."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise HakariInputError(f"not valid JSON: {exc}", file=str(path)) from exc
+    if not isinstance(doc, dict) or not isinstance(doc.get("data"), list):
+        raise HakariInputError("SQuAD-style JSON needs a top-level 'data' list", file=str(path))
+    for a, article in enumerate(doc["data"]):
+        for p, para in enumerate(article.get("paragraphs", [])):
+            if "context" not in para:
+                raise HakariInputError(
+                    "missing 'context'", file=str(path), field=f"data[{a}].paragraphs[{p}]"
+                )
+            for qa in para.get("qas", []):
+                for key in ("id", "question", "answers"):
+                    if key not in qa:
+                        raise HakariInputError(
+                            f"missing {key!r}", file=str(path), field=f"data[{a}].paragraphs[{p}].qas"
+                        )
+                yield {
+                    "id": qa["id"],
+                    "title": article.get("title", ""),
+                    "context": para["context"],
+                    "question": qa["question"],
+                    "answers": {
+                        "text": [x["text"] for x in qa["answers"]],
+                        "answer_start": [x.get("answer_start", -1) for x in qa["answers"]],
+                    },
+                }
+
+
+_MISSING = object()
+
+
+def get_path(row: Row, dotted: str) -> Any:
+    """`answers.text` → row["answers"]["text"]; `choices.text.0` indexes lists."""
+    value: Any = row
+    for part in dotted.split("."):
+        if isinstance(value, dict):
+            value = value.get(part, _MISSING)
+        elif isinstance(value, list | tuple) and part.lstrip("-").isdigit():
+            idx = int(part)
+            value = value[idx] if -len(value) <= idx < len(value) else _MISSING
+        else:
+            value = _MISSING
+        if value is _MISSING:
+            raise KeyError(dotted)
+    return value

@@ -1,0 +1,162 @@
+"""Finding, parsing and validating task files; checking them against their data.
+
+Every problem becomes one `HakariInputError` naming the file, the template id and the
+field, raised before any model is loaded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import resources
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from hakari.errors import HakariInputError
+from hakari.tasks.data import Row, get_path, iter_rows
+from hakari.tasks.spec import TaskSpec
+
+BUILTIN_PACKAGE = "hakari.tasks.builtin"
+
+
+@dataclass(frozen=True)
+class Task:
+    """A validated task spec and where it came from."""
+
+    spec: TaskSpec
+    path: Path
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def task_dir(self) -> Path:
+        return self.path.parent
+
+
+def builtin_task_paths() -> dict[str, Path]:
+    root = resources.files(BUILTIN_PACKAGE)
+    paths = {}
+    for entry in root.iterdir():
+        if entry.name.endswith(".yaml"):
+            paths[entry.name.removesuffix(".yaml")] = Path(str(entry))
+    return dict(sorted(paths.items()))
+
+
+def resolve_task_path(path_or_name: str | Path) -> Path:
+    candidate = Path(path_or_name).expanduser()
+    if candidate.suffix in (".yaml", ".yml") or candidate.exists():
+        if not candidate.is_file():
+            raise HakariInputError("task file not found", file=str(candidate))
+        return candidate
+    builtin = builtin_task_paths()
+    name = str(path_or_name)
+    if name in builtin:
+        return builtin[name]
+    raise HakariInputError(
+        f"unknown task {name!r}: not a file and not a built-in task "
+        f"(built-in: {', '.join(builtin) or 'none'})",
+        field="--tasks",
+    )
+
+
+def load_task(path_or_name: str | Path) -> Task:
+    """Load and validate a task by built-in name or YAML path."""
+    path = resolve_task_path(path_or_name)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise HakariInputError(f"not valid YAML: {exc}", file=str(path)) from exc
+    except OSError as exc:
+        raise HakariInputError(f"cannot read: {exc}", file=str(path)) from exc
+    if not isinstance(raw, dict):
+        raise HakariInputError("a task file must be a YAML mapping", file=str(path))
+    try:
+        spec = TaskSpec.model_validate(raw)
+    except ValidationError as exc:
+        raise _describe_validation_error(exc, raw, path) from exc
+    return Task(spec=spec, path=path.resolve())
+
+
+def _describe_validation_error(exc: ValidationError, raw: dict, path: Path) -> HakariInputError:
+    err = exc.errors()[0]
+    loc = list(err["loc"])
+    template_id = None
+    if len(loc) >= 2 and loc[0] == "templates" and isinstance(loc[1], int):
+        templates = raw.get("templates") or []
+        if loc[1] < len(templates) and isinstance(templates[loc[1]], dict):
+            template_id = str(templates[loc[1]].get("id", f"#{loc[1]}"))
+    field = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".")
+    message = err["msg"].removeprefix("Value error, ")
+    if err["type"] == "extra_forbidden":
+        message = "unknown field"
+    elif err["type"] == "missing":
+        message = "required field is missing"
+    more = len(exc.errors()) - 1
+    if more:
+        message += f" (and {more} more problem{'s' if more > 1 else ''})"
+    return HakariInputError(message, file=str(path), field=field or None, template=template_id)
+
+
+def check_task_data(
+    task: Task, *, data_dir: Path | None = None, split: str | None = None, sample: int = 50
+) -> int:
+    """Check the task against the first rows of its data; return how many rows there are
+    at most in the sample (0 raises). Catches placeholders and fields not in the data and
+    gold labels outside the label set, before any model is loaded."""
+    spec = task.spec
+    rows = list(
+        islice(iter_rows(spec, split=split, data_dir=data_dir, task_dir=task.task_dir), sample)
+    )
+    if not rows:
+        raise HakariInputError("the dataset is empty", file=str(task.path), field="data")
+    for template in spec.templates:
+        names = set(template.placeholders()) | template.instance_refs()
+        for name in sorted(names):
+            _check_field(task, rows[0], name, template.id)
+    _check_field(task, rows[0], spec.target, None, is_target=True)
+    if spec.answer_type == "label" and spec.labels:
+        labels = {str(x) for x in spec.labels}
+        for i, row in enumerate(rows):
+            gold = get_path(row, spec.field_path(spec.target))
+            if str(gold) not in labels:
+                raise HakariInputError(
+                    f"row {i} has gold label {gold!r}, not in labels {spec.labels}",
+                    file=str(task.path),
+                    field="labels",
+                )
+    return len(rows)
+
+
+def _check_field(
+    task: Task, row: Row, name: str, template_id: str | None, *, is_target: bool = False
+) -> None:
+    dotted = task.spec.field_path(name)
+    try:
+        get_path(row, dotted)
+    except KeyError:
+        what = "target" if is_target else f"placeholder {{{name}}}"
+        mapped = f" (mapped to {dotted!r})" if dotted != name else ""
+        raise HakariInputError(
+            f"{what}{mapped} is not a field of the data (fields: {', '.join(sorted(row))})",
+            file=str(task.path),
+            template=template_id,
+            field="target" if is_target else "prompt",
+        ) from None
+
+
+def task_summary(task: Task) -> dict[str, Any]:
+    spec = task.spec
+    return {
+        "name": spec.name,
+        "language": spec.language,
+        "n_templates": len(spec.templates),
+        "answer_type": spec.answer_type,
+        "metrics": list(spec.metrics),
+        "description": spec.description,
+        "path": str(task.path),
+    }
