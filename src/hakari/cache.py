@@ -14,6 +14,7 @@ import json
 import os
 import sqlite3
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -156,6 +157,7 @@ def cached_generate(
     for i in missing:
         first_of_key.setdefault(keys[i], i)
     todo = list(first_of_key.values())
+    copies = Counter(keys[i] for i in missing)
 
     def store(batch: list[tuple[int, GenerationResult]]) -> None:
         pairs = [(keys[todo[j]], generation_to_payload(res)) for j, res in batch]
@@ -164,7 +166,7 @@ def cached_generate(
         for j, res in batch:
             results[todo[j]] = res
         if on_progress is not None:
-            on_progress(sum(1 for i in missing if keys[i] in {keys[todo[j]] for j, _ in batch}))
+            on_progress(sum(copies[keys[todo[j]]] for j, _ in batch))
 
     if todo:
         backend.generate([requests[i] for i in todo], batch_size=batch_size, on_batch=store)

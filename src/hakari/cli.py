@@ -1,0 +1,221 @@
+"""The `hakari` command line: a thin layer over `hakari.evaluate` and friends."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from hakari.errors import HakariInputError
+
+app = typer.Typer(
+    help="hakari (秤): fair, variance-aware evaluation of LLMs across instruction templates.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+tasks_app = typer.Typer(help="List, show and export tasks.", no_args_is_help=True)
+app.add_typer(tasks_app, name="tasks")
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+def _fail(exc: HakariInputError) -> NoReturn:
+    err_console.print(f"[bold red]error:[/bold red] {exc}", highlight=False, soft_wrap=True)
+    raise typer.Exit(code=2)
+
+
+def _split_csv(values: list[str] | None) -> list[str]:
+    out: list[str] = []
+    for v in values or []:
+        out.extend(x.strip() for x in v.split(",") if x.strip())
+    return out
+
+
+@app.command()
+def run(
+    model: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--model",
+            "-m",
+            help="Model spec, repeatable: smollm2-135m, gemma3-270m, hf:<path or hub id>[@rev].",
+        ),
+    ] = None,
+    tasks: Annotated[
+        str | None, typer.Option("--tasks", "-t", help="Task names or YAML paths, comma-separated.")
+    ] = None,
+    templates: Annotated[
+        str, typer.Option("--templates", help="'all' or template ids, comma-separated.")
+    ] = "all",
+    decoding: Annotated[
+        str, typer.Option("--decoding", help="greedy, constrained, loglik, all (comma-separated).")
+    ] = "greedy,constrained",
+    limit: Annotated[
+        int | None, typer.Option("--limit", help="First N instances of each task.")
+    ] = None,
+    alpha: Annotated[float, typer.Option("--alpha", help="Sharpe score alpha.")] = 1.0,
+    batch_size: Annotated[int, typer.Option("--batch-size", min=1)] = 8,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Run directory (default: runs/<time>).")
+    ] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Bypass the response cache.")] = False,
+    cache_dir: Annotated[
+        Path | None,
+        typer.Option("--cache-dir", help="Cache folder (else $HAKARI_CACHE_DIR, else user cache)."),
+    ] = None,
+    data_dir: Annotated[
+        Path | None, typer.Option("--data-dir", help="Folder with local copies of task data.")
+    ] = None,
+    prompt_format: Annotated[
+        str, typer.Option("--prompt-format", help="completion, chat or auto.")
+    ] = "auto",
+    dtype: Annotated[str, typer.Option("--dtype", help="float32, bfloat16, float16.")] = "float32",
+    device: Annotated[str, typer.Option("--device", help="cpu, cuda or auto.")] = "auto",
+    n_boot: Annotated[int, typer.Option("--n-boot", help="Bootstrap replicates (0: none).")] = 1000,
+) -> None:
+    """Evaluate models on tasks across all their templates (default: the demo suite)."""
+    from hakari.report import print_report
+    from hakari.runner import DEFAULT_MODEL, DEFAULT_TASKS, evaluate
+
+    if prompt_format not in ("completion", "chat", "auto"):
+        _fail(HakariInputError("must be completion, chat or auto", field="--prompt-format"))
+    task_list = _split_csv([tasks]) if tasks else list(DEFAULT_TASKS)
+    template_sel: str | list[str] = "all" if templates == "all" else _split_csv([templates])
+    out_dir = output or Path("runs") / datetime.now().strftime("%Y%m%d-%H%M%S")
+    try:
+        results = evaluate(
+            models=model or [DEFAULT_MODEL],
+            tasks=task_list,
+            decodings=_split_csv([decoding]),
+            templates=template_sel,
+            limit=limit,
+            alpha=alpha,
+            output_dir=out_dir,
+            batch_size=batch_size,
+            cache_dir=cache_dir,
+            use_cache=not no_cache,
+            prompt_format=prompt_format,  # type: ignore[arg-type]
+            data_dir=data_dir,
+            dtype=dtype,
+            device=device,
+            n_boot=n_boot,
+            progress=True,
+        )
+    except HakariInputError as exc:
+        _fail(exc)
+    print_report(results, console)
+    console.print(f"results: {out_dir / 'results.json'}  samples: {out_dir / 'samples.jsonl'}")
+
+
+@app.command()
+def report(
+    results_json: Annotated[Path, typer.Argument(help="A run's results.json")],
+    markdown: Annotated[bool, typer.Option("--markdown", help="Print Markdown.")] = False,
+) -> None:
+    """Show the tables of a finished run again, without any model."""
+    from hakari.report import markdown_report, print_report
+    from hakari.results import EvalResults
+
+    try:
+        results = EvalResults.read(results_json)
+    except (OSError, ValueError) as exc:
+        _fail(HakariInputError(f"cannot read results: {exc}", file=str(results_json)))
+    if markdown:
+        print(markdown_report(results))
+    else:
+        print_report(results, console)
+
+
+@tasks_app.command("list")
+def tasks_list(
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """List the built-in tasks."""
+    from hakari.tasks.loader import builtin_task_paths, load_task, task_summary
+
+    summaries = [task_summary(load_task(path)) for path in builtin_task_paths().values()]
+    if as_json:
+        print(json.dumps(summaries, ensure_ascii=False, indent=2))
+        return
+    table = Table(title="built-in tasks", title_justify="left")
+    for col in ("name", "language", "templates", "answer", "metrics"):
+        table.add_column(col)
+    for s in summaries:
+        table.add_row(
+            s["name"], s["language"], str(s["n_templates"]), s["answer_type"], ", ".join(s["metrics"])
+        )
+    console.print(table)
+
+
+@tasks_app.command("show")
+def tasks_show(name: Annotated[str, typer.Argument(help="Task name or YAML path")]) -> None:
+    """Show a task's templates, regexes and fallback."""
+    from hakari.tasks.loader import load_task
+
+    try:
+        task = load_task(name)
+    except HakariInputError as exc:
+        _fail(exc)
+    spec = task.spec
+    console.print(f"[bold]{spec.name}[/bold] ({spec.language}) — {spec.description}")
+    console.print(f"file: {task.path}")
+    console.print(
+        f"answer type: {spec.answer_type}; labels: {spec.labels}; fallback: "
+        f"{spec.fallback.kind} {spec.fallback_answer()!r}; metrics: {', '.join(spec.metrics)}"
+    )
+    table = Table(show_lines=True)
+    table.add_column("id")
+    table.add_column("prompt")
+    table.add_column("regex")
+    table.add_column("answers")
+    for t in spec.templates:
+        answers = ", ".join(f"{k}→{v}" for k, v in (t.answers or {}).items())
+        table.add_row(t.id, t.prompt, t.regex, answers)
+    console.print(table)
+
+
+@tasks_app.command("export")
+def tasks_export(
+    name: Annotated[str, typer.Argument(help="Task name or YAML path")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Output JSONL file")],
+    split: Annotated[str, typer.Option("--split")] = "train",
+    templates: Annotated[str, typer.Option("--templates")] = "all",
+    data_dir: Annotated[Path | None, typer.Option("--data-dir")] = None,
+) -> None:
+    """Write templates × instances (prompt, target) as JSONL, for fine-tuning."""
+    from hakari.export import export_training_data
+    from hakari.tasks.loader import load_task
+
+    try:
+        task = load_task(name)
+        n = export_training_data(
+            task,
+            split=split,
+            templates="all" if templates == "all" else _split_csv([templates]),
+            output=output,
+            data_dir=data_dir,
+        )
+    except HakariInputError as exc:
+        _fail(exc)
+    console.print(f"wrote {n} rows to {output}")
+
+
+def _mount_pfgen() -> None:
+    try:
+        from hakari.pfgen.cli import app as pfgen_app
+    except ImportError:  # the subpackage is optional while it is being built
+        return
+    app.add_typer(pfgen_app, name="pfgen", help="pfgen-bench: Japanese generation benchmark.")
+
+
+_mount_pfgen()
+
+
+def main() -> None:  # pragma: no cover - console entry point
+    app()

@@ -1,0 +1,153 @@
+"""Human-readable views of `EvalResults`: rich tables for the terminal and Markdown.
+
+One table per model × task × decoding: templates as rows, the task's metrics and the
+fallback rate as columns, then the chance-rate row and mean / std / min / max / Sharpe
+(with its bootstrap CI).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from hakari.results import DecodingResult, EvalResults, TaskResult
+
+
+def _fmt(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def _ci(stats: dict[str, Any], low: str, high: str) -> str:
+    if stats.get(low) is None or stats.get(high) is None:
+        return ""
+    return f" [{stats[low]:.3f}, {stats[high]:.3f}]"
+
+
+def _table_rows(task: TaskResult, dec: DecodingResult) -> Iterator[list[str]]:
+    metrics = task.metrics
+    for template_id, tr in dec.templates.items():
+        yield [
+            template_id,
+            *(_fmt(tr.metrics.get(m)) for m in metrics),
+            f"{tr.fallback_rate:.1%}",
+            str(tr.n),
+        ]
+    if task.chance:
+        yield ["chance", *(_fmt(task.chance.get(m)) for m in metrics), "", ""]
+    for key in ("mean", "std", "min", "max"):
+        yield [key, *(_fmt(dec.aggregate.get(m, {}).get(key)) for m in metrics), "", ""]
+    first = dec.aggregate.get(metrics[0], {}) if metrics else {}
+    alpha = first.get("alpha", 1.0)
+    yield [
+        f"sharpe (α={alpha:g})",
+        *(_fmt(dec.aggregate.get(m, {}).get("sharpe")) for m in metrics),
+        "",
+        "",
+    ]
+    if any(dec.aggregate.get(m, {}).get("ci_low") is not None for m in metrics):
+        yield [
+            "mean 95% CI",
+            *(_ci(dec.aggregate.get(m, {}), "ci_low", "ci_high").strip() for m in metrics),
+            "",
+            "",
+        ]
+        yield [
+            "sharpe 95% CI",
+            *(
+                _ci(dec.aggregate.get(m, {}), "sharpe_ci_low", "sharpe_ci_high").strip()
+                for m in metrics
+            ),
+            "",
+            "",
+        ]
+
+
+def _sections(results: EvalResults) -> Iterator[tuple[str, TaskResult, DecodingResult]]:
+    for model, mres in results.models.items():
+        for task_name, tres in mres.tasks.items():
+            for decoding, dec in tres.decodings.items():
+                title = f"{model} · {task_name} · {decoding}"
+                yield title, tres, dec
+
+
+def print_report(results: EvalResults, console: Console | None = None) -> None:
+    console = console or Console()
+    for title, tres, dec in _sections(results):
+        if dec.skipped:
+            console.print(f"[dim]{title}: skipped ({dec.skipped})[/dim]")
+            continue
+        table = Table(title=title, title_justify="left")
+        table.add_column("template")
+        for m in tres.metrics:
+            table.add_column(m, justify="right")
+        table.add_column("fallback", justify="right")
+        table.add_column("n", justify="right")
+        rows = list(_table_rows(tres, dec))
+        n_templates = len(dec.templates)
+        for i, row in enumerate(rows):
+            table.add_row(*row, end_section=i == n_templates - 1)
+        console.print(table)
+        console.print(
+            f"[dim]{dec.generated} generated, {dec.cached} from cache, {dec.wall_s:.1f} s[/dim]"
+        )
+    if results.alpha_sweep:
+        print_alpha_sweep(results, console)
+
+
+def print_alpha_sweep(results: EvalResults, console: Console) -> None:
+    assert results.alpha_sweep is not None
+    for task_name, per_dec in results.alpha_sweep.items():
+        for decoding, per_metric in per_dec.items():
+            for metric, sweep in per_metric.items():
+                table = Table(
+                    title=f"ranking by Sharpe score · {task_name} · {decoding} · {metric}",
+                    title_justify="left",
+                )
+                table.add_column("α", justify="right")
+                models = sweep[0]["ranking"] if sweep else []
+                for rank in range(len(models)):
+                    table.add_column(f"#{rank + 1}")
+                for point in sweep:
+                    if round(point["alpha"] * 10) % 5 != 0:
+                        continue  # every 0.5 in the terminal; the JSON has every 0.1
+                    table.add_row(
+                        f"{point['alpha']:.1f}",
+                        *(f"{m} ({point['scores'][m]:.3f})" for m in point["ranking"]),
+                    )
+                console.print(table)
+
+
+def markdown_report(results: EvalResults) -> str:
+    lines: list[str] = []
+    for title, tres, dec in _sections(results):
+        lines.append(f"### {title}\n")
+        if dec.skipped:
+            lines.append(f"skipped: {dec.skipped}\n")
+            continue
+        header = ["template", *tres.metrics, "fallback", "n"]
+        lines.append("| " + " | ".join(header) + " |")
+        lines.append("|" + "|".join("---" for _ in header) + "|")
+        for row in _table_rows(tres, dec):
+            lines.append("| " + " | ".join(row) + " |")
+        lines.append("")
+    if results.alpha_sweep:
+        for task_name, per_dec in results.alpha_sweep.items():
+            for decoding, per_metric in per_dec.items():
+                for metric, sweep in per_metric.items():
+                    lines.append(f"### Ranking by Sharpe score · {task_name} · {decoding} · {metric}\n")
+                    lines.append("| α | ranking (score) |")
+                    lines.append("|---|---|")
+                    for point in sweep:
+                        ranked = ", ".join(
+                            f"{m} ({point['scores'][m]:.3f})" for m in point["ranking"]
+                        )
+                        lines.append(f"| {point['alpha']:.1f} | {ranked} |")
+                    lines.append("")
+    return "\n".join(lines)

@@ -1,0 +1,98 @@
+"""The typed results of a run: the same data as `results.json`.
+
+Layout (schema_version 1):
+models[MODEL].tasks[TASK].decodings[DECODING].templates[TEMPLATE_ID]
+    -> {metrics: {METRIC: float}, fallback_rate, n}
+models[MODEL].tasks[TASK].decodings[DECODING].aggregate[METRIC]
+    -> {mean, std, min, max, sharpe, alpha, ci_low, ci_high, ...}
+models[MODEL].tasks[TASK].chance -> {METRIC: float}
+alpha_sweep[TASK][DECODING][METRIC] -> [{alpha, scores, ranking}]   (several models)
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SCHEMA_VERSION = 1
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class TemplateResult(_Model):
+    metrics: dict[str, float]
+    fallback_rate: float
+    n: int
+
+
+class DecodingResult(_Model):
+    templates: dict[str, TemplateResult] = Field(default_factory=dict)
+    aggregate: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    generated: int = 0  # requests sent to the model in this run
+    cached: int = 0  # requests answered from the cache
+    wall_s: float = 0.0
+    skipped: str | None = None  # why this decoding does not apply to the task
+
+
+class TaskResult(_Model):
+    language: str
+    n_instances: int
+    metrics: list[str]
+    chance: dict[str, float] = Field(default_factory=dict)
+    decodings: dict[str, DecodingResult] = Field(default_factory=dict)
+
+
+class ModelResult(_Model):
+    identity: dict[str, str]
+    tasks: dict[str, TaskResult] = Field(default_factory=dict)
+
+
+class EvalResults(_Model):
+    schema_version: int = SCHEMA_VERSION
+    config: dict[str, Any]
+    versions: dict[str, str]
+    models: dict[str, ModelResult] = Field(default_factory=dict)
+    alpha_sweep: dict[str, dict[str, dict[str, list[dict[str, Any]]]]] | None = None
+    output_dir: str | None = None
+
+    def write(self, path: Path) -> None:
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(
+            json.dumps(self.model_dump(mode="json"), indent=2, ensure_ascii=False),
+            encoding="utf-8",
+        )
+        tmp.replace(path)
+
+    @classmethod
+    def read(cls, path: Path) -> EvalResults:
+        return cls.model_validate_json(path.read_text(encoding="utf-8"))
+
+
+def library_versions() -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {}
+    for name in (
+        "hakari",
+        "torch",
+        "transformers",
+        "tokenizers",
+        "llguidance",
+        "datasets",
+        "numpy",
+        "scipy",
+        "scikit-learn",
+    ):
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            out[name] = "not installed"
+    import platform
+
+    out["python"] = platform.python_version()
+    return out
