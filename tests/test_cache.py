@@ -1,0 +1,61 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from hakari.backends.base import GenerationRequest
+from hakari.cache import ResponseCache, cached_generate, request_key
+from tests.fakes import FakeBackend
+
+
+def test_keys_change_with_every_setting() -> None:
+    b = FakeBackend(lambda r: "x")
+    base = GenerationRequest(prompt="p", max_new_tokens=5)
+    key = lambda r: request_key("generate", b.identity, r.prompt, r.settings())  # noqa: E731
+    variants = [
+        GenerationRequest(prompt="p", max_new_tokens=6),
+        GenerationRequest(prompt="p", max_new_tokens=5, regex="[0-2]"),
+        GenerationRequest(prompt="p", max_new_tokens=5, regex="[0-3]"),
+        GenerationRequest(prompt="p", max_new_tokens=5, temperature=1.0, seed=1),
+        GenerationRequest(prompt="q", max_new_tokens=5),
+    ]
+    keys = {key(v) for v in variants}
+    assert len(keys) == len(variants) and key(base) not in keys
+    other = FakeBackend(lambda r: "x", name="other")
+    assert request_key("generate", other.identity, "p", base.settings()) != key(base)
+
+
+def test_cached_generate_dedupes_and_persists(tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path / "c.sqlite3")
+    b = FakeBackend(lambda r: r.prompt.upper())
+    reqs = [GenerationRequest(prompt=p, max_new_tokens=3) for p in ["a", "b", "a", "c"]]
+    seen: list[int] = []
+    out, n_new = cached_generate(b, reqs, cache, batch_size=2, on_progress=seen.append)
+    assert [r.text for r in out] == ["A", "B", "A", "C"] and n_new == 3 and sum(seen) == 4
+    cache.close()
+    reopened = ResponseCache(tmp_path / "c.sqlite3")
+    b2 = FakeBackend(lambda r: "never")
+    out2, n_new2 = cached_generate(b2, reqs, reopened)
+    assert [r.text for r in out2] == ["A", "B", "A", "C"] and n_new2 == 0 and b2.generated == []
+    assert reopened.count() == 3
+    assert reopened._conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_a_crash_keeps_finished_batches(tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path / "c.sqlite3")
+    calls = {"n": 0}
+
+    def flaky(r: GenerationRequest) -> str:
+        calls["n"] += 1
+        if calls["n"] == 5:
+            raise RuntimeError("boom")
+        return r.prompt
+
+    reqs = [GenerationRequest(prompt=str(i), max_new_tokens=3) for i in range(8)]
+    try:
+        cached_generate(FakeBackend(flaky), reqs, cache, batch_size=2)
+    except RuntimeError:
+        pass
+    assert cache.count() == 4  # two whole batches were committed before the crash
+    b = FakeBackend(lambda r: r.prompt)
+    out, n_new = cached_generate(b, reqs, cache, batch_size=2)
+    assert n_new == 4 and [r.text for r in out] == [str(i) for i in range(8)]
