@@ -25,7 +25,12 @@ def label_task(**extra) -> TaskSpec:
             "labels": ["a", "b", "c"],
             "fallback": {"kind": "label", "value": "c"},
             "templates": [
-                {"id": "0-0", "prompt": "{q}", "regex": "[0-2]", "answers": {"0": "a", "1": "b", "2": "c"}}
+                {
+                    "id": "0-0",
+                    "prompt": "{q}",
+                    "regex": "[0-2]",
+                    "answers": {"0": "a", "1": "b", "2": "c"},
+                }
             ],
         }
         | extra
@@ -104,16 +109,22 @@ def test_instance_refs_are_escaped_in_regex_but_not_in_answers() -> None:
 
 
 def test_gold_forms() -> None:
-    spec = label_task(labels=[0, 1], fallback={"kind": "first_label"},
-                      templates=[{"id": "0-0", "prompt": "{q}", "regex": "[01]", "answers": {"0": 0, "1": 1}}])
+    spec = label_task(
+        labels=[0, 1],
+        fallback={"kind": "first_label"},
+        templates=[{"id": "0-0", "prompt": "{q}", "regex": "[01]", "answers": {"0": 0, "1": 1}}],
+    )
     assert gold_answer(spec, "1") == 1  # "1" in a CSV row matches the int label 1
     with pytest.raises(ValueError):
         gold_answer(spec, 7)
 
 
 def test_select_templates_keeps_task_order() -> None:
-    spec = label_task(templates=[
-        {"id": f"{i}-0", "prompt": "{q}", "regex": "[0-2]", "answers": {"0": "a"}} for i in range(3)
-    ])
+    spec = label_task(
+        templates=[
+            {"id": f"{i}-0", "prompt": "{q}", "regex": "[0-2]", "answers": {"0": "a"}}
+            for i in range(3)
+        ]
+    )
     assert [t.id for t in select_templates(spec, ["2-0", "0-0"])] == ["0-0", "2-0"]
     assert len(select_templates(spec, "all")) == 3

@@ -73,7 +73,14 @@ def test_scores_fallbacks_and_sharpe(tmp_path: Path) -> None:
     t = on_disk["models"]["smollm2-135m"]["tasks"][TASK]["decodings"]["constrained"]
     assert set(t["templates"]) == {"0-0", "0-1", "0-2", "1-0", "1-1", "1-2"}
     assert set(t["aggregate"]["accuracy"]) >= {
-        "mean", "std", "min", "max", "sharpe", "alpha", "ci_low", "ci_high"
+        "mean",
+        "std",
+        "min",
+        "max",
+        "sharpe",
+        "alpha",
+        "ci_low",
+        "ci_high",
     }
     samples = (tmp_path / "run" / "samples.jsonl").read_text().splitlines()
     assert len(samples) == 2 * 6 * 32
@@ -84,18 +91,34 @@ def test_scores_fallbacks_and_sharpe(tmp_path: Path) -> None:
 def test_rerun_generates_only_what_is_missing(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     first = FakeBackend(half_oracle(TASK))
-    evaluate(tasks=[TASK], decodings=["greedy"], limit=10, cache_dir=cache, n_boot=0,
-             backend_factory=lambda s: first)
+    evaluate(
+        tasks=[TASK],
+        decodings=["greedy"],
+        limit=10,
+        cache_dir=cache,
+        n_boot=0,
+        backend_factory=lambda s: first,
+    )
     assert len(first.generated) == 10 * 6
     second = FakeBackend(half_oracle(TASK))
-    full = evaluate(tasks=[TASK], decodings=["greedy"], cache_dir=cache, n_boot=0,
-                    backend_factory=lambda s: second)
+    full = evaluate(
+        tasks=[TASK],
+        decodings=["greedy"],
+        cache_dir=cache,
+        n_boot=0,
+        backend_factory=lambda s: second,
+    )
     assert len(second.generated) == (32 - 10) * 6
     dec = full.models["smollm2-135m"].tasks[TASK].decodings["greedy"]
     assert (dec.generated, dec.cached) == (22 * 6, 10 * 6)
     third = FakeBackend(half_oracle(TASK))
-    again = evaluate(tasks=[TASK], decodings=["greedy"], cache_dir=cache, n_boot=0,
-                     backend_factory=lambda s: third)
+    again = evaluate(
+        tasks=[TASK],
+        decodings=["greedy"],
+        cache_dir=cache,
+        n_boot=0,
+        backend_factory=lambda s: third,
+    )
     assert third.generated == []
     a = again.models["smollm2-135m"].tasks[TASK].decodings["greedy"]
     assert {k: v.metrics for k, v in a.templates.items()} == {
@@ -106,30 +129,61 @@ def test_rerun_generates_only_what_is_missing(tmp_path: Path) -> None:
 def test_no_cache_regenerates(tmp_path: Path) -> None:
     for _ in range(2):
         backend = FakeBackend(half_oracle(TASK))
-        evaluate(tasks=[TASK], decodings=["greedy"], limit=3, use_cache=False, n_boot=0,
-                 cache_dir=tmp_path, backend_factory=lambda s: backend)
+        evaluate(
+            tasks=[TASK],
+            decodings=["greedy"],
+            limit=3,
+            use_cache=False,
+            n_boot=0,
+            cache_dir=tmp_path,
+            backend_factory=lambda s, b=backend: b,
+        )
         assert len(backend.generated) == 18
 
 
 def test_constrained_requests_carry_the_regex_and_greedy_stops_at_newline(tmp_path: Path) -> None:
     backend = FakeBackend(half_oracle(TASK))
-    evaluate(tasks=[TASK], decodings=["greedy", "constrained"], limit=1, n_boot=0,
-             cache_dir=tmp_path, backend_factory=lambda s: backend)
+    evaluate(
+        tasks=[TASK],
+        decodings=["greedy", "constrained"],
+        limit=1,
+        n_boot=0,
+        cache_dir=tmp_path,
+        backend_factory=lambda s: backend,
+    )
     greedy = [r for r in backend.generated if r.regex is None]
     constrained = [r for r in backend.generated if r.regex is not None]
     assert len(greedy) == len(constrained) == 6
     assert all(r.stop == ("\n",) and r.max_new_tokens == 5 for r in greedy)
-    assert sorted({r.regex for r in constrained}) == ["(positive|negative)", "(yes|no)", "[01]", "[AB]"]
+    assert sorted({r.regex for r in constrained}) == [
+        "(positive|negative)",
+        "(yes|no)",
+        "[01]",
+        "[AB]",
+    ]
 
 
 def test_chat_prompt_format_uses_messages(tmp_path: Path) -> None:
     backend = FakeBackend(lambda r: "0", supports_chat=True)
-    evaluate(tasks=[TASK], decodings=["greedy"], limit=1, n_boot=0, cache_dir=tmp_path,
-             backend_factory=lambda s: backend)
+    evaluate(
+        tasks=[TASK],
+        decodings=["greedy"],
+        limit=1,
+        n_boot=0,
+        cache_dir=tmp_path,
+        backend_factory=lambda s: backend,
+    )
     assert all(r.messages and r.messages[0].role == "user" for r in backend.generated)
     plain = FakeBackend(lambda r: "0", supports_chat=True)
-    evaluate(tasks=[TASK], decodings=["greedy"], limit=1, n_boot=0, cache_dir=tmp_path,
-             prompt_format="completion", backend_factory=lambda s: plain)
+    evaluate(
+        tasks=[TASK],
+        decodings=["greedy"],
+        limit=1,
+        n_boot=0,
+        cache_dir=tmp_path,
+        prompt_format="completion",
+        backend_factory=lambda s: plain,
+    )
     assert all(r.messages is None for r in plain.generated)
 
 
@@ -138,10 +192,17 @@ def test_loglik_picks_the_best_scored_verbalisation(tmp_path: Path) -> None:
     backend = FakeBackend(
         lambda r: "", loglik_scorer=lambda req, cont: 0.0 if table[req.prompt] == cont else -5.0
     )
-    res = evaluate(tasks=[TASK], decodings=["loglik"], n_boot=0, cache_dir=tmp_path,
-                   backend_factory=lambda s: backend)
+    res = evaluate(
+        tasks=[TASK],
+        decodings=["loglik"],
+        n_boot=0,
+        cache_dir=tmp_path,
+        backend_factory=lambda s: backend,
+    )
     dec = res.models["smollm2-135m"].tasks[TASK].decodings["loglik"]
-    assert all(t.metrics["accuracy"] == 1.0 and t.fallback_rate == 0 for t in dec.templates.values())
+    assert all(
+        t.metrics["accuracy"] == 1.0 and t.fallback_rate == 0 for t in dec.templates.values()
+    )
     assert backend.generated == []
 
 
@@ -150,8 +211,14 @@ def test_several_models_get_an_alpha_sweep(tmp_path: Path) -> None:
     steady = FakeBackend(lambda r: table[r.prompt] if len(r.prompt) % 5 else "x", name="steady")
     spiky = FakeBackend(half_oracle(TASK), name="spiky")
     backends = {"steady": steady, "spiky": spiky}
-    res = evaluate(models=["steady", "spiky"], tasks=[TASK], decodings=["greedy"], n_boot=0,
-                   cache_dir=tmp_path, backend_factory=lambda s: backends[s])
+    res = evaluate(
+        models=["steady", "spiky"],
+        tasks=[TASK],
+        decodings=["greedy"],
+        n_boot=0,
+        cache_dir=tmp_path,
+        backend_factory=lambda s: backends[s],
+    )
     assert res.alpha_sweep is not None
     sweep = res.alpha_sweep[TASK]["greedy"]["accuracy"]
     assert [round(p["alpha"], 1) for p in sweep] == [round(0.1 * i, 1) for i in range(21)]

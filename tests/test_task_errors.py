@@ -24,10 +24,18 @@ GOOD = {
     "fallback": {"kind": "label", "value": "yes"},
     "metrics": ["accuracy"],
     "templates": [
-        {"id": "0-0", "prompt": "Q: {question}\nA:", "regex": "(yes|no)",
-         "answers": {"yes": "yes", "no": "no"}},
-        {"id": "0-1", "prompt": "Q: {question} (0=yes, 1=no)\nA:", "regex": "[01]",
-         "answers": {"0": "yes", "1": "no"}},
+        {
+            "id": "0-0",
+            "prompt": "Q: {question}\nA:",
+            "regex": "(yes|no)",
+            "answers": {"yes": "yes", "no": "no"},
+        },
+        {
+            "id": "0-1",
+            "prompt": "Q: {question} (0=yes, 1=no)\nA:",
+            "regex": "[01]",
+            "answers": {"0": "yes", "1": "no"},
+        },
     ],
     "data": {"splits": {"validation": {"file": "data.jsonl"}}},
 }
@@ -71,17 +79,39 @@ def test_good_task_loads(tmp_path: Path) -> None:
     [
         ("name: [unclosed\n", None, ["not valid YAML"]),
         (mutate(colour="red"), None, ["colour", "unknown field"]),
-        (mutate(templates__1__regex="[01"), None, ["template 0-1", "templates[1].regex", "invalid regex"]),
-        (mutate(templates__0__prompt="Q: {query}\nA:"), None, ["template 0-0", "{query}", "not a field"]),
+        (
+            mutate(templates__1__regex="[01"),
+            None,
+            ["template 0-1", "templates[1].regex", "invalid regex"],
+        ),
+        (
+            mutate(templates__0__prompt="Q: {query}\nA:"),
+            None,
+            ["template 0-0", "{query}", "not a field"],
+        ),
         (GOOD, [], ["dataset is empty"]),
-        (mutate(templates__0__answers={"yes": "yes", "no": "maybe"}), None, ["template 0-0", "not in labels"]),
+        (
+            mutate(templates__0__answers={"yes": "yes", "no": "maybe"}),
+            None,
+            ["template 0-0", "not in labels"],
+        ),
         (mutate(target=None), None, ["target", "required field is missing"]),
         (mutate(templates__0__id="zero"), None, ["template zero", "<prompt type>-<answer format>"]),
         (mutate(templates__1__regex="x*"), None, ["template 0-1", "matches the empty string"]),
         (GOOD, [{"question": "Is fire cold?", "label": "perhaps"}], ["gold label 'perhaps'"]),
     ],
-    ids=["bad-yaml", "unknown-field", "invalid-regex", "missing-placeholder", "empty-data",
-         "answer-outside-labels", "missing-target", "bad-template-id", "empty-regex", "bad-gold"],
+    ids=[
+        "bad-yaml",
+        "unknown-field",
+        "invalid-regex",
+        "missing-placeholder",
+        "empty-data",
+        "answer-outside-labels",
+        "missing-target",
+        "bad-template-id",
+        "empty-regex",
+        "bad-gold",
+    ],
 )
 def test_bad_input_exit_2_names_file(tmp_path: Path, task, rows, needles) -> None:
     path = write_task(tmp_path, task, rows)
@@ -110,8 +140,9 @@ def test_unknown_task_and_template(tmp_path: Path) -> None:
     result = runner.invoke(app, ["run", "--tasks", "no_such_task"])
     assert result.exit_code == 2 and "no_such_task" in result.output
     path = write_task(tmp_path, GOOD)
-    result = runner.invoke(app, ["run", "--tasks", str(path), "--templates", "9-9",
-                                 "--model", "hf:/nonexistent"])
+    result = runner.invoke(
+        app, ["run", "--tasks", str(path), "--templates", "9-9", "--model", "hf:/nonexistent"]
+    )
     assert result.exit_code == 2 and "9-9" in result.output
 
 

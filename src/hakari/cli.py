@@ -64,7 +64,9 @@ def run(
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Run directory (default: runs/<time>).")
     ] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Bypass the response cache.")] = False,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Bypass the response cache.")
+    ] = False,
     cache_dir: Annotated[
         Path | None,
         typer.Option("--cache-dir", help="Cache folder (else $HAKARI_CACHE_DIR, else user cache)."),
@@ -148,7 +150,11 @@ def tasks_list(
         table.add_column(col)
     for s in summaries:
         table.add_row(
-            s["name"], s["language"], str(s["n_templates"]), s["answer_type"], ", ".join(s["metrics"])
+            s["name"],
+            s["language"],
+            str(s["n_templates"]),
+            s["answer_type"],
+            ", ".join(s["metrics"]),
         )
     console.print(table)
 

@@ -141,7 +141,9 @@ def markdown_report(results: EvalResults) -> str:
         for task_name, per_dec in results.alpha_sweep.items():
             for decoding, per_metric in per_dec.items():
                 for metric, sweep in per_metric.items():
-                    lines.append(f"### Ranking by Sharpe score · {task_name} · {decoding} · {metric}\n")
+                    lines.append(
+                        f"### Ranking by Sharpe score · {task_name} · {decoding} · {metric}\n"
+                    )
                     lines.append("| α | ranking (score) |")
                     lines.append("|---|---|")
                     for point in sweep:

@@ -308,7 +308,9 @@ def _run_decoding(
     return collected, generated, cached
 
 
-def _generation_request(rp: RenderedPrompt, decoding: Decoding, use_chat: bool) -> GenerationRequest:
+def _generation_request(
+    rp: RenderedPrompt, decoding: Decoding, use_chat: bool
+) -> GenerationRequest:
     constrained = decoding == "constrained"
     return GenerationRequest(
         prompt=rp.text,
@@ -424,7 +426,9 @@ def _chance(task: Task, opts: RunOptions) -> dict[str, float]:
     from hakari.tasks.data import get_path
 
     spec = task.spec
-    golds = [gold_answer(spec, get_path(r, spec.field_path(spec.target))) for r in _rows(task, opts)]
+    golds = [
+        gold_answer(spec, get_path(r, spec.field_path(spec.target))) for r in _rows(task, opts)
+    ]
     return chance_rates(spec, golds)
 
 
@@ -494,4 +498,3 @@ def _progress(enabled: bool) -> Iterator[ProgressHook]:
                 progress.advance(bars[label], advanced)
 
         yield hook
-

@@ -154,7 +154,9 @@ def iter_squad(path: Path) -> Iterator[Row]:
                 for key in ("id", "question", "answers"):
                     if key not in qa:
                         raise HakariInputError(
-                            f"missing {key!r}", file=str(path), field=f"data[{a}].paragraphs[{p}].qas"
+                            f"missing {key!r}",
+                            file=str(path),
+                            field=f"data[{a}].paragraphs[{p}].qas",
                         )
                 yield {
                     "id": qa["id"],
