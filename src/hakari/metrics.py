@@ -192,7 +192,8 @@ def encode_labels(
     return pred_codes, ref_codes, len(codes)
 
 
-def _as_float_array(name: str, values: Sequence[Any], side: str) -> np.ndarray:
+def float_values(name: str, values: Sequence[Any], side: str) -> np.ndarray:
+    """`values` as a float array; `ValueError` naming the metric for None, NaN or inf."""
     if any(v is None for v in values):
         raise ValueError(f"metric {name!r}: {side} contain None; apply the fallback first")
     array = np.asarray(values, dtype=np.float64)
@@ -221,8 +222,8 @@ def _correlation(
     references: Sequence[Any],
     statistic: Callable[[np.ndarray, np.ndarray], Any],
 ) -> MetricValue:
-    pred = _as_float_array(name, predictions, "predictions")
-    ref = _as_float_array(name, references, "references")
+    pred = float_values(name, predictions, "predictions")
+    ref = float_values(name, references, "references")
     if len(pred) < 2:
         return MetricValue(0.0, "single_instance")
     if np.all(pred == pred[0]):
