@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from hakari import aggregate as agg
 from hakari import metrics
@@ -92,7 +92,7 @@ def parse_decodings(value: str | Sequence[str]) -> list[Decoding]:
                 f"unknown decoding {name!r} (choose from greedy, constrained, loglik, all)",
                 field="--decoding",
             )
-        out.append(name)  # type: ignore[arg-type]
+        out.append(cast(Decoding, name))
     return out
 
 
@@ -229,7 +229,9 @@ def _evaluate_model(
     for task in tasks:
         spec = task.spec
         n_rows = sum(1 for _ in _rows(task, opts))
-        task_result = TaskResult(language=spec.language, n_instances=n_rows, metrics=spec.metrics)
+        task_result = TaskResult(
+            language=spec.language, n_instances=n_rows, metrics=[str(m) for m in spec.metrics]
+        )
         for decoding in decodings:
             label = f"{model_spec} · {spec.name} · {decoding}"
             if decoding == "loglik" and spec.answer_type != "label":
@@ -391,7 +393,7 @@ def _score(task: Task, collected: _Collected, opts: RunOptions) -> DecodingResul
     dec = DecodingResult()
     golds = collected.golds
     for template_id, preds in collected.predictions.items():
-        scores = {
+        scores: dict[str, float] = {
             m: float(metrics.compute(m, preds, golds, **_metric_options(task, m)))
             for m in spec.metrics
         }
