@@ -1,0 +1,141 @@
+"""Trials files in the upstream format: JSON lines `{"question", "answer", "timestamp"}`
+(hakari adds `"trial"`), plain `.jsonl` or xz-compressed `.jsonl.xz`.
+
+Upstream files are byte-sorted, so file order is not trial order. The reference scorer
+still pairs answers by file order; `identify_trials` recovers the real trials where the
+file allows it (a `trial` field, or timestamps that cut into complete blocks).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import lzma
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from hakari.errors import HakariInputError
+
+
+@dataclass
+class TrialsFile:
+    path: Path
+    input_hash: str  # SHA-1 of the file's bytes, as the reference records it
+    rows: list[dict[str, Any]]  # the parsed lines, in file order
+    config: dict[str, Any] | None  # the sibling config.json, when there is one
+
+
+def _decode(path: Path, raw: bytes) -> str:
+    if path.name.endswith(".xz"):
+        try:
+            raw = lzma.decompress(raw)
+        except lzma.LZMAError as exc:
+            raise HakariInputError(f"not a valid xz file: {exc}", file=str(path)) from exc
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise HakariInputError(f"not UTF-8 text: {exc}", file=str(path)) from exc
+
+
+def _parse_line(path: Path, lineno: int, line: str) -> dict[str, Any]:
+    try:
+        row = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise HakariInputError(
+            f"line {lineno}: not valid JSON ({exc.msg})", file=str(path)
+        ) from exc
+    if not isinstance(row, dict):
+        raise HakariInputError(f"line {lineno}: expected a JSON object", file=str(path))
+    for name in ("question", "answer"):
+        if not isinstance(row.get(name), str):
+            raise HakariInputError(f"line {lineno}: expected a string", file=str(path), field=name)
+    return row
+
+
+def read_trials(path: Path) -> TrialsFile:
+    if not path.is_file():
+        raise HakariInputError("no such trials file", file=str(path))
+    raw = path.read_bytes()
+    text = _decode(path, raw)
+    rows = [
+        _parse_line(path, lineno, line)
+        for lineno, line in enumerate(text.split("\n"), start=1)
+        if line.strip()
+    ]
+    if not rows:
+        raise HakariInputError("the trials file has no answers", file=str(path))
+    config_path = path.parent / "config.json"
+    config = None
+    if config_path.is_file():
+        try:
+            config = json.loads(config_path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            config = None
+    return TrialsFile(path, hashlib.sha1(raw).hexdigest(), rows, config)
+
+
+def check_questions(trials: TrialsFile, known: set[str]) -> None:
+    """One clear error for the first answer to a question the data folder does not have."""
+    for lineno, row in enumerate(trials.rows, start=1):
+        if row["question"] not in known:
+            raise HakariInputError(
+                f"answer {lineno} is for a question that is not in the data folder: "
+                f"{row['question']!r}",
+                file=str(trials.path),
+                field="question",
+            )
+
+
+@dataclass(frozen=True)
+class TrialIds:
+    """A trial label for every row (file order), or why there is none."""
+
+    labels: list[int] | None
+    method: str | None  # "trial field" or "timestamps"
+    reason: str | None = None
+
+
+def identify_trials(rows: list[dict[str, Any]]) -> TrialIds:
+    if all(isinstance(r.get("trial"), int) for r in rows):
+        labels = [int(r["trial"]) for r in rows]
+        problem = _incomplete_trials(rows, labels)
+        if problem is None:
+            return TrialIds(labels, "trial field")
+        return TrialIds(None, None, f"trial field: {problem}")
+    return _trials_from_timestamps(rows)
+
+
+def _incomplete_trials(rows: list[dict[str, Any]], labels: list[int]) -> str | None:
+    questions = {r["question"] for r in rows}
+    per_trial: dict[int, Counter[str]] = {}
+    for row, label in zip(rows, labels, strict=True):
+        per_trial.setdefault(label, Counter())[row["question"]] += 1
+    for label, counts in per_trial.items():
+        if set(counts) != questions or max(counts.values()) != 1:
+            return f"trial {label} does not answer every question exactly once"
+    return None
+
+
+def _trials_from_timestamps(rows: list[dict[str, Any]]) -> TrialIds:
+    try:
+        stamps = [datetime.fromisoformat(str(r["timestamp"])) for r in rows]
+    except (KeyError, ValueError):
+        return TrialIds(None, None, "no trial field and no usable timestamps")
+    questions = {r["question"] for r in rows}
+    block = len(questions)
+    if len(rows) % block:
+        return TrialIds(None, None, "the answer count is not a multiple of the question count")
+    order = sorted(range(len(rows)), key=lambda i: stamps[i])
+    labels = [0] * len(rows)
+    for start in range(0, len(order), block):
+        chunk = order[start : start + block]
+        if len({rows[i]["question"] for i in chunk}) != block:
+            return TrialIds(
+                None, None, "timestamps do not cut into blocks that answer every question once"
+            )
+        for i in chunk:
+            labels[i] = start // block
+    return TrialIds(labels, "timestamps")
