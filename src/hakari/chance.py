@@ -1,0 +1,73 @@
+"""Chance-rate baseline: the score of answering every instance with the fallback.
+
+The paper's chance rows (Tables 3 and 5) equal the score of a model whose every output
+fails to parse, i.e. of the Appendix B fallback applied to every instance: the share of
+"acceptable" for CoLA/JCoLA, of "entailment" for MNLI/JNLI, of the first label for
+CommonsenseQA/JCommonsenseQA, and 0 for MCC, the correlations (a constant prediction) and
+EM/F1 (an empty answer). They are computed here from the gold answers, never stored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from hakari import metrics
+from hakari.errors import HakariInputError
+from hakari.extract import fallback_prediction, gold_answer
+from hakari.tasks.data import get_path, iter_rows
+from hakari.tasks.loader import Task, load_task
+from hakari.tasks.spec import TaskSpec
+
+
+def chance_rates(spec: TaskSpec, golds: Sequence[Any]) -> dict[str, float]:
+    """Each of the task's metrics for the fallback answer given to every instance.
+
+    `golds` are the gold values of the instances, raw (as read from the data) or already
+    in the form `extract.gold_answer` returns; both are accepted.
+    """
+    if len(golds) == 0:
+        raise HakariInputError("no gold answers to compute a chance rate from", field="data")
+    references = [_canonical_gold(spec, g, i) for i, g in enumerate(golds)]
+    predictions = [fallback_prediction(spec)] * len(references)
+    return {
+        name: metrics.compute(name, predictions, references, lang=spec.language)
+        for name in spec.metrics
+    }
+
+
+def _canonical_gold(spec: TaskSpec, value: Any, index: int) -> Any:
+    try:
+        return gold_answer(spec, value)
+    except (ValueError, TypeError) as exc:
+        raise HakariInputError(
+            f"instance {index}: gold {value!r} cannot be used: {exc}", field=spec.target
+        ) from exc
+
+
+def split_golds(task: Task, *, split: str | None = None, data_dir: Path | None = None) -> list[Any]:
+    """The raw gold values of one split of a task, in file order."""
+    spec = task.spec
+    path = spec.field_path(spec.target)
+    rows = iter_rows(spec, split=split, data_dir=data_dir, task_dir=task.task_dir)
+    return [_gold_of(row, path, i, task) for i, row in enumerate(rows)]
+
+
+def _gold_of(row: dict[str, Any], path: str, index: int, task: Task) -> Any:
+    try:
+        return get_path(row, path)
+    except KeyError:
+        raise HakariInputError(
+            f"row {index} has no gold field {path!r} (fields: {', '.join(sorted(row))})",
+            file=str(task.path),
+            field="target",
+        ) from None
+
+
+def task_chance_rates(
+    task: Task | str | Path, *, split: str | None = None, data_dir: Path | None = None
+) -> dict[str, float]:
+    """`chance_rates` on a task's split (its evaluation split by default)."""
+    loaded = task if isinstance(task, Task) else load_task(task)
+    return chance_rates(loaded.spec, split_golds(loaded, split=split, data_dir=data_dir))
