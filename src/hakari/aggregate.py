@@ -266,15 +266,28 @@ def _spearman_scorer(pred: np.ndarray, ref: np.ndarray) -> _Scorer:
     return score
 
 
+def _item_matrix(
+    metric: str,
+    predictions: Sequence[Sequence[Any]],
+    references: Sequence[Any],
+    options: Mapping[str, Any],
+) -> np.ndarray:
+    """(n_templates, n_instances) per-item scores of a mean-of-items metric."""
+    rows = [metrics.per_item_scores(metric, p, references, **options) for p in predictions]
+    return np.vstack([r for r in rows if r is not None])
+
+
 def _make_scorer(
     metric: str,
     predictions: Sequence[Sequence[Any]],
     references: Sequence[Any],
     options: Mapping[str, Any],
+    item_scores: np.ndarray | None = None,
 ) -> _Scorer:
     if metric in metrics.PER_ITEM_METRICS:
-        rows = [metrics.per_item_scores(metric, p, references, **options) for p in predictions]
-        return _per_item_scorer(np.vstack([r for r in rows if r is not None]))
+        if item_scores is None:
+            item_scores = _item_matrix(metric, predictions, references, options)
+        return _per_item_scorer(item_scores)
     if metric == "mcc":
         # One code table shared by all templates.
         flat = [label for p in predictions for label in p]
@@ -409,10 +422,18 @@ def bootstrap(
     template_ids = list(predictions)
     preds = [predictions[t] for t in template_ids]
     _check_inputs(metric, preds, references)
-    per_template = _point_scores(metric, template_ids, preds, references, metric_options)
+    item_scores = None
+    if metric in metrics.PER_ITEM_METRICS:
+        # Score the text once: the point estimate is the mean of the per-item scores.
+        item_scores = _item_matrix(metric, preds, references, metric_options)
+        per_template = {
+            t: float(row.mean()) for t, row in zip(template_ids, item_scores, strict=True)
+        }
+    else:
+        per_template = _point_scores(metric, template_ids, preds, references, metric_options)
     point = aggregate(per_template, alpha=alpha)
 
-    scorer = _make_scorer(metric, preds, references, metric_options)
+    scorer = _make_scorer(metric, preds, references, metric_options, item_scores)
     n, n_templates = len(references), len(template_ids)
     rng = np.random.default_rng(seed)
     chunk = max(1, _CHUNK_CELLS // n)
