@@ -194,7 +194,7 @@ def build_table(references: dict[str, list[str]], max_n: int = MAX_N) -> NgramTa
     sources = tuple(references)
     texts = [r for src in sources for r in references[src]]
     row_source = np.repeat(np.arange(len(sources)), [len(references[s]) for s in sources])
-    points, lengths = code_points(texts, max((len(t) for t in texts), default=1))
+    points, _ = code_points(texts, max((len(t) for t in texts), default=1))
     alphabet = np.unique(points[points >= 0]).astype(np.int64)
     codes = _encode(points, alphabet)
     size = max(len(alphabet), 1)
