@@ -35,7 +35,7 @@ def half_oracle(task_name: str):
     def respond(req: GenerationRequest) -> str:
         answer = table[req.prompt]
         if "Read the review" in req.prompt:
-            return "I am not sure."
+            return "Hmm?"
         return answer if req.regex else f" {answer} (that is my answer)"
 
     return respond

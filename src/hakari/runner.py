@@ -203,6 +203,7 @@ def _config_dict(
         "limit": opts.limit,
         "alpha": opts.alpha,
         "std": "population (ddof=0) across templates",
+        "em_f1": "SQuAD v1.1 (en) / JGLUE JSQuAD char-level (ja) scorers, golds NFKC like outputs",
         "batch_size": opts.batch_size,
         "prompt_format": opts.prompt_format,
         "dtype": opts.dtype,
@@ -385,7 +386,11 @@ def _sample_record(
 
 
 def _metric_options(task: Task, metric: str) -> dict[str, Any]:
-    return {"lang": task.spec.language} if metric in ("exact_match", "f1") else {}
+    if metric not in ("exact_match", "f1"):
+        return {}
+    # Predictions are NFKC-normalised (Appendix B), so golds are too: otherwise an exact
+    # copy of a gold with full-width brackets (252 JSQuAD golds) could never match.
+    return {"lang": task.spec.language, "nfkc": True}
 
 
 def _score(task: Task, collected: _Collected, opts: RunOptions) -> DecodingResult:
