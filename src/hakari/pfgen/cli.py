@@ -1,0 +1,419 @@
+"""`hakari pfgen ...`: the pfgen-bench commands (mounted by the main CLI).
+
+torch and transformers are imported only by `generate`, so `score` starts fast.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from hakari.errors import HakariInputError
+
+app = typer.Typer(
+    help="pfgen-bench: Japanese open-ended generation benchmark.", no_args_is_help=True
+)
+console = Console(stderr=True)
+out = Console(width=None if sys.stdout.isatty() else 160)
+SCORE_COLUMNS = (
+    "model",
+    "trials",
+    "score",
+    "±std (ref)",
+    "true std",
+    "95% CI",
+    "F",
+    "T",
+    "H",
+    "length",
+)
+LEADERBOARD_COLUMNS = (
+    "#",
+    "model",
+    "mode",
+    "temp",
+    "trials",
+    "score",
+    "95% CI",
+    "F",
+    "T",
+    "H",
+    "length",
+    "flags",
+)
+
+DataDirOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--data-dir",
+        help="pfgen-bench checkout or its data/ folder (default: the one fetch-data downloaded)",
+    ),
+]
+CacheDirOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--cache-dir", help="cache folder (default: $HAKARI_CACHE_DIR, else the user cache)"
+    ),
+]
+
+
+def _fail(exc: HakariInputError) -> typer.Exit:
+    console.print(f"[red]error:[/red] {exc}")
+    return typer.Exit(code=2)
+
+
+def _data_dir(data_dir: Path | None, cache_dir: Path | None) -> Path:
+    if data_dir is not None:
+        return data_dir
+    from hakari.pfgen.fetch import default_data_dir
+
+    found = default_data_dir(cache_dir)
+    if found is None:
+        raise HakariInputError(
+            "no pfgen-bench data: pass --data-dir or run `hakari pfgen fetch-data`",
+            field="--data-dir",
+        )
+    return found
+
+
+@contextmanager
+def _progress(description: str) -> Iterator[Callable[[int, int], None]]:
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+        disable=not console.is_terminal,
+    ) as progress:
+        task = progress.add_task(description, total=None)
+
+        def update(done: int, total: int) -> None:
+            progress.update(task, completed=done, total=total)
+
+        yield update
+
+
+def _open_tables(data_dir: Path, cache_dir: Path | None) -> Any:
+    from hakari.pfgen.tables import open_tables
+
+    with _progress("building n-gram tables (once per data version)") as update:
+        return open_tables(data_dir, cache_dir, on_build=lambda d, n, _name: update(d, n))
+
+
+def _score_paths(
+    paths: list[Path],
+    data_dir: Path,
+    cache_dir: Path | None,
+    *,
+    python_sum: str,
+    resamples: int,
+    seed: int,
+) -> list[dict[str, Any]]:
+    from hakari.pfgen.report import summarize
+    from hakari.pfgen.scoring import float_sum_for, score_files
+    from hakari.pfgen.trials import read_trials
+
+    if python_sum not in ("3.11", "3.12"):
+        raise HakariInputError("must be 3.11 or 3.12", field="--python-sum")
+    float_sum = float_sum_for(python_sum)
+    tables = _open_tables(data_dir, cache_dir)
+    files = [read_trials(p) for p in paths]
+    with _progress("scoring") as update:
+        scored = score_files(files, tables, on_question=update, float_sum=float_sum)
+    return [
+        summarize(
+            s,
+            tables.fingerprint,
+            float_sum=float_sum,
+            python_sum=python_sum,
+            resamples=resamples,
+            seed=seed,
+        )
+        for s in scored
+    ]
+
+
+def _fmt(value: float | None, digits: int = 4) -> str:
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+def _score_table(summaries: list[dict[str, Any]]) -> Table:
+    table = Table(title="pfgen-bench")
+    for name in SCORE_COLUMNS:
+        table.add_column(name, justify="left" if name == "model" else "right", no_wrap=True)
+    for s in summaries:
+        u = s["uncertainty"]
+        ci = f"[{u['ci_low']:.4f}, {u['ci_high']:.4f}]" if u["ci_low"] is not None else "–"
+        table.add_row(
+            s["model"],
+            str(s["num_trials"]),
+            f"{s['score']:.4f}",
+            f"{s['score_std']:.4f}",
+            _fmt(u["trial_std"]),
+            ci,
+            f"{s['fluency']:.3f}",
+            f"{s['truthfulness']:.3f}",
+            f"{s['helpfulness']:.3f}",
+            f"{s['length']:.1f}",
+        )
+    return table
+
+
+@app.command()
+def score(
+    trials: Annotated[list[Path], typer.Argument(help="trials files (.jsonl or .jsonl.xz)")],
+    data_dir: DataDirOption = None,
+    cache_dir: CacheDirOption = None,
+    json_path: Annotated[
+        Path | None, typer.Option("--json", help="write the results (per question too) here")
+    ] = None,
+    python_sum: Annotated[
+        str,
+        typer.Option(help="float sum() semantics to reproduce: 3.11 (sequential) or 3.12"),
+    ] = "3.11",
+    bootstrap: Annotated[int, typer.Option(help="bootstrap resamples for the CI")] = 10_000,
+    seed: Annotated[int, typer.Option(help="bootstrap seed")] = 0,
+) -> None:
+    """Score trials files exactly as the reference scorer, plus honest uncertainty."""
+    try:
+        summaries = _score_paths(
+            trials,
+            _data_dir(data_dir, cache_dir),
+            cache_dir,
+            python_sum=python_sum,
+            resamples=bootstrap,
+            seed=seed,
+        )
+    except HakariInputError as exc:
+        raise _fail(exc) from exc
+    out.print(_score_table(summaries))
+    out.print(
+        "±std (ref) is the reference's pseudo-trial std (kept for parity); "
+        "true std and the CI come from the real trials."
+    )
+    if json_path is not None:
+        payload: Any = summaries[0] if len(summaries) == 1 else summaries
+        json_path.write_text(json.dumps(payload, ensure_ascii=False, indent=2), encoding="utf-8")
+
+
+@app.command()
+def generate(
+    model: Annotated[str, typer.Option("--model", help="model spec for hakari.models")],
+    data_dir: DataDirOption = None,
+    cache_dir: CacheDirOption = None,
+    mode: Annotated[str, typer.Option(help="completion, qa or chat")] = "completion",
+    num_trials: Annotated[int, typer.Option(help="trials (50 questions each)")] = 100,
+    temperature: Annotated[float, typer.Option()] = 1.0,
+    top_p: Annotated[float, typer.Option()] = 0.98,
+    top_k: Annotated[int, typer.Option(help="0 disables top-k")] = 0,
+    num_examples: Annotated[int, typer.Option(help="few-shot examples")] = 20,
+    prefix: Annotated[str, typer.Option(help="prompt prefix (backslash escapes allowed)")] = "",
+    seed: Annotated[str, typer.Option(help="the reference's seed string")] = "",
+    batch_size: Annotated[int | None, typer.Option()] = None,
+    dtype: Annotated[str, typer.Option()] = "float32",
+    device: Annotated[str, typer.Option()] = "auto",
+    output_dir: Annotated[
+        Path, typer.Option(help="results root; the run goes to <root>/<model>/<config hash>/")
+    ] = Path("pfgen-results"),
+) -> None:
+    """Generate N trials of answers with the reference's prompts and settings."""
+    from hakari.pfgen.data import load_examples, resolve_data_dir
+    from hakari.pfgen.generate import GenerationSettings, config_hash, generate_trials, write_run
+    from hakari.pfgen.prompts import MODES
+
+    try:
+        if mode not in MODES:
+            raise HakariInputError(f"must be one of {', '.join(MODES)}", field="--mode")
+        if num_trials < 1:
+            raise HakariInputError("must be at least 1", field="--num-trials")
+        folder = resolve_data_dir(_data_dir(data_dir, cache_dir))
+        pool = load_examples(folder)
+        tables = _open_tables(folder, cache_dir)
+        questions = [q.question for q in tables.questions]
+        settings = GenerationSettings(
+            model=model,
+            mode=mode,  # type: ignore[arg-type]
+            num_trials=num_trials,
+            temperature=temperature,
+            top_p=top_p,
+            top_k=top_k,
+            num_examples=num_examples,
+            prefix=prefix,
+            seed=seed,
+        )
+        from hakari.cache import ResponseCache
+        from hakari.models import load_backend  # type: ignore[import-not-found]
+
+        backend = load_backend(model, dtype=dtype, device=device)
+    except HakariInputError as exc:
+        raise _fail(exc) from exc
+    cache = ResponseCache.in_dir(cache_dir)
+    try:
+        with _progress(f"generating {num_trials} trials") as update:
+            report = generate_trials(
+                backend,
+                pool,
+                questions,
+                settings,
+                cache=cache,
+                batch_size=batch_size,
+                on_progress=update,
+            )
+    finally:
+        backend.close()
+        cache.close()
+    run_dir = output_dir / model.replace(":", "_") / config_hash(settings)
+    path = write_run(run_dir, settings, report.rows)
+    console.print(
+        f"{len(report.rows)} answers ({report.generated} generated now, "
+        f"{report.retried} retried) -> {path}"
+    )
+    if report.gave_up:
+        console.print(
+            f"[yellow]warning:[/yellow] {len(report.gave_up)} answers still empty after 10 "
+            "rounds; kept as empty answers (they score 0)"
+        )
+
+
+@app.command("build-reference")
+def build_reference(
+    answers: Annotated[list[Path], typer.Argument(help="generated trials files")],
+    output_dir: Annotated[Path, typer.Option(help="where to write the new data folder")],
+    data_dir: DataDirOption = None,
+    cache_dir: CacheDirOption = None,
+    ng_rules: Annotated[
+        Path | None, typer.Option(help='JSON {"question": ["NG regex", ...], "*": [...]}')
+    ] = None,
+    source: Annotated[str, typer.Option(help="source letter for the new answers")] = "X",
+    replace: Annotated[bool, typer.Option(help="drop the existing sources")] = False,
+    target_length: Annotated[int, typer.Option()] = 100,
+    pool: Annotated[int, typer.Option(help="answers kept closest to the target length")] = 30_000,
+    k: Annotated[int, typer.Option("--k", help="reference answers per question")] = 1000,
+) -> None:
+    """Build a reference answer set (paper §3.2) from generated answers."""
+    from hakari.pfgen.data import question_files, resolve_data_dir
+    from hakari.pfgen.reference_build import build_reference_set, load_ng_rules, write_data_dir
+    from hakari.pfgen.trials import read_trials
+
+    try:
+        folder = resolve_data_dir(_data_dir(data_dir, cache_dir))
+        known = {
+            json.loads(p.read_text(encoding="utf-8"))["question"] for p in question_files(folder)
+        }
+        grouped: dict[str, list[str]] = {}
+        for path in answers:
+            trials = read_trials(path)
+            from hakari.pfgen.trials import check_questions
+
+            check_questions(trials, known)
+            for row in trials.rows:
+                grouped.setdefault(row["question"], []).append(row["answer"])
+        rules = load_ng_rules(ng_rules) if ng_rules is not None else None
+        reference = build_reference_set(
+            grouped, ng_rules=rules, target_length=target_length, pool=pool, k=k
+        )
+        write_data_dir(folder, output_dir, reference, source, replace)
+    except HakariInputError as exc:
+        raise _fail(exc) from exc
+    table = Table(title="reference set")
+    for name in ("question", "input", "after NG", "after rare 5-grams", "after length", "selected"):
+        table.add_column(name)
+    for c in reference.counts:
+        steps = (c.input, c.after_ng, c.after_rare_ngrams, c.after_length, c.selected)
+        table.add_row(c.question, *map(str, steps))
+    out.print(table)
+    console.print(f"wrote {output_dir}")
+
+
+@app.command("fetch-data")
+def fetch_data_command(
+    cache_dir: CacheDirOption = None,
+    url: Annotated[
+        str | None, typer.Option(help="archive URL or local .tar.gz (default: GitHub, pinned)")
+    ] = None,
+    force: Annotated[bool, typer.Option(help="download again")] = False,
+) -> None:
+    """Download pfgen-bench's data folder at the pinned commit into the cache."""
+    from hakari.pfgen.fetch import PINNED_COMMIT, fetch_data
+
+    try:
+        path = fetch_data(cache_dir, url=url, force=force)
+    except HakariInputError as exc:
+        raise _fail(exc) from exc
+    console.print(f"pfgen-bench data at commit {PINNED_COMMIT[:7]}: {path}")
+    out.print(str(path))
+
+
+@app.command()
+def leaderboard(
+    dirs: Annotated[list[Path], typer.Argument(help="folders of results or hakari summaries")],
+    data_dir: DataDirOption = None,
+    cache_dir: CacheDirOption = None,
+    bootstrap: Annotated[int, typer.Option(help="bootstrap resamples for the CI")] = 10_000,
+) -> None:
+    """Rank models by score with CIs; flag differing temperatures and trial counts."""
+    from hakari.pfgen import leaderboard as lb
+
+    try:
+        trials, results, summary_files = lb.find_inputs(dirs)
+        entries = [
+            lb.entry_from_summary(s, str(p)) for p in summary_files for s in lb.read_summaries(p)
+        ]
+        entries += [lb.entry_from_result(lb.read_result(p), str(p.parent)) for p in results]
+        if trials:
+            summaries = _score_paths(
+                trials,
+                _data_dir(data_dir, cache_dir),
+                cache_dir,
+                python_sum="3.11",
+                resamples=bootstrap,
+                seed=0,
+            )
+            entries += [lb.entry_from_summary(s, s["file"]) for s in summaries]
+    except HakariInputError as exc:
+        raise _fail(exc) from exc
+    if not entries:
+        raise _fail(HakariInputError("no results found", file=", ".join(map(str, dirs))))
+    ranked = lb.flag_and_rank(entries)
+    table = Table(title="pfgen-bench leaderboard")
+    for name in LEADERBOARD_COLUMNS:
+        justify = "left" if name in ("model", "flags") else "right"
+        table.add_column(name, justify=justify, no_wrap=name != "model")
+    for rank, e in enumerate(ranked, start=1):
+        ci = f"[{e.ci_low:.4f}, {e.ci_high:.4f}]" if e.ci_low is not None else "–"
+        table.add_row(
+            str(rank),
+            e.model,
+            e.mode or "–",
+            _fmt(e.temperature, 1),
+            str(e.num_trials),
+            f"{e.score:.4f}",
+            ci,
+            f"{e.fluency:.3f}",
+            f"{e.truthfulness:.3f}",
+            f"{e.helpfulness:.3f}",
+            f"{e.length:.1f}",
+            ", ".join(e.flags),
+        )
+    out.print(table)
+    if any(e.flags for e in ranked):
+        out.print("flags: temperature or trial count differs from the most common one.")
+
+
+def main() -> None:  # pragma: no cover - for `python -m hakari.pfgen.cli`
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
