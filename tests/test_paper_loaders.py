@@ -179,11 +179,11 @@ HUB = {
     "mnli": ("nyu-mll/glue", "mnli", "validation_matched", None),
     "squad": ("rajpurkar/squad", None, "validation", None),
     "commonsenseqa": ("tau/commonsense_qa", None, "validation", None),
-    "jcola": ("shunk031/JGLUE", "JCoLA", "validation", "refs/convert/parquet"),
-    "jsts": ("shunk031/JGLUE", "JSTS", "validation", "refs/convert/parquet"),
-    "jnli": ("shunk031/JGLUE", "JNLI", "validation", "refs/convert/parquet"),
-    "jsquad": ("shunk031/JGLUE", "JSQuAD", "validation", "refs/convert/parquet"),
-    "jcommonsenseqa": ("shunk031/JGLUE", "JCommonsenseQA", "validation", "refs/convert/parquet"),
+    "jcola": ("shunk031/JGLUE", "JCoLA", "validation", None),
+    "jsts": ("shunk031/JGLUE", "JSTS", "validation", None),
+    "jnli": ("shunk031/JGLUE", "JNLI", "validation", None),
+    "jsquad": ("shunk031/JGLUE", "JSQuAD", "validation", None),
+    "jcommonsenseqa": ("shunk031/JGLUE", "JCommonsenseQA", "validation", None),
 }
 # One row per task in the layout (and label encoding) the hub datasets yield.
 HUB_ROWS: dict[str, dict[str, Any]] = {
