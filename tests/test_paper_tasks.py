@@ -247,3 +247,12 @@ def test_local_eval_splits_have_the_paper_row_counts(
 ) -> None:
     data_dir = needs_datasets()
     assert sum(1 for _ in iter_rows(tasks[name].spec, data_dir=data_dir)) == rows
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_every_regex_can_constrain_decoding(tasks: dict[str, Task], name: str) -> None:
+    pytest.importorskip("llguidance")
+    from hakari.constrained import validate_regex
+
+    for t in tasks[name].spec.templates:
+        assert validate_regex(t.regex) is None, (t.id, t.regex)
