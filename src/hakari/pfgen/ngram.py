@@ -83,6 +83,8 @@ def _level_queries(prev_ids: IntArray, codes: IntArray, n: int, alphabet_size: i
     queries = np.full(codes.shape, -1, dtype=np.int64)
     if n == 1:
         return codes.copy()
+    if n > codes.shape[1]:
+        return queries
     first = codes[:, : codes.shape[1] - n + 1]  # code of the character at x-n+1
     suffix = prev_ids[:, n - 1 :]  # id of the (n-1)-gram spanning [x-n+2, x]
     ok = (first >= 0) & (suffix >= 0)
@@ -203,9 +205,10 @@ def build_table(references: dict[str, list[str]], max_n: int = MAX_N) -> NgramTa
     prev = codes
     for n in range(1, max_n + 1):
         queries = _level_queries(prev, codes, n, size)
-        level_keys = np.unique(queries[queries >= 0])
-        ids = _lookup(level_keys, queries)
-        ids[queries < 0] = -1
+        present = queries >= 0
+        level_keys, inverse = np.unique(queries[present], return_inverse=True)
+        ids = np.full(queries.shape, -1, dtype=np.int64)
+        ids[present] = inverse
         rows, cols = _first_occurrence(ids, ids >= 0)
         per_source = np.bincount(
             ids[rows, cols] * len(sources) + row_source[rows],
