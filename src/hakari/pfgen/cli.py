@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal, cast
 
 import typer
 from rich.console import Console
@@ -230,7 +230,7 @@ def generate(
     """Generate N trials of answers with the reference's prompts and settings."""
     from hakari.pfgen.data import load_examples, resolve_data_dir
     from hakari.pfgen.generate import GenerationSettings, config_hash, generate_trials, write_run
-    from hakari.pfgen.prompts import MODES
+    from hakari.pfgen.prompts import MODES, Mode
 
     try:
         if mode not in MODES:
@@ -243,7 +243,7 @@ def generate(
         questions = [q.question for q in tables.questions]
         settings = GenerationSettings(
             model=model,
-            mode=mode,  # type: ignore[arg-type]
+            mode=cast(Mode, mode),
             num_trials=num_trials,
             temperature=temperature,
             top_p=top_p,
@@ -253,7 +253,7 @@ def generate(
             seed=seed,
         )
         from hakari.cache import ResponseCache
-        from hakari.models import load_backend  # type: ignore[import-not-found]
+        from hakari.models import load_backend
 
         backend = load_backend(model, dtype=dtype, device=device)
     except HakariInputError as exc:
@@ -388,7 +388,7 @@ def leaderboard(
     ranked = lb.flag_and_rank(entries)
     table = Table(title="pfgen-bench leaderboard")
     for name in LEADERBOARD_COLUMNS:
-        justify = "left" if name in ("model", "flags") else "right"
+        justify: Literal["left", "right"] = "left" if name in ("model", "flags") else "right"
         table.add_column(name, justify=justify, no_wrap=name != "model")
     for rank, e in enumerate(ranked, start=1):
         ci = f"[{e.ci_low:.4f}, {e.ci_high:.4f}]" if e.ci_low is not None else "–"
@@ -416,4 +416,4 @@ def main() -> None:  # pragma: no cover - for `python -m hakari.pfgen.cli`
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    main()

@@ -161,7 +161,7 @@ def _write_table(path: Path, table: NgramTable) -> None:
         arrays[f"keys{n + 1}"] = _smallest_unsigned(table.keys[n])
         arrays[f"counts{n + 1}"] = table.counts[n]
     with path.open("wb") as fh:
-        np.savez(fh, **arrays)
+        np.savez(fh, allow_pickle=False, **arrays)
 
 
 def _read_table(path: Path, question: Question) -> NgramTable:
