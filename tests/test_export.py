@@ -206,7 +206,7 @@ def test_unknown_template_is_one_clear_error(train_dir: Path, tmp_path: Path) ->
 
 def test_missing_train_file_leaves_no_output(tmp_path: Path) -> None:
     out = tmp_path / "out.jsonl"
-    with pytest.raises(HakariInputError, match="data file not found"):
+    with pytest.raises(HakariInputError, match="no local copy at"):
         export_training_data("cola", output=out, data_dir=tmp_path)
     assert not out.exists()
     assert list(tmp_path.iterdir()) == []

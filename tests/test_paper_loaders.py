@@ -296,13 +296,13 @@ def test_hub_failure_is_one_clear_error(monkeypatch: pytest.MonkeyPatch) -> None
 
 
 def test_missing_file_is_one_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(HakariInputError, match="data file not found") as err:
+    with pytest.raises(HakariInputError, match="no local copy at") as err:
         check_task_data(load_task("cola"), data_dir=tmp_path)
     assert err.value.file == str(tmp_path / "cola" / "validation.jsonl")
 
 
 def test_missing_train_file_is_one_clear_error(glue_dir: Path) -> None:
-    with pytest.raises(HakariInputError, match="data file not found") as err:
+    with pytest.raises(HakariInputError, match="no local copy at") as err:
         list(iter_rows(load_task("mnli").spec, split="train", data_dir=glue_dir))
     assert err.value.file == str(glue_dir / "mnli" / "train.jsonl")
 

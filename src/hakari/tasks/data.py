@@ -61,13 +61,26 @@ def _iter_split(
         )
     split = data.splits[split_name]
     local = resolve_split_file(split, data_dir=data_dir, task_dir=task_dir)
-    use_local = local is not None and (split.hub_split is None or data_dir is not None)
+    # With --data-dir a local copy wins over the hub, where the copy exists: a run that
+    # mixes tasks with and without local copies still reaches the hub for the others.
+    use_local = local is not None and (
+        split.hub_split is None or (data_dir is not None and local.is_file())
+    )
     if use_local:
         assert local is not None
         yield from iter_file(local, split.format or data.format)
         return
     assert data.hub is not None and split.hub_split is not None
-    yield from _iter_hub(data, split.hub_split)
+    try:
+        yield from _iter_hub(data, split.hub_split)
+    except HakariInputError as exc:
+        if local is not None and data_dir is not None:
+            raise HakariInputError(
+                f"no local copy at {local} (from --data-dir), and the hub failed: {exc.detail}",
+                file=str(local),
+                field="data.splits",
+            ) from exc
+        raise
 
 
 def _iter_hub(data: DataSpec, hub_split: str) -> Iterator[Row]:
@@ -75,8 +88,9 @@ def _iter_hub(data: DataSpec, hub_split: str) -> Iterator[Row]:
 
     assert data.hub is not None
     try:
+        extra = {"data_dir": data.hub.data_dir} if data.hub.data_dir else {}
         ds = datasets.load_dataset(
-            data.hub.path, data.hub.name, split=hub_split, revision=data.hub.revision
+            data.hub.path, data.hub.name, split=hub_split, revision=data.hub.revision, **extra
         )
     except Exception as exc:  # the hub raises many types; the user needs one message
         raise HakariInputError(

@@ -36,6 +36,8 @@ class HubSource(_Strict):
     path: str
     name: str | None = None
     revision: str | None = None
+    # a folder inside the repository, e.g. for parquet conversions of script datasets
+    data_dir: str | None = None
 
 
 class SplitSource(_Strict):
