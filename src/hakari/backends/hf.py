@@ -172,7 +172,7 @@ class HFBackend:
             model = AutoModelForCausalLM.from_pretrained(source, dtype=torch_dtype, **kwargs)
         except (OSError, ValueError) as e:
             raise ModelLoadError(f"cannot load model {name!r} from {source}: {e}") from e
-        model.to(dev)
+        model.to(dev)  # type: ignore[arg-type]
         commit = getattr(model.config, "_commit_hash", None)
         return cls(
             model,
@@ -426,7 +426,7 @@ class _Row:
 
     def result(self, tokenizer: PreTrainedTokenizerBase) -> GenerationResult:
         ids = self.generated[:-1] if self.finish == "eos" else self.generated
-        text = tokenizer.decode(ids, skip_special_tokens=True)
+        text = str(tokenizer.decode(ids, skip_special_tokens=True))
         if self.finish == "stop":
             cuts = [i for i in (text.find(s) for s in self.stop) if i >= 0]
             if cuts:
@@ -446,7 +446,7 @@ class _RowStopper(StoppingCriteria):
 
     def __call__(
         self, input_ids: torch.LongTensor, scores: object, **kwargs: object
-    ) -> torch.BoolTensor:  # type: ignore[override]
+    ) -> torch.BoolTensor:
         last = input_ids[:, -1].tolist()
         for row, token in zip(self.rows, last, strict=True):
             if not row.done:
@@ -483,7 +483,7 @@ class _RowLogits(LogitsProcessor):
         self.rows = rows
         self.factory = factory
 
-    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:  # type: ignore[override]
+    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
         live = [i for i, r in enumerate(self.rows) if not r.done]
         masked = [i for i in live if self.rows[i].constraint is not None]
         if masked:

@@ -123,7 +123,7 @@ def _convert(model: PackagedModel, gguf: Path, out: Path, sha: str) -> None:
     tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
     lm = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
     # save_pretrained refuses a GGUF-quantised model; the weights are already fp32.
-    lm.hf_quantizer = None
+    lm.hf_quantizer = None  # type: ignore[assignment]
     if hasattr(lm.config, "quantization_config"):
         del lm.config.quantization_config
     lm.config.name_or_path = model.upstream
