@@ -123,6 +123,14 @@ def test_bad_input_exit_2_names_file(tmp_path: Path, task, rows, needles) -> Non
         assert needle in flat, (needle, flat)
 
 
+def test_regex_that_cannot_constrain_is_named_before_any_model(tmp_path: Path) -> None:
+    # valid for Python's re, but llguidance has no look-arounds
+    path = write_task(tmp_path, mutate(templates__1__regex="(?=0)[01]"))
+    code, out = run_cli(path)
+    flat = " ".join(out.split())
+    assert code == 2 and "template 0-1" in flat and "cannot constrain decoding" in flat
+
+
 def test_missing_data_file_is_named(tmp_path: Path) -> None:
     path = write_task(tmp_path, mutate(data={"splits": {"validation": {"file": "nope.jsonl"}}}))
     code, out = run_cli(path)

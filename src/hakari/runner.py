@@ -41,7 +41,7 @@ from hakari.results import (
     library_versions,
 )
 from hakari.tasks.data import iter_rows
-from hakari.tasks.loader import Task, check_task_data, load_task
+from hakari.tasks.loader import Task, check_constraints, check_task_data, load_task
 from hakari.tasks.spec import PromptFormat
 
 Decoding = Literal["greedy", "constrained", "loglik"]
@@ -143,6 +143,8 @@ def evaluate(
     for task in loaded:
         check_task_data(task, data_dir=opts.data_dir)
         select_templates(task.spec, templates)
+        if "constrained" in decoding_list:
+            check_constraints(task)
     if not models:
         raise HakariInputError("no model given", field="--model")
     factory = backend_factory or _default_factory(opts)

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from hakari.errors import HakariInputError
 from hakari.tasks.data import Row, get_path, iter_rows
-from hakari.tasks.spec import TaskSpec
+from hakari.tasks.spec import INSTANCE_REF, TaskSpec
 
 BUILTIN_PACKAGE = "hakari.tasks.builtin"
 
@@ -147,6 +147,22 @@ def _check_field(
             template=template_id,
             field="target" if is_target else "prompt",
         ) from None
+
+
+def check_constraints(task: Task) -> None:
+    """Every template regex must also work as a decoding constraint (llguidance's regex
+    dialect differs from Python's: no look-arounds or back-references)."""
+    from hakari.constrained import validate_regex
+
+    for template in task.spec.templates:
+        problem = validate_regex(INSTANCE_REF.sub("x", template.regex))
+        if problem is not None:
+            raise HakariInputError(
+                f"regex {template.regex!r} cannot constrain decoding: {problem}",
+                file=str(task.path),
+                template=template.id,
+                field="regex",
+            )
 
 
 def task_summary(task: Task) -> dict[str, Any]:

@@ -1,0 +1,3 @@
+from hakari.cli import app
+
+app(prog_name="hakari")
