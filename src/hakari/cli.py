@@ -20,6 +20,10 @@ app = typer.Typer(
 )
 tasks_app = typer.Typer(help="List, show and export tasks.", no_args_is_help=True)
 app.add_typer(tasks_app, name="tasks")
+models_app = typer.Typer(
+    help="The models hakari can load without a download.", no_args_is_help=True
+)
+app.add_typer(models_app, name="models")
 
 console = Console()
 err_console = Console(stderr=True)
@@ -210,6 +214,22 @@ def tasks_export(
     except HakariInputError as exc:
         _fail(exc)
     console.print(f"wrote {n} rows to {output}")
+
+
+@models_app.command("list")
+def models_list() -> None:
+    """The packaged small models (shipped inside PyPI packages) and the spec forms."""
+    from hakari.models import list_packaged_models
+
+    table = Table(title="packaged models", title_justify="left")
+    for col in ("spec", "installed", "model", "install"):
+        table.add_column(col)
+    for model, installed in list_packaged_models():
+        table.add_row(
+            model.name, "yes" if installed else "no", model.description, model.pip_install
+        )
+    console.print(table)
+    console.print(r"Any other causal LM: --model hf:<local folder> or hf:<hub id>\[@revision]")
 
 
 def _mount_pfgen() -> None:
