@@ -124,8 +124,50 @@ def print_alpha_sweep(results: EvalResults, console: Console) -> None:
                 console.print(table)
 
 
+def summary_rows(results: EvalResults) -> Iterator[list[str]]:
+    """One row per model × task × decoding × metric: the numbers a paper table needs."""
+    for model, mres in results.models.items():
+        for task_name, tres in mres.tasks.items():
+            for decoding, dec in tres.decodings.items():
+                if dec.skipped or not dec.templates:
+                    continue
+                fallback = sum(t.fallback_rate for t in dec.templates.values()) / len(dec.templates)
+                for metric in tres.metrics:
+                    a = dec.aggregate.get(metric, {})
+                    yield [
+                        model,
+                        task_name,
+                        decoding,
+                        metric,
+                        _fmt(a.get("mean")),
+                        _fmt(a.get("std")),
+                        _fmt(a.get("sharpe")) + _ci(a, "sharpe_ci_low", "sharpe_ci_high"),
+                        _fmt(a.get("min")) + "–" + _fmt(a.get("max")),
+                        _fmt(tres.chance.get(metric)),
+                        f"{fallback:.1%}",
+                    ]
+
+
+SUMMARY_HEADER = [
+    "model",
+    "task",
+    "decoding",
+    "metric",
+    "mean",
+    "std",
+    "Sharpe (95% CI)",
+    "min–max",
+    "chance",
+    "fallback",
+]
+
+
 def markdown_report(results: EvalResults) -> str:
-    lines: list[str] = []
+    lines: list[str] = ["### Summary\n"]
+    lines.append("| " + " | ".join(SUMMARY_HEADER) + " |")
+    lines.append("|" + "|".join("---" for _ in SUMMARY_HEADER) + "|")
+    lines.extend("| " + " | ".join(row) + " |" for row in summary_rows(results))
+    lines.append("")
     for title, tres, dec in _sections(results):
         lines.append(f"### {title}\n")
         if dec.skipped:
