@@ -5,18 +5,12 @@ from __future__ import annotations
 import hashlib
 import json
 import lzma
-from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
 from hakari.backends.base import (
     GenerationRequest,
-    GenerationResult,
-    LoglikRequest,
-    LoglikResult,
-    ModelIdentity,
-    OnBatch,
 )
 from hakari.cache import ResponseCache
 from hakari.pfgen.data import Example
@@ -36,6 +30,7 @@ from hakari.pfgen.prompts import (
     stop_sequences,
 )
 from hakari.pfgen.trials import identify_trials, read_trials
+from tests.fakes import FakeBackend
 
 POOL = [Example(f"質問{i:02d}？", f"回答{i:02d}です。") for i in range(50)]
 
@@ -105,59 +100,33 @@ def test_config_hash_is_the_reference_folder_name():
         assert json.loads(config_json(settings)) == json.loads((folder / "config.json").read_text())
 
 
-class FakeBackend:
-    """Deterministic: the answer depends on the prompt and the seed; records requests.
-    Answers listed in `empty_first` come back empty on the first round."""
+def question_of(request: GenerationRequest) -> str:
+    text = request.prompt or (request.messages[-1].content if request.messages else "")
+    return text.rsplit("Q: ", 1)[-1].removesuffix("\nA:")
 
-    def __init__(self, empty_first: set[str] = frozenset(), always_empty: set[str] = frozenset()):  # type: ignore[assignment]
-        self.identity = ModelIdentity(backend="fake", name="fake-pfgen", revision="1")
-        self.requests: list[GenerationRequest] = []
-        self.empty_first = empty_first
-        self.always_empty = always_empty
 
-    def _question(self, request: GenerationRequest) -> str:
-        text = request.prompt or (request.messages[-1].content if request.messages else "")
-        return text.rsplit("Q: ", 1)[-1].removesuffix("\nA:")
+def trial_of(request: GenerationRequest) -> int:
+    for trial in range(1, 100):
+        if request.seed == sampling_seed(trial):
+            return trial
+    return -1
 
-    def generate(
-        self,
-        requests: Sequence[GenerationRequest],
-        *,
-        batch_size: int | None = None,
-        on_batch: OnBatch[GenerationResult] | None = None,
-    ) -> list[GenerationResult]:
-        results = []
-        for request in requests:
-            self.requests.append(request)
-            question = self._question(request)
-            first_round = request.seed == sampling_seed(int(self._trial(request)))
-            if question in self.always_empty or (question in self.empty_first and first_round):
-                text = ""
-            else:
-                text = f" A: {question}の答え{request.seed % 97}。 "
-            results.append(GenerationResult(text=text, n_tokens=5))
-        if on_batch is not None:
-            on_batch(list(enumerate(results)))
-        return results
 
-    def _trial(self, request: GenerationRequest) -> int:
-        for trial in range(1, 100):
-            if request.seed in (sampling_seed(trial),):
-                return trial
-        return -1
+def pfgen_fake(
+    empty_first: frozenset[str] = frozenset(), always_empty: frozenset[str] = frozenset()
+) -> FakeBackend:
+    """Deterministic: the answer depends on the prompt and the seed. Questions in
+    `empty_first` answer empty on the first round, those in `always_empty` every time."""
 
-    def loglik(
-        self, requests: Sequence[LoglikRequest], *, batch_size=None, on_batch=None
-    ) -> list[LoglikResult]:
-        raise NotImplementedError
+    def respond(request: GenerationRequest) -> str:
+        question = question_of(request)
+        first_round = request.seed == sampling_seed(trial_of(request))
+        if question in always_empty or (question in empty_first and first_round):
+            return ""
+        assert request.seed is not None
+        return f" A: {question}の答え{request.seed % 97}。 "
 
-    def render_prompt(self, request: GenerationRequest | LoglikRequest) -> str:
-        if request.messages:
-            return "\n".join(f"<{m.role}>{m.content}" for m in request.messages)
-        return request.prompt
-
-    def close(self) -> None:
-        pass
+    return FakeBackend(respond, name="fake-pfgen")
 
 
 QUESTIONS = ["質問01？", "質問02？", "質問03？"]
@@ -165,7 +134,7 @@ QUESTIONS = ["質問01？", "質問02？", "質問03？"]
 
 def test_generation_requests_resume_and_output(tmp_path: Path):
     cache = ResponseCache(tmp_path / "responses.sqlite3")
-    backend = FakeBackend()
+    backend = pfgen_fake()
     settings = GenerationSettings(model="fake", mode="qa", num_trials=4)
     progress: list[tuple[int, int]] = []
     report = generate_trials(
@@ -176,18 +145,18 @@ def test_generation_requests_resume_and_output(tmp_path: Path):
         cache=cache,
         on_progress=lambda d, t: progress.append((d, t)),
     )
-    assert report.generated == 12 and len(backend.requests) == 12
+    assert report.generated == 12 and len(backend.generated) == 12
     assert progress[-1] == (12, 12)
-    first = backend.requests[0]
+    first = backend.generated[0]
     assert first.max_new_tokens == 300 and first.stop == ("Q:",)
     assert (first.temperature, first.top_p, first.top_k) == (1.0, 0.98, 0)
     assert first.seed == sampling_seed(1)
     assert first.messages is not None and first.messages[0].role == "user"
     assert report.rows[0]["answer"] == f"質問01？の答え{sampling_seed(1) % 97}。"  # after "A:"
 
-    again = FakeBackend()
+    again = pfgen_fake()
     resumed = generate_trials(again, POOL, QUESTIONS, settings, cache=cache)
-    assert resumed.generated == 0 and again.requests == []
+    assert resumed.generated == 0 and again.generated == []
     assert [r["answer"] for r in resumed.rows] == [r["answer"] for r in report.rows]
 
     path = write_run(tmp_path / "run", settings, report.rows)
@@ -201,25 +170,25 @@ def test_generation_requests_resume_and_output(tmp_path: Path):
 
 
 def test_empty_answers_are_retried_with_a_new_seed(tmp_path: Path):
-    backend = FakeBackend(empty_first={"質問02？"}, always_empty={"質問03？"})
+    backend = pfgen_fake(empty_first=frozenset({"質問02？"}), always_empty=frozenset({"質問03？"}))
     settings = GenerationSettings(model="fake", mode="completion", num_trials=2)
     report = generate_trials(backend, POOL, QUESTIONS, settings, cache=None)
-    retried = [r for r in backend.requests if backend._question(r) == "質問02？"]
+    retried = [r for r in backend.generated if question_of(r) == "質問02？"]
     assert len(retried) == 4  # 2 trials x (first round + one retry)
     assert retried[0].seed != retried[-1].seed
     assert report.retried == 4  # 質問02 and 質問03 in both trials
     assert sorted(report.gave_up) == [(1, "質問03？"), (2, "質問03？")]
     answers = {(r["trial"], r["question"]): r["answer"] for r in report.rows}
     assert answers[(1, "質問02？")] != "" and answers[(1, "質問03？")] == ""
-    assert sum(backend._question(r) == "質問03？" for r in backend.requests) == 20
+    assert sum(question_of(r) == "質問03？" for r in backend.generated) == 20
 
 
 @pytest.mark.parametrize("mode", ["completion", "chat"])
 def test_request_shape_per_mode(mode: str):
-    backend = FakeBackend()
+    backend = pfgen_fake()
     settings = GenerationSettings(model="fake", mode=mode, num_trials=1, temperature=0.0)  # type: ignore[arg-type]
     generate_trials(backend, POOL, QUESTIONS[:1], settings, cache=None)
-    (request,) = backend.requests
+    (request,) = backend.generated
     assert request.temperature == 0.0
     if mode == "completion":
         assert request.messages is None and request.prompt.endswith("Q: 質問01？\nA:")
