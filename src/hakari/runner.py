@@ -156,6 +156,7 @@ def evaluate(
         versions=library_versions(),
         output_dir=str(out_dir) if out_dir else None,
     )
+    baselines = {task.name: _task_baseline(task, opts) for task in loaded}
     cache = ResponseCache.in_dir(opts.cache_dir) if opts.use_cache else None
     samples_path = out_dir / "samples.jsonl" if out_dir else None
     try:
@@ -164,7 +165,15 @@ def evaluate(
                 backend = factory(model_spec)
                 try:
                     results.models[model_spec] = _evaluate_model(
-                        model_spec, backend, loaded, decoding_list, opts, cache, hook, write_sample
+                        model_spec,
+                        backend,
+                        loaded,
+                        baselines,
+                        decoding_list,
+                        opts,
+                        cache,
+                        hook,
+                        write_sample,
                     )
                 finally:
                     backend.close()
@@ -220,6 +229,7 @@ def _evaluate_model(
     model_spec: str,
     backend: Backend,
     tasks: Sequence[Task],
+    baselines: dict[str, tuple[int, dict[str, float]]],
     decodings: Sequence[Decoding],
     opts: RunOptions,
     cache: ResponseCache | None,
@@ -231,9 +241,12 @@ def _evaluate_model(
     use_chat = _resolve_chat(backend, opts.prompt_format)
     for task in tasks:
         spec = task.spec
-        n_rows = sum(1 for _ in _rows(task, opts))
+        n_rows, chance = baselines[task.name]
         task_result = TaskResult(
-            language=spec.language, n_instances=n_rows, metrics=[str(m) for m in spec.metrics]
+            language=spec.language,
+            n_instances=n_rows,
+            metrics=[str(m) for m in spec.metrics],
+            chance=chance,
         )
         for decoding in decodings:
             label = f"{model_spec} · {spec.name} · {decoding}"
@@ -250,8 +263,6 @@ def _evaluate_model(
             dec.generated, dec.cached = generated, cached
             dec.wall_s = round(time.perf_counter() - started, 3)
             task_result.decodings[decoding] = dec
-        if n_rows:
-            task_result.chance = _chance(task, opts)
         result.tasks[spec.name] = task_result
     return result
 
@@ -429,7 +440,9 @@ def _score(task: Task, collected: _Collected, opts: RunOptions) -> DecodingResul
     return dec
 
 
-def _chance(task: Task, opts: RunOptions) -> dict[str, float]:
+def _task_baseline(task: Task, opts: RunOptions) -> tuple[int, dict[str, float]]:
+    """The number of evaluated instances and the chance rates on them: one pass over the
+    data per task, shared by every model."""
     from hakari.chance import chance_rates
     from hakari.extract import gold_answer
     from hakari.tasks.data import get_path
@@ -438,7 +451,7 @@ def _chance(task: Task, opts: RunOptions) -> dict[str, float]:
     golds = [
         gold_answer(spec, get_path(r, spec.field_path(spec.target))) for r in _rows(task, opts)
     ]
-    return chance_rates(spec, golds)
+    return len(golds), (chance_rates(spec, golds) if golds else {})
 
 
 def _alpha_sweeps(results: EvalResults) -> dict[str, dict[str, dict[str, list[dict[str, Any]]]]]:
