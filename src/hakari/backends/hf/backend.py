@@ -1,0 +1,332 @@
+"""The transformers backend: batched generation and log-likelihood scoring in-process.
+
+How batches are formed is in `scheduling.py`; what each row of a generation batch may
+do (stop strings, regex constraint, own sampler) is in `rows.py`; loading the model is
+in `loading.py`. This class ties them to the `Backend` protocol.
+
+`GenerationResult.n_tokens` counts the tokens generated, the EOS token included when the
+model produced one. A regex row cut by `max_new_tokens` (finish_reason "length") holds
+a prefix of a match, not a full match.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import secrets
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+
+import torch
+from transformers import (
+    GenerationConfig,
+    LogitsProcessorList,
+    PreTrainedModel,
+    PreTrainedTokenizerBase,
+    StoppingCriteriaList,
+)
+
+from hakari.backends.base import (
+    GenerationRequest,
+    GenerationResult,
+    LoglikRequest,
+    LoglikResult,
+    Message,
+    ModelIdentity,
+    OnBatch,
+)
+from hakari.backends.hf.loading import (
+    DEFAULT_BATCH_SIZE,
+    PROMPT_FORMATS,
+    context_length,
+    find_eos_token_ids,
+    load_pretrained,
+)
+from hakari.backends.hf.rows import Row, RowLogits, RowStopper, Sampler
+from hakari.backends.hf.scheduling import (
+    LoglikScheduler,
+    Pair,
+    all_set,
+    generation_group,
+    left_pad,
+    schedule,
+)
+from hakari.constrained import RegexConstraintFactory
+from hakari.errors import HakariInputError, ModelLoadError
+
+log = logging.getLogger(__name__)
+
+
+class HFBackend:
+    """A causal LM from transformers, run in this process."""
+
+    def __init__(
+        self,
+        model: PreTrainedModel,
+        tokenizer: PreTrainedTokenizerBase,
+        *,
+        name: str,
+        revision: str,
+        prompt_format: str = "auto",
+    ) -> None:
+        if prompt_format not in PROMPT_FORMATS:
+            raise ModelLoadError(
+                f"unknown prompt format {prompt_format!r}; use one of {', '.join(PROMPT_FORMATS)}",
+                field="prompt_format",
+            )
+        self.model = model.eval()
+        self.tokenizer = tokenizer
+        self.device = next(model.parameters()).device
+        self.supports_chat: bool = bool(getattr(tokenizer, "chat_template", None))
+        if prompt_format == "chat" and not self.supports_chat:
+            raise ModelLoadError(
+                f"prompt format 'chat' asked for, but {name} has no chat template",
+                field="prompt_format",
+            )
+        self.use_chat_template = self.supports_chat and prompt_format != "completion"
+        dtype = str(next(model.parameters()).dtype).removeprefix("torch.")
+        self.identity = ModelIdentity(
+            backend="hf",
+            name=name,
+            revision=revision,
+            dtype=dtype,
+            prompt_format="chat" if self.use_chat_template else "completion",
+        )
+        self.eos_token_ids = find_eos_token_ids(model, tokenizer)
+        pad = tokenizer.pad_token_id
+        self.pad_token_id: int = int(pad) if pad is not None else min(self.eos_token_ids)
+        self.max_length = context_length(model, tokenizer)
+        self.default_batch_size = DEFAULT_BATCH_SIZE.get(self.device.type, 8)
+        self._constraints: RegexConstraintFactory | None = None
+        self._render_chat = lru_cache(maxsize=1 << 16)(self._apply_chat_template)
+
+    @classmethod
+    def from_pretrained(
+        cls,
+        source: str | Path,
+        *,
+        name: str,
+        revision: str | None = None,
+        identity_revision: str | None = None,
+        dtype: str = "float32",
+        device: str = "auto",
+        prompt_format: str = "auto",
+        trust_remote_code: bool = False,
+        local_files_only: bool = False,
+    ) -> HFBackend:
+        """Load a local folder or a hub id (at `revision`). The identity's revision is
+        `identity_revision`, else the hub commit, else the revision asked for."""
+        model, tokenizer = load_pretrained(
+            source,
+            name=name,
+            revision=revision,
+            dtype=dtype,
+            device=device,
+            trust_remote_code=trust_remote_code,
+            local_files_only=local_files_only,
+        )
+        commit = getattr(model.config, "_commit_hash", None)
+        return cls(
+            model,
+            tokenizer,
+            name=name,
+            revision=identity_revision or commit or revision or "",
+            prompt_format=prompt_format,
+        )
+
+    # -- prompts -----------------------------------------------------------------------
+
+    def render_prompt(self, request: GenerationRequest | LoglikRequest) -> str:
+        if request.messages and self.use_chat_template:
+            return self._render_chat(request.messages)
+        return request.prompt
+
+    def _apply_chat_template(self, messages: tuple[Message, ...]) -> str:
+        chat = [{"role": m.role, "content": m.content} for m in messages]
+        text = self.tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
+        return str(text)
+
+    def _encode(self, requests: Sequence[GenerationRequest | LoglikRequest]) -> list[list[int]]:
+        """Token ids of each rendered prompt. Chat-rendered text already holds its special
+        tokens; completion prompts get the tokenizer's (e.g. Gemma's <bos>)."""
+        out: list[list[int]] = [[] for _ in requests]
+        for chat in (True, False):
+            idx = [i for i, r in enumerate(requests) if self._is_chat(r) == chat]
+            if not idx:
+                continue
+            texts = [self.render_prompt(requests[i]) for i in idx]
+            ids = self.tokenizer(texts, add_special_tokens=not chat)["input_ids"]
+            for i, row in zip(idx, ids, strict=True):
+                out[i] = list(row)
+        return out
+
+    def _is_chat(self, request: GenerationRequest | LoglikRequest) -> bool:
+        return bool(request.messages) and self.use_chat_template
+
+    # -- generation --------------------------------------------------------------------
+
+    @property
+    def constraints(self) -> RegexConstraintFactory:
+        if self._constraints is None:
+            self._constraints = RegexConstraintFactory(
+                self.tokenizer, eos_token_ids=sorted(self.eos_token_ids)
+            )
+        return self._constraints
+
+    def generate(
+        self,
+        requests: Sequence[GenerationRequest],
+        *,
+        batch_size: int | None = None,
+        on_batch: OnBatch[GenerationResult] | None = None,
+    ) -> list[GenerationResult]:
+        self._check_regexes(requests)
+        size = batch_size or self.default_batch_size
+        prompts = [
+            self._fit_prompt(ids, r.max_new_tokens)
+            for ids, r in zip(self._encode(requests), requests, strict=True)
+        ]
+        results: list[GenerationResult | None] = [None] * len(requests)
+        for batch in schedule(requests, prompts, size, generation_group):
+            rows = [self._new_row(requests[i], prompts[i]) for i in batch]
+            self._run_batch(rows)
+            done = [(i, row.result(self.tokenizer)) for i, row in zip(batch, rows, strict=True)]
+            for i, res in done:
+                results[i] = res
+            if on_batch is not None:
+                on_batch(done)
+        return all_set(results)
+
+    def _check_regexes(self, requests: Sequence[GenerationRequest]) -> None:
+        for regex in sorted({r.regex for r in requests if r.regex is not None}):
+            error = self.constraints.validate(regex)
+            if error is not None:
+                raise HakariInputError(f"invalid regex {regex!r}: {error}", field="regex")
+
+    def _fit_prompt(self, ids: list[int], max_new_tokens: int) -> list[int]:
+        room = self.max_length - max_new_tokens
+        if room < 1:
+            raise HakariInputError(
+                f"max_new_tokens={max_new_tokens} leaves no room for a prompt in the "
+                f"model's {self.max_length} tokens",
+                field="max_new_tokens",
+            )
+        if len(ids) > room:
+            log.warning("prompt of %d tokens cut to its last %d", len(ids), room)
+            return ids[-room:]
+        return ids
+
+    def _new_row(self, request: GenerationRequest, prompt: list[int]) -> Row:
+        constraint = self.constraints.start(request.regex) if request.regex is not None else None
+        sampler = None
+        if request.temperature > 0:
+            seed = request.seed if request.seed is not None else secrets.randbits(63)
+            sampler = Sampler(request.temperature, request.top_p, request.top_k, seed)
+        stop = () if constraint is not None else tuple(s for s in request.stop if s)
+        return Row(
+            prompt=prompt,
+            max_new=request.max_new_tokens,
+            stop=stop,
+            constraint=constraint,
+            sampler=sampler,
+        )
+
+    def _run_batch(self, rows: list[Row]) -> None:
+        budget = max(r.max_new for r in rows)
+        if budget == 0:
+            return
+        input_ids, attention = left_pad([r.prompt for r in rows], self.pad_token_id)
+        config = GenerationConfig(
+            max_new_tokens=budget,
+            do_sample=False,
+            num_beams=1,
+            eos_token_id=sorted(self.eos_token_ids),
+            pad_token_id=self.pad_token_id,
+            use_cache=True,
+        )
+        processors = LogitsProcessorList()
+        if any(r.constraint is not None or r.sampler is not None for r in rows):
+            processors.append(RowLogits(rows, self.constraints))
+        stopper = RowStopper(rows, self.tokenizer, self.eos_token_ids)
+        with torch.inference_mode():
+            self.model.generate(
+                input_ids=input_ids.to(self.device),
+                attention_mask=attention.to(self.device),
+                generation_config=config,
+                logits_processor=processors,
+                stopping_criteria=StoppingCriteriaList([stopper]),
+            )
+
+    # -- log-likelihood ----------------------------------------------------------------
+
+    def loglik(
+        self,
+        requests: Sequence[LoglikRequest],
+        *,
+        batch_size: int | None = None,
+        on_batch: OnBatch[LoglikResult] | None = None,
+    ) -> list[LoglikResult]:
+        """Sum log-probs of each continuation after the rendered prompt.
+
+        Tokenisation follows lm-evaluation-harness: trailing whitespace of the context
+        moves to the continuation, the continuation's tokens are those of
+        tokenize(context + continuation) past len(tokenize(context)), and an empty
+        context is replaced by the BOS (else EOS) token. Rows whose model input is the
+        same (e.g. single-token continuations of one context) share one forward pass.
+        """
+        size = batch_size or self.default_batch_size
+        pairs = self._encode_pairs(requests)
+        scorer = LoglikScheduler(pairs, size, self._score_rows, on_batch)
+        return scorer.run()
+
+    def _encode_pairs(self, requests: Sequence[LoglikRequest]) -> list[list[Pair]]:
+        contexts = self._encode(requests)
+        out: list[list[Pair]] = []
+        for request, ctx_ids in zip(requests, contexts, strict=True):
+            context = self.render_prompt(request)
+            add_special = not self._is_chat(request)
+            out.append(
+                [self._encode_pair(context, c, ctx_ids, add_special) for c in request.continuations]
+            )
+        return out
+
+    def _encode_pair(
+        self, context: str, continuation: str, ctx_ids: list[int], add_special: bool
+    ) -> Pair:
+        if not continuation:
+            return Pair(inputs=(), targets=())
+        spaces = len(context) - len(context.rstrip())
+        if spaces:
+            continuation = context[-spaces:] + continuation
+            context = context[:-spaces]
+            ctx_ids = self.tokenizer(context, add_special_tokens=add_special)["input_ids"]
+        whole = self.tokenizer(context + continuation, add_special_tokens=add_special)["input_ids"]
+        cont = list(whole[len(ctx_ids) :])
+        ctx = list(whole[: len(ctx_ids)])
+        if not ctx:
+            bos = self.tokenizer.bos_token_id
+            ctx = [int(bos) if bos is not None else min(self.eos_token_ids)]
+        tokens = (ctx + cont)[-(self.max_length + 1) :]
+        return Pair(inputs=tuple(tokens[:-1]), targets=tuple(cont[-(len(tokens) - 1) :]))
+
+    def _score_rows(self, rows: Sequence[tuple[int, ...]], keep: int) -> torch.Tensor:
+        """Log-softmax of the last `keep` positions of each row: [rows, keep, vocab]."""
+        input_ids, attention = left_pad([list(r) for r in rows], self.pad_token_id)
+        positions = (attention.cumsum(-1) - 1).clamp(min=0)
+        with torch.inference_mode():
+            out = self.model(
+                input_ids=input_ids.to(self.device),
+                attention_mask=attention.to(self.device),
+                position_ids=positions.to(self.device),
+                logits_to_keep=keep,
+                use_cache=False,
+            )
+        return torch.log_softmax(out.logits.float(), dim=-1)
+
+    def close(self) -> None:
+        on_cuda = self.device.type == "cuda"
+        del self.model
+        gc.collect()
+        if on_cuda:
+            torch.cuda.empty_cache()

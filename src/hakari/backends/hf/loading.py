@@ -1,0 +1,102 @@
+"""Loading a transformers model and tokenizer, and the facts the backend reads off them
+(dtype, device, EOS ids, context length).
+
+Kept apart from generation so that other ways of building the model (adapters on a
+base model, a quantised load) add a loader here without touching the decoding loop.
+Every failure is a `ModelLoadError` with one clear message.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+from transformers import (
+    AutoModelForCausalLM,
+    AutoTokenizer,
+    PreTrainedModel,
+    PreTrainedTokenizerBase,
+)
+
+from hakari.errors import ModelLoadError
+
+DTYPES: dict[str, torch.dtype] = {
+    "float32": torch.float32,
+    "bfloat16": torch.bfloat16,
+    "float16": torch.float16,
+}
+DTYPE_ALIASES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16", "half": "float16"}
+PROMPT_FORMATS = ("auto", "chat", "completion")
+DEFAULT_BATCH_SIZE = {"cpu": 8, "cuda": 32}
+
+
+def resolve_dtype(dtype: str) -> str:
+    name = DTYPE_ALIASES.get(dtype, dtype)
+    if name not in DTYPES:
+        raise ModelLoadError(
+            f"unknown dtype {dtype!r}; use one of {', '.join(DTYPES)}", field="dtype"
+        )
+    return name
+
+
+def resolve_device(device: str) -> torch.device:
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, ValueError) as e:
+        raise ModelLoadError(f"unknown device {device!r}: use auto, cpu or cuda[:N]") from e
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ModelLoadError(f"device {device!r} asked for, but CUDA is not available here")
+    if dev.type not in ("cpu", "cuda"):
+        raise ModelLoadError(f"unsupported device {device!r}: use auto, cpu or cuda[:N]")
+    return dev
+
+
+def load_pretrained(
+    source: str | Path,
+    *,
+    name: str,
+    revision: str | None,
+    dtype: str,
+    device: str,
+    trust_remote_code: bool,
+    local_files_only: bool,
+) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+    """Model (on `device`, in `dtype`) and tokenizer from a local folder or a hub id."""
+    torch_dtype = DTYPES[resolve_dtype(dtype)]
+    dev = resolve_device(device)
+    kwargs = {
+        "revision": revision,
+        "trust_remote_code": trust_remote_code,
+        "local_files_only": local_files_only,
+    }
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(source, **kwargs)
+        model = AutoModelForCausalLM.from_pretrained(source, dtype=torch_dtype, **kwargs)
+    except (OSError, ValueError) as e:
+        raise ModelLoadError(f"cannot load model {name!r} from {source}: {e}") from e
+    model.to(dev)  # type: ignore[arg-type]
+    return model, tokenizer
+
+
+def find_eos_token_ids(
+    model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase
+) -> frozenset[int]:
+    ids: set[int] = set()
+    configured = getattr(model.generation_config, "eos_token_id", None)
+    if isinstance(configured, int):
+        ids.add(configured)
+    elif configured:
+        ids.update(int(t) for t in configured)
+    if tokenizer.eos_token_id is not None:
+        ids.add(int(tokenizer.eos_token_id))
+    if not ids:
+        raise ModelLoadError("the model has no EOS token (neither generation config nor tokenizer)")
+    return frozenset(ids)
+
+
+def context_length(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase) -> int:
+    limits = [getattr(model.config, "max_position_embeddings", None), tokenizer.model_max_length]
+    usable = [int(x) for x in limits if isinstance(x, int) and 0 < x < 10**8]
+    return min(usable) if usable else 2048
