@@ -1,0 +1,31 @@
+"""Aggregation of per-template scores: mean, spread, Sharpe score, bootstrap CIs, alpha sweep.
+
+The stages, one module each:
+
+* `summary`: mean, population std, extremes and the Sharpe score (paper eq. 1) of the
+  per-template scores — the point estimates;
+* `scorers`: the corpus-level metric of every template on many resamples of the
+  instances, vectorised over replicates;
+* `resampling`: the templates × instances bootstrap and its intervals;
+* `sweep`: rankings of several models by Sharpe score for each alpha.
+"""
+
+from __future__ import annotations
+
+from hakari.aggregate.resampling import BootstrapResult, bootstrap
+from hakari.aggregate.scorers import resampled_template_scores
+from hakari.aggregate.summary import STD_KIND, AggregateStats, aggregate, sharpe_score
+from hakari.aggregate.sweep import alpha_sweep, default_alphas, rank_models
+
+__all__ = [
+    "STD_KIND",
+    "AggregateStats",
+    "BootstrapResult",
+    "aggregate",
+    "alpha_sweep",
+    "bootstrap",
+    "default_alphas",
+    "rank_models",
+    "resampled_template_scores",
+    "sharpe_score",
+]

@@ -1,0 +1,37 @@
+"""Alpha sweep: how the ranking of models by Sharpe score changes with alpha (paper,
+Figures 3 and 5)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from hakari.aggregate.summary import sharpe_score
+
+
+def default_alphas() -> list[float]:
+    """0.0, 0.1, ..., 2.0, rounded to one decimal (paper, Figures 3 and 5)."""
+    return [round(0.1 * k, 1) for k in range(21)]
+
+
+def rank_models(scores: Mapping[str, float]) -> list[str]:
+    """Model names, best score first; equal scores are ordered by model name (ascending)."""
+    return sorted(scores, key=lambda model: (-scores[model], model))
+
+
+def alpha_sweep(
+    model_stats: Mapping[str, tuple[float, float]], alphas: Sequence[float] | None = None
+) -> list[dict[str, Any]]:
+    """Sharpe score and ranking of each model for each alpha.
+
+    `model_stats` maps model -> (mean, std) over templates. Returns one item per alpha:
+    `{"alpha": a, "scores": {model: sharpe}, "ranking": [model, ...]}` (see `rank_models`).
+    """
+    if len(model_stats) == 0:
+        raise ValueError("alpha_sweep needs at least one model")
+    sweep = default_alphas() if alphas is None else [float(a) for a in alphas]
+    out: list[dict[str, Any]] = []
+    for alpha in sweep:
+        scores = {m: sharpe_score(mean, std, alpha) for m, (mean, std) in model_stats.items()}
+        out.append({"alpha": alpha, "scores": scores, "ranking": rank_models(scores)})
+    return out
