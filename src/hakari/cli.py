@@ -232,16 +232,34 @@ def models_list() -> None:
     console.print(r"Any other causal LM: --model hf:<local folder> or hf:<hub id>\[@revision]")
 
 
-def _mount_pfgen() -> None:
-    try:
-        from hakari.pfgen.cli import app as pfgen_app
-    except ImportError:  # the subpackage is optional while it is being built
-        return
-    app.add_typer(pfgen_app, name="pfgen", help="pfgen-bench: Japanese generation benchmark.")
+# Command groups that live in their own subpackage: (module with a typer `app`, command
+# name, help). A new group (serving, a benchmark, fine-tuning, reports) adds one line here
+# and keeps its commands in its own `cli.py`, importing heavy optional dependencies
+# inside the commands so that `hakari --help` stays fast and works without them.
+SUBCOMMANDS: list[tuple[str, str, str]] = [
+    ("hakari.pfgen.cli", "pfgen", "pfgen-bench: Japanese generation benchmark."),
+]
 
 
-_mount_pfgen()
+def _mount_subcommands() -> None:
+    import importlib
+
+    for module_name, name, help_text in SUBCOMMANDS:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            if exc.name is None or not module_name.startswith(exc.name):
+                raise  # an import error inside the group is a bug: show it
+            continue  # the group's subpackage is not there
+        app.add_typer(module.app, name=name, help=help_text)
+
+
+_mount_subcommands()
 
 
 def main() -> None:  # pragma: no cover - console entry point
     app()
+
+
+if __name__ == "__main__":  # pragma: no cover - `python -m hakari.cli`
+    main()

@@ -1,0 +1,35 @@
+"""The evaluation engine behind `hakari.evaluate` and `hakari run`.
+
+Modules, one per seam: `options.py` (decodings, defaults, `RunOptions`, the config
+recorded in results.json), `requests.py` (a rendered prompt → the backend request of each
+decoding), `collect.py` (stream one task × decoding through cache and backend, extract,
+collect per template, write samples), `scoring.py` (metrics, aggregates with bootstrap
+CIs, chance rates, alpha sweep), `rundir.py` (the run folder), `progress.py` (rich
+progress bars), `pipeline.py` (`evaluate`: validate everything, then each model in turn).
+
+A custom backend plugs in through `evaluate(..., backend_factory=spec -> Backend)`.
+"""
+
+from hakari.runner.options import (
+    DECODINGS,
+    DEFAULT_DECODINGS,
+    DEFAULT_MODEL,
+    DEFAULT_TASKS,
+    BackendFactory,
+    Decoding,
+    RunOptions,
+    parse_decodings,
+)
+from hakari.runner.pipeline import evaluate
+
+__all__ = [
+    "DECODINGS",
+    "DEFAULT_DECODINGS",
+    "DEFAULT_MODEL",
+    "DEFAULT_TASKS",
+    "BackendFactory",
+    "Decoding",
+    "RunOptions",
+    "evaluate",
+    "parse_decodings",
+]

@@ -1,0 +1,112 @@
+"""One task × decoding on one model: stream prompts in chunks through the cache and the
+backend, extract answers, collect predictions per template and write every sample.
+
+Prompts are never all in memory: `iter_chunks` yields CHUNK_ROWS instances × templates at
+a time, and each chunk's answers are scored and written before the next is built.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from hakari.backends.base import Backend
+from hakari.cache import ResponseCache, cached_generate
+from hakari.extract import Extraction, extract_answer
+from hakari.prompts import RenderedPrompt, iter_chunks, select_templates
+from hakari.runner.options import CHUNK_ROWS, Decoding, ProgressHook, RunOptions
+from hakari.runner.requests import generation_request, loglik_outputs
+from hakari.tasks.data import iter_rows
+from hakari.tasks.loader import Task
+
+SampleWriter = Callable[[dict[str, Any]], None]
+
+
+@dataclass
+class Collected:
+    """Per-template predictions for one task × decoding (golds are shared)."""
+
+    golds: list[Any] = field(default_factory=list)
+    predictions: dict[str, list[Any]] = field(default_factory=lambda: defaultdict(list))
+    fallbacks: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+
+
+def task_rows(task: Task, opts: RunOptions) -> Iterator[dict[str, Any]]:
+    """The instances a run evaluates (the same rows for every model and decoding)."""
+    return iter_rows(task.spec, data_dir=opts.data_dir, task_dir=task.task_dir, limit=opts.limit)
+
+
+def run_decoding(
+    task: Task,
+    decoding: Decoding,
+    backend: Backend,
+    opts: RunOptions,
+    cache: ResponseCache | None,
+    use_chat: bool,
+    n_rows: int,
+    label: str,
+    hook: ProgressHook,
+    write_sample: SampleWriter,
+) -> tuple[Collected, int, int]:
+    """Returns the collected predictions, the requests generated and those from the cache."""
+    spec = task.spec
+    templates = select_templates(spec, opts.templates)
+    collected = Collected()
+    generated = cached = 0
+    total = n_rows * len(templates)
+    hook(label, total, 0)
+    compiled: dict[str, re.Pattern[str]] = {}
+    for chunk in iter_chunks(spec, templates, task_rows(task, opts), CHUNK_ROWS):
+        advance = lambda n: hook(label, total, n)  # noqa: E731
+        if decoding == "loglik":
+            outputs, n_new = loglik_outputs(chunk, backend, cache, opts, use_chat, advance)
+        else:
+            requests = [generation_request(rp, decoding, use_chat) for rp in chunk]
+            results, n_new = cached_generate(
+                backend, requests, cache, batch_size=opts.batch_size, on_progress=advance
+            )
+            outputs = [r.text for r in results]
+        generated += n_new
+        cached += len(chunk) - n_new
+        for rp, output in zip(chunk, outputs, strict=True):
+            pattern = compiled.get(rp.regex) or compiled.setdefault(rp.regex, re.compile(rp.regex))
+            extraction = extract_answer(spec, output, pattern, rp.answers)
+            collect(collected, rp, extraction)
+            write_sample(sample_record(backend, task, decoding, rp, output, extraction))
+    return collected, generated, cached
+
+
+def collect(collected: Collected, rp: RenderedPrompt, extraction: Extraction) -> None:
+    preds = collected.predictions[rp.template_id]
+    if len(preds) == len(collected.golds):
+        collected.golds.append(rp.gold)
+    preds.append(extraction.answer)
+    if extraction.used_fallback:
+        collected.fallbacks[rp.template_id] += 1
+
+
+def sample_record(
+    backend: Backend,
+    task: Task,
+    decoding: str,
+    rp: RenderedPrompt,
+    output: str,
+    extraction: Extraction,
+) -> dict[str, Any]:
+    """One line of samples.jsonl."""
+    return {
+        "model": backend.identity.name,
+        "task": task.name,
+        "decoding": decoding,
+        "template_id": rp.template_id,
+        "index": rp.index,
+        "prompt": rp.text,
+        "output": output,
+        "answer": extraction.answer,
+        "matched": extraction.matched,
+        "fallback": extraction.used_fallback,
+        "gold": rp.gold,
+    }

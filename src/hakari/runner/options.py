@@ -1,0 +1,87 @@
+"""What a run is asked to do: the decodings, the defaults and the options every stage reads.
+
+Kept apart from the pipeline so that the CLI, the report and tests can name decodings and
+defaults without importing the engine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal, cast
+
+from hakari.backends.base import Backend
+from hakari.errors import HakariInputError
+from hakari.tasks.loader import Task
+from hakari.tasks.spec import PromptFormat
+
+Decoding = Literal["greedy", "constrained", "loglik"]
+DECODINGS: tuple[Decoding, ...] = ("greedy", "constrained", "loglik")
+DEFAULT_MODEL = "smollm2-135m"
+DEFAULT_TASKS = ("demo_sentiment_en", "demo_sentiment_ja")
+DEFAULT_DECODINGS: tuple[Decoding, ...] = ("greedy", "constrained")
+CHUNK_ROWS = 64  # instances per streamed chunk (× templates = prompts per chunk)
+
+BackendFactory = Callable[[str], Backend]
+"""Model spec → a loaded backend. `evaluate(..., backend_factory=...)` takes one to plug
+in any `hakari.backends.base.Backend`; it is called once per model, after validation."""
+
+ProgressHook = Callable[[str, int, int], Any]  # (label, total, advanced) -> None
+
+
+@dataclass
+class RunOptions:
+    templates: str | Sequence[str] = "all"
+    limit: int | None = None
+    alpha: float = 1.0
+    batch_size: int = 8
+    cache_dir: Path | None = None
+    use_cache: bool = True
+    prompt_format: PromptFormat = "auto"
+    data_dir: Path | None = None
+    dtype: str = "float32"
+    device: str = "auto"
+    n_boot: int = 1000
+    seed: int = 0
+    progress: bool = True
+
+
+def parse_decodings(value: str | Sequence[str]) -> list[Decoding]:
+    names = value.split(",") if isinstance(value, str) else list(value)
+    out: list[Decoding] = []
+    for name in (n.strip() for n in names):
+        if name == "all":
+            return list(DECODINGS)
+        if name not in DECODINGS:
+            raise HakariInputError(
+                f"unknown decoding {name!r} (choose from greedy, constrained, loglik, all)",
+                field="--decoding",
+            )
+        out.append(cast(Decoding, name))
+    return out
+
+
+def config_dict(
+    models: Sequence[str], tasks: Sequence[Task], decodings: Sequence[str], opts: RunOptions
+) -> dict[str, Any]:
+    """The run's configuration as recorded in results.json."""
+    return {
+        "models": list(models),
+        "tasks": [t.name for t in tasks],
+        "task_files": {t.name: str(t.path) for t in tasks},
+        "decodings": list(decodings),
+        "templates": opts.templates if isinstance(opts.templates, str) else list(opts.templates),
+        "limit": opts.limit,
+        "alpha": opts.alpha,
+        "std": "population (ddof=0) across templates",
+        "em_f1": "SQuAD v1.1 (en) / JGLUE JSQuAD char-level (ja) scorers, golds NFKC like outputs",
+        "batch_size": opts.batch_size,
+        "prompt_format": opts.prompt_format,
+        "dtype": opts.dtype,
+        "device": opts.device,
+        "n_boot": opts.n_boot,
+        "data_dir": str(opts.data_dir) if opts.data_dir else None,
+        "started": datetime.now().isoformat(timespec="seconds"),
+    }

@@ -1,0 +1,73 @@
+"""RenderedPrompt → backend requests, one builder per decoding.
+
+greedy: free generation that stops at the end of the answer line; constrained: the
+template's regex masks the tokens; loglik: score every verbalisation and keep the most
+likely one, as if the model had said it. Whether a prompt goes in as chat messages is
+decided once per model (`resolve_chat`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from hakari.backends.base import Backend, GenerationRequest, LoglikRequest, Message
+from hakari.cache import ResponseCache, cached_loglik
+from hakari.errors import HakariInputError
+from hakari.prompts import RenderedPrompt
+from hakari.runner.options import Decoding, RunOptions
+from hakari.tasks.spec import PromptFormat
+
+
+def resolve_chat(backend: Backend, prompt_format: PromptFormat) -> bool:
+    supports_chat = bool(getattr(backend, "supports_chat", False))
+    if prompt_format == "chat" and not supports_chat:
+        raise HakariInputError(
+            f"--prompt-format chat: model {backend.identity.name} has no chat template",
+            field="--prompt-format",
+        )
+    return prompt_format == "chat" or (prompt_format == "auto" and supports_chat)
+
+
+def messages(text: str, use_chat: bool) -> tuple[Message, ...] | None:
+    return (Message("user", text),) if use_chat else None
+
+
+def generation_request(rp: RenderedPrompt, decoding: Decoding, use_chat: bool) -> GenerationRequest:
+    constrained = decoding == "constrained"
+    return GenerationRequest(
+        prompt=rp.text,
+        messages=messages(rp.text, use_chat),
+        max_new_tokens=rp.max_new_tokens,
+        stop=() if constrained else ("\n",),
+        regex=rp.regex if constrained else None,
+    )
+
+
+def loglik_outputs(
+    chunk: list[RenderedPrompt],
+    backend: Backend,
+    cache: ResponseCache | None,
+    opts: RunOptions,
+    use_chat: bool,
+    advance: Callable[[int], Any],
+) -> tuple[list[str], int]:
+    """The verbalisation with the highest log-likelihood, as if the model had said it."""
+    requests = []
+    for rp in chunk:
+        assert rp.answers is not None
+        requests.append(
+            LoglikRequest(
+                prompt=rp.text,
+                continuations=tuple(rp.answers),
+                messages=messages(rp.text, use_chat),
+            )
+        )
+    results, n_new = cached_loglik(
+        backend, requests, cache, batch_size=opts.batch_size, on_progress=advance
+    )
+    outputs = []
+    for req, res in zip(requests, results, strict=True):
+        best = max(range(len(req.continuations)), key=lambda i: res.logprobs[i])
+        outputs.append(req.continuations[best])
+    return outputs, n_new

@@ -1,0 +1,91 @@
+"""Collected predictions → numbers: metrics per template, aggregates across templates with
+their bootstrap CI, chance-rate baselines, and the alpha sweep when several models ran."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hakari import aggregate as agg
+from hakari import metrics
+from hakari.results import DecodingResult, EvalResults, TemplateResult
+from hakari.runner.collect import Collected, task_rows
+from hakari.runner.options import RunOptions
+from hakari.tasks.loader import Task
+
+
+def metric_options(task: Task, metric: str) -> dict[str, Any]:
+    if metric not in ("exact_match", "f1"):
+        return {}
+    # Predictions are NFKC-normalised (Appendix B), so golds are too: otherwise an exact
+    # copy of a gold with full-width brackets (252 JSQuAD golds) could never match.
+    return {"lang": task.spec.language, "nfkc": True}
+
+
+def score(task: Task, collected: Collected, opts: RunOptions) -> DecodingResult:
+    spec = task.spec
+    dec = DecodingResult()
+    golds = collected.golds
+    for template_id, preds in collected.predictions.items():
+        scores: dict[str, float] = {
+            m: float(metrics.compute(m, preds, golds, **metric_options(task, m)))
+            for m in spec.metrics
+        }
+        dec.templates[template_id] = TemplateResult(
+            metrics=scores,
+            fallback_rate=collected.fallbacks.get(template_id, 0) / max(len(preds), 1),
+            n=len(preds),
+        )
+    for m in spec.metrics:
+        per_template = {tid: r.metrics[m] for tid, r in dec.templates.items()}
+        if not per_template:
+            continue
+        stats = agg.aggregate(per_template, alpha=opts.alpha).to_dict()
+        if opts.n_boot > 0 and len(golds) > 1:
+            boot = agg.bootstrap(
+                dict(collected.predictions),
+                golds,
+                m,
+                alpha=opts.alpha,
+                n_boot=opts.n_boot,
+                seed=opts.seed,
+                **metric_options(task, m),
+            )
+            stats.update(boot.to_dict())
+        dec.aggregate[m] = stats
+    return dec
+
+
+def task_baseline(task: Task, opts: RunOptions) -> tuple[int, dict[str, float]]:
+    """The number of evaluated instances and the chance rates on them: one pass over the
+    data per task, shared by every model."""
+    from hakari.chance import chance_rates
+    from hakari.extract import gold_answer
+    from hakari.tasks.data import get_path
+
+    spec = task.spec
+    golds = [
+        gold_answer(spec, get_path(r, spec.field_path(spec.target))) for r in task_rows(task, opts)
+    ]
+    return len(golds), (chance_rates(spec, golds) if golds else {})
+
+
+def alpha_sweeps(results: EvalResults) -> dict[str, dict[str, dict[str, list[dict[str, Any]]]]]:
+    sweeps: dict[str, dict[str, dict[str, list[dict[str, Any]]]]] = {}
+    model_names = list(results.models)
+    first = results.models[model_names[0]]
+    for task_name, task_result in first.tasks.items():
+        for decoding, dec in task_result.decodings.items():
+            for metric in dec.aggregate:
+                stats = {}
+                for model in model_names:
+                    other = results.models[model].tasks.get(task_name)
+                    other_dec = other.decodings.get(decoding) if other else None
+                    if other_dec is None or metric not in other_dec.aggregate:
+                        continue
+                    a = other_dec.aggregate[metric]
+                    stats[model] = (float(a["mean"]), float(a["std"]))
+                if len(stats) > 1:
+                    sweeps.setdefault(task_name, {}).setdefault(decoding, {})[metric] = (
+                        agg.alpha_sweep(stats)
+                    )
+    return sweeps
