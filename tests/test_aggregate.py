@@ -311,3 +311,18 @@ def test_alpha_sweep_ties_are_broken_by_model_name() -> None:
     ]
     with pytest.raises(ValueError, match="at least one model"):
         alpha_sweep({})
+
+
+# ----------------------------------------------------------------------------- caveats
+
+
+def test_negative_mean_is_flagged_and_the_formula_kept() -> None:
+    # JSTS Pearson below 0: eq. 1 gives the spikier template set the better Sharpe score.
+    steady = aggregate({"a": -0.2, "b": -0.2})
+    spiky = aggregate({"a": -0.5, "b": 0.1})
+    assert steady.sharpe == -0.2 and spiky.sharpe == pytest.approx(-0.2 / 1.3)
+    assert spiky.sharpe > steady.sharpe  # the reward for variance the flag warns about
+    assert steady.to_dict()["sharpe_caveat"] == "negative_mean"
+    assert spiky.sharpe_caveat == "negative_mean"
+    assert aggregate({"a": 0.0, "b": 0.0}).to_dict()["sharpe_caveat"] is None
+    assert aggregate({"a": 0.3, "b": -0.1}).sharpe_caveat is None

@@ -24,6 +24,23 @@ def _fmt(value: Any, digits: int = 3) -> str:
     return str(value)
 
 
+NEGATIVE_MEAN_MARK = " †"
+NEGATIVE_MEAN_NOTE = (
+    "† mean < 0: eq. 1 rewards spread here (a larger std brings a negative Sharpe score "
+    "closer to 0); compare such models by mean and std, not by Sharpe."
+)
+
+
+def _sharpe(stats: dict[str, Any]) -> str:
+    """The Sharpe score, marked when its aggregate carries the negative-mean caveat."""
+    mark = NEGATIVE_MEAN_MARK if stats.get("sharpe_caveat") == "negative_mean" else ""
+    return _fmt(stats.get("sharpe")) + mark
+
+
+def _has_caveat(dec: DecodingResult) -> bool:
+    return any(a.get("sharpe_caveat") == "negative_mean" for a in dec.aggregate.values())
+
+
 def _ci(stats: dict[str, Any], low: str, high: str) -> str:
     if stats.get(low) is None or stats.get(high) is None:
         return ""
@@ -47,7 +64,7 @@ def _table_rows(task: TaskResult, dec: DecodingResult) -> Iterator[list[str]]:
     alpha = first.get("alpha", 1.0)
     yield [
         f"sharpe (α={alpha:g})",
-        *(_fmt(dec.aggregate.get(m, {}).get("sharpe")) for m in metrics),
+        *(_sharpe(dec.aggregate.get(m, {})) for m in metrics),
         "",
         "",
     ]
@@ -94,6 +111,8 @@ def print_report(results: EvalResults, console: Console | None = None) -> None:
         for i, row in enumerate(rows):
             table.add_row(*row, end_section=i == n_templates - 1)
         console.print(table)
+        if _has_caveat(dec):
+            console.print(NEGATIVE_MEAN_NOTE, markup=False)
         console.print(
             f"[dim]{dec.generated} generated, {dec.cached} from cache, {dec.wall_s:.1f} s[/dim]"
         )
@@ -141,7 +160,7 @@ def summary_rows(results: EvalResults) -> Iterator[list[str]]:
                         metric,
                         _fmt(a.get("mean")),
                         _fmt(a.get("std")),
-                        _fmt(a.get("sharpe")) + _ci(a, "sharpe_ci_low", "sharpe_ci_high"),
+                        _sharpe(a) + _ci(a, "sharpe_ci_low", "sharpe_ci_high"),
                         _fmt(a.get("min")) + "–" + _fmt(a.get("max")),
                         _fmt(tres.chance.get(metric)),
                         f"{fallback:.1%}",
@@ -166,8 +185,11 @@ def markdown_report(results: EvalResults) -> str:
     lines: list[str] = ["### Summary\n"]
     lines.append("| " + " | ".join(SUMMARY_HEADER) + " |")
     lines.append("|" + "|".join("---" for _ in SUMMARY_HEADER) + "|")
-    lines.extend("| " + " | ".join(row) + " |" for row in summary_rows(results))
+    rows = list(summary_rows(results))
+    lines.extend("| " + " | ".join(row) + " |" for row in rows)
     lines.append("")
+    if any(NEGATIVE_MEAN_MARK in row[6] for row in rows):
+        lines.append(NEGATIVE_MEAN_NOTE + "\n")
     for title, tres, dec in _sections(results):
         lines.append(f"### {title}\n")
         if dec.skipped:
@@ -179,6 +201,8 @@ def markdown_report(results: EvalResults) -> str:
         for row in _table_rows(tres, dec):
             lines.append("| " + " | ".join(row) + " |")
         lines.append("")
+        if _has_caveat(dec):
+            lines.append(NEGATIVE_MEAN_NOTE + "\n")
     if results.alpha_sweep:
         for task_name, per_dec in results.alpha_sweep.items():
             for decoding, per_metric in per_dec.items():

@@ -6,25 +6,33 @@ The stages, one module each:
   per-template scores — the point estimates;
 * `scorers`: the corpus-level metric of every template on many resamples of the
   instances, vectorised over replicates;
-* `resampling`: the templates × instances bootstrap and its intervals;
+* `resampling`: the templates × instances bootstrap (replicates shared by models);
+* `intervals`: the inferential target and the interval methods (studentised by default);
+* `paired`: paired differences between models on the same replicates;
 * `sweep`: rankings of several models by Sharpe score for each alpha.
 """
 
 from __future__ import annotations
 
+from hakari.aggregate.intervals import CI_METHODS, DEFAULT_CI_METHOD
+from hakari.aggregate.paired import PairedComparison, paired_bootstrap
 from hakari.aggregate.resampling import BootstrapResult, bootstrap
 from hakari.aggregate.scorers import resampled_template_scores
 from hakari.aggregate.summary import STD_KIND, AggregateStats, aggregate, sharpe_score
 from hakari.aggregate.sweep import alpha_sweep, default_alphas, rank_models
 
 __all__ = [
+    "CI_METHODS",
+    "DEFAULT_CI_METHOD",
     "STD_KIND",
     "AggregateStats",
     "BootstrapResult",
+    "PairedComparison",
     "aggregate",
     "alpha_sweep",
     "bootstrap",
     "default_alphas",
+    "paired_bootstrap",
     "rank_models",
     "resampled_template_scores",
     "sharpe_score",

@@ -6,6 +6,9 @@ metric of each instruction template. The spread is the **population** standard d
 uses, so every result records `std_kind="population"`.
 
 Sharpe score (paper eq. 1): `mean / (alpha * std + 1)`; alpha 0 gives the plain mean.
+The formula is kept exactly, also for a negative mean (MCC or a correlation below 0),
+where it rewards spread instead of penalising it; such aggregates carry
+`sharpe_caveat="negative_mean"`.
 """
 
 from __future__ import annotations
@@ -53,6 +56,13 @@ class AggregateStats:
     sharpe_ci_high: float | None = None
 
     @property
+    def sharpe_caveat(self) -> str | None:
+        """ "negative_mean" when mean < 0: eq. 1 then *rewards* spread (a larger
+        denominator brings a negative mean closer to 0), so the Sharpe score no longer
+        penalises instability and should be read with the mean and std beside it."""
+        return "negative_mean" if self.mean < 0 else None
+
+    @property
     def max_minus_min(self) -> float:
         """Best minus worst template (FormatSpread's spread)."""
         return self.max - self.min
@@ -72,6 +82,7 @@ class AggregateStats:
             "n_templates": self.n_templates,
             "sharpe_ci_low": self.sharpe_ci_low,
             "sharpe_ci_high": self.sharpe_ci_high,
+            "sharpe_caveat": self.sharpe_caveat,
             "median": self.median,
             "max_minus_min": self.max_minus_min,
             "q10": self.q10,
