@@ -121,21 +121,37 @@ def run(
 
 @app.command()
 def report(
-    results_json: Annotated[Path, typer.Argument(help="A run's results.json")],
+    inputs: Annotated[
+        list[Path],
+        typer.Argument(help="Run folders, results.json files or `hakari meta --json` files."),
+    ],
     markdown: Annotated[bool, typer.Option("--markdown", help="Print Markdown.")] = False,
+    html: Annotated[
+        Path | None, typer.Option("--html", help="Write one self-contained HTML page here.")
+    ] = None,
+    csv_dir: Annotated[
+        Path | None, typer.Option("--csv", help="Write summary/templates/alpha-sweep CSVs here.")
+    ] = None,
+    samples: Annotated[
+        int, typer.Option("--samples", min=0, help="HTML: first N instances per template.")
+    ] = 3,
+    title: Annotated[str, typer.Option("--title", help="HTML: page title.")] = "hakari report",
 ) -> None:
-    """Show the tables of a finished run again, without any model."""
-    from hakari.report import markdown_report, print_report
-    from hakari.results import EvalResults
+    """Show finished runs again without any model: tables, Markdown, HTML, CSV."""
+    from hakari.reports.command import report_command
 
     try:
-        results = EvalResults.read(results_json)
-    except (OSError, ValueError) as exc:
-        _fail(HakariInputError(f"cannot read results: {exc}", file=str(results_json)))
-    if markdown:
-        print(markdown_report(results))
-    else:
-        print_report(results, console)
+        report_command(
+            inputs,
+            markdown=markdown,
+            html=html,
+            csv_dir=csv_dir,
+            samples=samples,
+            title=title,
+            console=console,
+        )
+    except HakariInputError as exc:
+        _fail(exc)
 
 
 @tasks_app.command("list")

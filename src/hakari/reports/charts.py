@@ -1,0 +1,223 @@
+"""The report's figures: matplotlib drawn to inline SVG, text kept as text.
+
+`svg.fonttype="none"` leaves labels as `<text>` elements, so the browser draws them with
+the page's font stack (CJK included) and readers can select and search them; matplotlib
+escapes the text it writes. Output is deterministic: a fixed `svg.hashsalt` per figure,
+no date or creator metadata, no network. Figures are `Figure` objects, never pyplot,
+so no GUI backend is touched and nothing global leaks between figures. Element ids are prefixed per
+figure so that many SVGs in one page never share a clip path.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import matplotlib as mpl
+from matplotlib.figure import Figure
+
+
+def _installed_fonts() -> list[str]:
+    """DejaVu (matplotlib's own) plus Noto CJK where installed, so that matplotlib measures
+    Japanese labels; the page's CSS font stack draws them (see `_clean_svg`)."""
+    from matplotlib import font_manager
+
+    names = {f.name for f in font_manager.fontManager.ttflist}
+    return ["DejaVu Sans", *(n for n in ("Noto Sans CJK JP",) if n in names)]
+
+
+FONT_STACK = _installed_fonts()
+# Okabe–Ito: distinguishable for colour-blind readers, prints in greyscale with markers.
+PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
+MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
+
+_RC: Any = {  # typed Any: matplotlib types rc keys as one long Literal
+    "svg.fonttype": "none",
+    "font.family": FONT_STACK,
+    "font.size": 8,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.titlesize": 9,
+    "axes.titleweight": "bold",
+    "axes.labelsize": 8,
+    "legend.fontsize": 7,
+    "legend.frameon": False,
+}
+
+
+def plain(text: str) -> str:
+    """A label matplotlib must not read as mathtext ($...$)."""
+    return text.replace("$", r"\$")
+
+
+def _svg(fig: Figure, key: str) -> str:
+    buf = io.StringIO()
+    rc: Any = {**_RC, "svg.hashsalt": key}
+    with mpl.rc_context(rc):
+        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
+    return _clean_svg(buf.getvalue(), re.sub(r"[^A-Za-z0-9]", "", key)[-24:] or "f")
+
+
+def _clean_svg(svg: str, prefix: str) -> str:
+    svg = svg[svg.index("<svg") :]
+    svg = re.sub(r"<metadata>.*?</metadata>\s*", "", svg, flags=re.S)
+    referenced = set(re.findall(r'(?:href="#|url\(#)([^")]+)', svg))
+
+    def fix_id(m: re.Match[str]) -> str:
+        return f' id="{prefix}-{m.group(1)}"' if m.group(1) in referenced else ""
+
+    svg = re.sub(r' id="([^"]+)"', fix_id, svg)
+    svg = re.sub(r'(href="#|url\(#)', rf"\g<1>{prefix}-", svg)
+    svg = re.sub(r"font-family: [^;\"]*;? ?", "", svg)  # the page's font stack applies
+    svg = re.sub(r"(\d+\.\d\d)\d+", r"\1", svg)  # coordinates to 1/100 pt
+    svg = re.sub(r" \n\s*", " ", svg)
+    svg = re.sub(r">\s+<", "><", svg)
+    return svg.replace("<svg ", '<svg class="chart" role="img" ', 1)
+
+
+def _figure(width: float, height: float, constrained: bool = True) -> Figure:
+    with mpl.rc_context(_RC):
+        return Figure(figsize=(width, height), layout="constrained" if constrained else None)
+
+
+def _legend_width(labels: Sequence[str], fontsize: float = 7.0) -> float:
+    """Inches a legend of these labels needs (CJK glyphs are about twice as wide)."""
+    widest = max((sum(2 if ord(ch) > 0x2E80 else 1 for ch in s) for s in labels), default=4)
+    return 0.45 + min(widest, 40) * fontsize * 0.55 / 72
+
+
+def bump_chart(
+    panels: Sequence[tuple[str, Sequence[Mapping[str, Any]]]],
+    key: str,
+    all_models: Sequence[str] = (),
+) -> str:
+    """Rank of each model against alpha, one panel per metric (seed 000, Figures 3 and 5).
+
+    `panels`: (title, sweep) with sweep items `{"alpha", "scores", "ranking"}` as
+    `aggregate.alpha_sweep` makes them. Rank 1 is at the top; the models' Sharpe scores at
+    Tied models share a rank. `all_models` fixes each model's colour and marker for the
+    whole page.
+    """
+    n = len(panels)
+    models = list(all_models) or (list(panels[0][1][0]["ranking"]) if panels else [])
+    shown = list(dict.fromkeys(m for _, sweep in panels for m in sweep[0]["ranking"]))
+    # Fixed margins instead of constrained layout: a third of the drawing time.
+    panel_w, legend_w = 2.9, _legend_width(shown)
+    width = n * panel_w + legend_w
+    height = 1.0 + 0.3 * max(len(models), 2)
+    with mpl.rc_context(_RC):
+        fig = _figure(width, height, constrained=False)
+        fig.subplots_adjust(
+            left=0.5 / width,
+            right=1 - (legend_w + 0.05) / width,
+            bottom=0.5 / height,
+            top=1 - 0.3 / height,
+            wspace=0.35,
+        )
+        axes = fig.subplots(1, n, squeeze=False)[0]
+        for ax, (title, sweep) in zip(axes, panels, strict=True):
+            alphas = [float(p["alpha"]) for p in sweep]
+            order = list(sweep[0]["ranking"])
+            for model in shown:
+                if model not in order:
+                    continue
+                ranks = [_rank(p["scores"], model) for p in sweep]
+                i = models.index(model) if model in models else len(models) + order.index(model)
+                ax.plot(
+                    alphas,
+                    ranks,
+                    color=PALETTE[i % len(PALETTE)],
+                    marker=MARKERS[i % len(MARKERS)],
+                    ms=3,
+                    lw=1.4,
+                    alpha=0.9,
+                    label=plain(model),
+                )
+            ax.set_ylim(len(order) + 0.5, 0.5)
+            ax.set_yticks(range(1, len(order) + 1))
+            ax.set_xticks([0, 0.5, 1, 1.5, 2] if max(alphas) <= 2 else ax.get_xticks())
+            ax.set_xlim(min(alphas) - 0.05, max(alphas) + 0.05)
+            ax.set_xlabel("α")
+            ax.set_ylabel("rank")
+            ax.set_title(plain(title), loc="left")
+            ax.grid(axis="x", color="#dddddd", lw=0.5)
+        handles, labels = axes[0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="center left", bbox_to_anchor=(1 - legend_w / width, 0.5))
+        return _svg(fig, key)
+
+
+def _rank(scores: Mapping[str, float], model: str) -> int:
+    """Competition rank (1, 2, 2, 4): tied models are drawn on the same rank."""
+    return 1 + sum(1 for v in scores.values() if v > scores[model])
+
+
+def fth_scatter(points: Sequence[Mapping[str, Any]], key: str) -> str:
+    """pfgen-bench's three views (seed 001, Figures 1–3): fluency vs truthfulness, fluency
+    vs helpfulness, truthfulness vs helpfulness, one marker per model."""
+    pairs = [
+        ("fluency", "truthfulness"),
+        ("fluency", "helpfulness"),
+        ("truthfulness", "helpfulness"),
+    ]
+    with mpl.rc_context(_RC):
+        fig = _figure(7.2, 2.6)
+        axes = fig.subplots(1, 3)
+        for ax, (x, y) in zip(axes, pairs, strict=True):
+            for i, p in enumerate(points):
+                ax.scatter(
+                    p[x],
+                    p[y],
+                    s=18,
+                    color=PALETTE[i % len(PALETTE)],
+                    marker=MARKERS[i % len(MARKERS)],
+                    label=plain(str(p["model"])),
+                    zorder=3,
+                )
+            ax.set_xlabel(x.capitalize())
+            ax.set_ylabel(y.capitalize())
+            ax.set_xlim(0, 1.05)
+            ax.set_ylim(0, 1.05)
+            ax.grid(color="#eeeeee", lw=0.5)
+        if len(points) <= 12:
+            handles, labels = axes[0].get_legend_handles_labels()
+            fig.legend(handles, labels, loc="outside right center")
+        return _svg(fig, key)
+
+
+def correlation_heatmap(
+    names: Sequence[str], matrix: Sequence[Sequence[float | None]], title: str, key: str
+) -> str:
+    """A symmetric metric × metric (or metric × human) correlation matrix, annotated
+    (seed 003, Figure 1). Cells without a value stay blank."""
+    import numpy as np
+
+    values = np.array(
+        [[np.nan if v is None else float(v) for v in row] for row in matrix], dtype=float
+    )
+    size = 1.6 + 0.42 * len(names)
+    with mpl.rc_context(_RC):
+        fig = _figure(size + 0.8, size)
+        ax = fig.subplots()
+        image = ax.imshow(values, cmap="RdBu_r", vmin=-1, vmax=1)
+        ax.set_xticks(range(len(names)), [plain(n) for n in names], rotation=45, ha="right")
+        ax.set_yticks(range(len(names)), [plain(n) for n in names])
+        for r in range(values.shape[0]):
+            for c in range(values.shape[1]):
+                if not np.isnan(values[r, c]):
+                    colour = "white" if abs(values[r, c]) > 0.6 else "black"
+                    ax.text(
+                        c,
+                        r,
+                        f"{values[r, c]:.2f}",
+                        ha="center",
+                        va="center",
+                        fontsize=6.5,
+                        color=colour,
+                    )
+        ax.set_title(plain(title), loc="left")
+        for side in ("top", "right"):
+            ax.spines[side].set_visible(True)
+        fig.colorbar(image, ax=ax, shrink=0.8)
+        return _svg(fig, key)

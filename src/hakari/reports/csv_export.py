@@ -1,0 +1,103 @@
+"""CSV exports of a report, for spreadsheets and plotting scripts:
+
+* `summary.csv`: one row per model × task × decoding × metric (the leaderboard numbers);
+* `templates.csv`: one row per model × task × decoding × template × metric;
+* `alpha_sweep.csv`: Sharpe score and rank of every model for α = 0.0, 0.1, …, 2.0.
+
+Text cells that a spreadsheet would run as a formula (starting with = + - @ or a tab)
+get a leading apostrophe: model names and template ids are untrusted input.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Any
+
+from hakari.reports.inputs import ReportData
+from hakari.reports.tables import mean_fallback, ranks
+
+SUMMARY_COLUMNS = [
+    "model", "task", "decoding", "metric", "mean", "ci_low", "ci_high", "std", "std_ci_low",
+    "std_ci_high", "sharpe", "sharpe_ci_low", "sharpe_ci_high", "alpha", "min", "max",
+    "rank_by_mean", "rank_by_sharpe", "chance", "fallback_rate", "n_templates", "ci_method",
+]  # fmt: skip
+
+
+def _safe(value: Any) -> Any:
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return value
+
+
+def _write(path: Path, header: list[str], rows: list[list[Any]]) -> None:
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(header)
+        writer.writerows([[_safe(v) for v in row] for row in rows])
+
+
+def write_csv(data: ReportData, out_dir: Path) -> list[Path]:
+    from hakari.reports.page import _sweep_panels, per_model
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    summary: list[list[Any]] = []
+    templates: list[list[Any]] = []
+    sweep_rows: list[list[Any]] = []
+    for task in data.tasks:
+        for decoding in data.decodings(task):
+            models = per_model(data, task, decoding)
+            if not models:
+                continue
+            metrics = next(iter(models.values()))[0].metrics
+            for metric in metrics:
+                stats = {m: dec.aggregate.get(metric, {}) for m, (_, dec) in models.items()}
+                by_mean = ranks({m: s.get("mean") for m, s in stats.items()})
+                by_sharpe = ranks({m: s.get("sharpe") for m, s in stats.items()})
+                for model, (tres, dec) in models.items():
+                    s = stats[model]
+                    summary.append(
+                        [
+                            model,
+                            task,
+                            decoding,
+                            metric,
+                            *(s.get(k) for k in SUMMARY_COLUMNS[4:16]),
+                            by_mean[model],
+                            by_sharpe[model],
+                            tres.chance.get(metric),
+                            mean_fallback(dec),
+                            len(dec.templates),
+                            s.get("ci_method"),
+                        ]
+                    )
+                    for template_id, tr in dec.templates.items():
+                        value = tr.metrics.get(metric)
+                        templates.append(
+                            [
+                                model,
+                                task,
+                                decoding,
+                                template_id,
+                                metric,
+                                value,
+                                tr.fallback_rate,
+                                tr.n,
+                            ]
+                        )
+            for metric, sweep in _sweep_panels(models, metrics):
+                for point in sweep:
+                    sharpe = point["scores"]
+                    rank = ranks(sharpe)
+                    for model in point["ranking"]:
+                        row = [task, decoding, metric, point["alpha"], model, sharpe[model]]
+                        sweep_rows.append([*row, rank[model]])
+    paths = [out_dir / "summary.csv", out_dir / "templates.csv", out_dir / "alpha_sweep.csv"]
+    _write(paths[0], SUMMARY_COLUMNS, summary)
+    _write(
+        paths[1],
+        ["model", "task", "decoding", "template_id", "metric", "value", "fallback_rate", "n"],
+        templates,
+    )
+    _write(paths[2], ["task", "decoding", "metric", "alpha", "model", "sharpe", "rank"], sweep_rows)
+    return paths

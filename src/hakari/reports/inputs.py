@@ -1,0 +1,202 @@
+"""What a report is made of: one or more runs (results.json + samples.jsonl) and
+meta-evaluation files, read and merged into one `ReportData`.
+
+`hakari report` accepts run folders, results.json files and meta-evaluation JSON files
+in any mix. Runs are merged model by model, so models evaluated in separate runs appear
+side by side (a model name seen twice gets a ` (2)` suffix rather than silently
+replacing the first). Samples are never loaded whole: `read_samples` streams the JSONL
+and keeps the first N instances per task × template, which is all the page shows.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from hakari.errors import HakariInputError
+from hakari.results import EvalResults, ModelResult
+
+
+@dataclass
+class Run:
+    """One run: where it came from, its results, and its samples file if it has one."""
+
+    source: Path
+    results: EvalResults
+    samples: Path | None
+    labels: dict[str, str] = field(default_factory=dict)  # run's model key -> report label
+
+
+@dataclass
+class ReportData:
+    runs: list[Run]
+    models: dict[str, ModelResult]  # report label -> results, in input order
+    meta: list[tuple[Path, dict[str, Any]]] = field(default_factory=list)
+
+    @property
+    def tasks(self) -> list[str]:
+        seen: dict[str, None] = {}
+        for m in self.models.values():
+            seen.update(dict.fromkeys(m.tasks))
+        return list(seen)
+
+    def decodings(self, task: str) -> list[str]:
+        seen: dict[str, None] = {}
+        for m in self.models.values():
+            if task in m.tasks:
+                seen.update(dict.fromkeys(m.tasks[task].decodings))
+        return list(seen)
+
+
+def _is_meta(obj: Any) -> bool:
+    return isinstance(obj, dict) and isinstance(obj.get("levels"), dict)
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise HakariInputError(f"cannot read: {exc}", file=str(path)) from exc
+
+
+def _read_results(path: Path, obj: Any) -> EvalResults:
+    try:
+        return EvalResults.model_validate(obj)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise HakariInputError(
+            f"not a hakari results.json: {first['msg']}", file=str(path), field=where
+        ) from exc
+
+
+def load_inputs(paths: Iterable[Path]) -> ReportData:
+    """Read run folders, results.json files and meta-evaluation JSON files."""
+    runs: list[Run] = []
+    meta: list[tuple[Path, dict[str, Any]]] = []
+    for path in paths:
+        results_path = path / "results.json" if path.is_dir() else path
+        if path.is_dir() and not results_path.exists():
+            raise HakariInputError("folder has no results.json", file=str(path))
+        if not results_path.exists():
+            raise HakariInputError("no such file", file=str(path))
+        obj = _read_json(results_path)
+        if _is_meta(obj):
+            meta.append((results_path, obj))
+            continue
+        results = _read_results(results_path, obj)
+        samples = results_path.parent / "samples.jsonl"
+        runs.append(Run(results_path, results, samples if samples.exists() else None))
+    if not runs and not meta:
+        raise HakariInputError("nothing to report", field="RUN_DIR_OR_RESULTS")
+    return ReportData(runs=runs, models=_merge_models(runs), meta=meta)
+
+
+def _merge_models(runs: list[Run]) -> dict[str, ModelResult]:
+    models: dict[str, ModelResult] = {}
+    for run in runs:
+        for key, result in run.results.models.items():
+            label, n = key, 1
+            while label in models:
+                n += 1
+                label = f"{key} ({n})"
+            models[label] = result
+            run.labels[key] = label
+    return models
+
+
+@dataclass
+class SampleRow:
+    model: str
+    decoding: str
+    output: str
+    answer: Any
+    fallback: bool
+    correct: bool | None
+
+
+@dataclass
+class SampleBlock:
+    """One prompt (task × template × instance) and what every model answered to it."""
+
+    task: str
+    template_id: str
+    index: int
+    prompt: str
+    gold: Any
+    rows: list[SampleRow] = field(default_factory=list)
+
+
+# json.dumps keeps key order, and the runner writes these keys first: the group of a line
+# can be read without parsing the (long) prompt and output.
+_HEAD = re.compile(
+    r'^\{"model": ("(?:[^"\\]|\\.)*"), "task": ("(?:[^"\\]|\\.)*"), '
+    r'"decoding": "(?:[^"\\]|\\.)*", "template_id": ("(?:[^"\\]|\\.)*"), "index": (\d+)'
+)
+
+
+def _group_of(line: str) -> tuple[str, str, str, int] | None:
+    m = _HEAD.match(line)
+    if m is None:
+        return None
+    model, task, template = (json.loads(g) for g in m.group(1, 2, 3))
+    return model, task, template, int(m.group(4))
+
+
+def read_samples(data: ReportData, per_template: int) -> dict[str, list[SampleBlock]]:
+    """task -> the first `per_template` instances of every template, with every model's
+    and decoding's answer to each."""
+    from hakari.reports.correctness import is_correct
+
+    blocks: dict[tuple[str, str, int], SampleBlock] = {}
+    kept: dict[tuple[str, str], list[int]] = {}
+    for run in data.runs:
+        if run.samples is None or per_template <= 0:
+            continue
+        names = {r.identity.get("name", k): run.labels[k] for k, r in run.results.models.items()}
+        names.update({k: run.labels[k] for k in run.results.models})
+        with run.samples.open(encoding="utf-8") as fh:
+            for line in fh:
+                head = _group_of(line)
+                if head is not None:
+                    _, task, template, index = head
+                    indices = kept.get((task, template), [])
+                    if index not in indices and len(indices) >= per_template:
+                        continue
+                try:
+                    rec = json.loads(line)
+                    task, template, index = rec["task"], str(rec["template_id"]), rec["index"]
+                except (json.JSONDecodeError, KeyError, TypeError):
+                    continue  # a line cut by a kill: the rest of the file is still useful
+                indices = kept.setdefault((task, template), [])
+                if index not in indices:
+                    if len(indices) >= per_template:
+                        continue
+                    indices.append(index)
+                key = (task, template, index)
+                block = blocks.get(key)
+                if block is None:
+                    block = blocks[key] = SampleBlock(
+                        task, template, index, str(rec.get("prompt", "")), rec.get("gold")
+                    )
+                model = names.get(str(rec.get("model")), str(rec.get("model")))
+                block.rows.append(
+                    SampleRow(
+                        model=model,
+                        decoding=str(rec.get("decoding", "")),
+                        output=str(rec.get("output", "")),
+                        answer=rec.get("answer"),
+                        fallback=bool(rec.get("fallback")),
+                        correct=is_correct(rec.get("answer"), rec.get("gold"), data, task),
+                    )
+                )
+    out: dict[str, list[SampleBlock]] = {}
+    for block in blocks.values():
+        out.setdefault(block.task, []).append(block)
+    return out

@@ -1,0 +1,323 @@
+"""One self-contained HTML page for one or more runs: header (command, versions, data),
+an overview, then per task × decoding × metric the leaderboard, the per-template heatmap,
+the alpha-sweep bump chart and paired differences, the sample browser per task, and the
+meta-evaluation sections when meta files are given.
+
+Self-contained means: no script, no external stylesheet, font or image; the figures are
+inline SVG. Sections whose data a results.json does not have are left out, so results
+written by older hakari versions still render.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from hakari.reports import charts, tables
+from hakari.reports.inputs import ReportData, Run, SampleBlock, read_samples
+from hakari.reports.markup import anchor, definition_list, esc, num, table
+from hakari.reports.samples import filter_css, sample_browser
+from hakari.reports.style import CSS
+from hakari.results import DecodingResult, TaskResult
+
+PerModel = dict[str, tuple[TaskResult, DecodingResult]]
+
+RUN_FLAGS = [
+    ("models", "--model"),
+    ("tasks", "--tasks"),
+    ("templates", "--templates"),
+    ("decodings", "--decoding"),
+    ("limit", "--limit"),
+    ("alpha", "--alpha"),
+    ("n_boot", "--n-boot"),
+    ("batch_size", "--batch-size"),
+    ("prompt_format", "--prompt-format"),
+    ("dtype", "--dtype"),
+    ("device", "--device"),
+    ("data_dir", "--data-dir"),
+]
+
+
+def run_command(config: Mapping[str, Any]) -> tuple[str, bool]:
+    """The command that made a run: as recorded, else rebuilt from its config.
+    Returns (command, recorded)."""
+    for key in ("command", "argv"):
+        value = config.get(key)
+        if isinstance(value, list) and value:
+            import shlex
+
+            return shlex.join(str(v) for v in value), True
+        if isinstance(value, str) and value:
+            return value, True
+    import shlex
+
+    words = ["hakari", "run"]
+    for key, flag in RUN_FLAGS:
+        value = config.get(key)
+        if value is None or value == "" or value == []:
+            continue
+        if key == "models" and isinstance(value, list):
+            for m in value:
+                words += [flag, str(m)]
+        elif isinstance(value, list):
+            words += [flag, ",".join(str(v) for v in value)]
+        else:
+            words += [flag, str(value)]
+    return shlex.join(words), False
+
+
+def _run_header(run: Run, number: int, total: int) -> str:
+    r = run.results
+    command, recorded = run_command(r.config)
+    how = "" if recorded else ' <span class="note">(rebuilt from the run\'s config)</span>'
+    data: dict[str, Any] = {}
+    for task, path in (r.config.get("task_files") or {}).items():
+        data[f"task {task}"] = path
+    for key in ("data_dir", "limit", "templates", "started", "std", "em_f1"):
+        if r.config.get(key) is not None:
+            data[key] = r.config[key]
+    ci_methods = sorted(
+        {
+            str(s["ci_method"])
+            for m in r.models.values()
+            for t in m.tasks.values()
+            for d in t.decodings.values()
+            for s in d.aggregate.values()
+            if s.get("ci_method")
+        }
+    )
+    if ci_methods:
+        data["CI method"] = ", ".join(ci_methods)
+    if r.config.get("n_boot") is not None:
+        data["bootstrap replicates"] = r.config["n_boot"]
+    identities = {
+        label: ", ".join(f"{k}={v}" for k, v in r.models[key].identity.items())
+        for key, label in run.labels.items()
+    }
+    title = f"Run {number} of {total}: " if total > 1 else ""
+    return (
+        f'<section class="run"><h3>{esc(title)}<code>{esc(run.source)}</code></h3>'
+        f"<p>command{how}</p><pre class=cmd>{esc(command)}</pre>"
+        '<div class="cols"><div><h4>data and settings</h4>'
+        f"{definition_list(data)}</div>"
+        f"<div><h4>versions</h4>{definition_list(r.versions)}</div>"
+        f"<div><h4>models</h4>{definition_list(identities)}</div></div></section>"
+    )
+
+
+def per_model(data: ReportData, task: str, decoding: str) -> PerModel:
+    out: PerModel = {}
+    for label, m in data.models.items():
+        t = m.tasks.get(task)
+        d = t.decodings.get(decoding) if t else None
+        if t is not None and d is not None and not d.skipped and d.templates:
+            out[label] = (t, d)
+    return out
+
+
+def _task_info(data: ReportData, task: str) -> TaskResult:
+    return next(m.tasks[task] for m in data.models.values() if task in m.tasks)
+
+
+def _template_order(models: PerModel) -> list[str]:
+    seen: dict[str, None] = {}
+    for _, dec in models.values():
+        seen.update(dict.fromkeys(dec.templates))
+    return list(seen)
+
+
+def _overview(data: ReportData) -> str:
+    """Per decoding: models × tasks, the Sharpe score of each task's first metric."""
+    parts = []
+    decodings: dict[str, None] = {}
+    for task in data.tasks:
+        decodings.update(dict.fromkeys(data.decodings(task)))
+    for decoding in decodings:
+        tasks = [t for t in data.tasks if per_model(data, t, decoding)]
+        if not tasks:
+            continue
+        header = ["model"] + [
+            f'<a href="#{anchor(t)}">{esc(t)}</a><br>'
+            f"<small>{esc(_task_info(data, t).metrics[0])}</small>"
+            for t in tasks
+        ]
+        rows = []
+        for label in data.models:
+            row = [f'<span class="model">{esc(label)}</span>']
+            for t in tasks:
+                pm = per_model(data, t, decoding)
+                if label not in pm:
+                    row.append("–")
+                    continue
+                metric = pm[label][0].metrics[0]
+                s = pm[label][1].aggregate.get(metric, {})
+                best = max(
+                    (v[1].aggregate.get(metric, {}).get("sharpe") or -9e9) for v in pm.values()
+                )
+                mark = " best" if s.get("sharpe") == best and len(pm) > 1 else ""
+                row.append(
+                    f'<span class="ov{mark}">{num(s.get("sharpe"))}</span>'
+                    f'<small class="sub">mean {num(s.get("mean"))} ± {num(s.get("std"))}</small>'
+                )
+            rows.append(row)
+        parts.append(
+            table(
+                header,
+                rows,
+                cls="overview",
+                caption=f"{esc(decoding)} decoding: Sharpe score (α as run) of each task's "
+                "first metric; mean ± std across templates below; bold = best",
+            )
+        )
+    return "".join(parts)
+
+
+def _sweep_panels(
+    models: PerModel, metrics: Sequence[str]
+) -> list[tuple[str, list[dict[str, Any]]]]:
+    from hakari.aggregate import alpha_sweep
+
+    panels = []
+    for metric in metrics:
+        stats = {
+            label: (float(dec.aggregate[metric]["mean"]), float(dec.aggregate[metric]["std"]))
+            for label, (_, dec) in models.items()
+            if metric in dec.aggregate and dec.aggregate[metric].get("mean") is not None
+        }
+        if len(stats) > 1:
+            panels.append((metric, alpha_sweep(stats)))
+    return panels
+
+
+def _paired(dec_by_model: PerModel, metric: str) -> list[Mapping[str, Any]]:
+    rows: list[Mapping[str, Any]] = []
+    for _, dec in dec_by_model.values():
+        paired = (getattr(dec, "model_extra", None) or {}).get("paired") or dec.aggregate.get(
+            metric, {}
+        ).get("paired")
+        if isinstance(paired, Mapping):
+            paired = paired.get(metric)
+        if isinstance(paired, list):
+            rows += [
+                p for p in paired if isinstance(p, Mapping) and p.get("metric", metric) == metric
+            ]
+    return rows
+
+
+def _decoding_section(data: ReportData, task: str, decoding: str, n: int) -> str:
+    models = per_model(data, task, decoding)
+    head = f'<h3 id="{anchor(task, decoding)}">{esc(task)} · {esc(decoding)}</h3>'
+    if not models:
+        reasons = {
+            m.tasks[task].decodings[decoding].skipped
+            for m in data.models.values()
+            if task in m.tasks and decoding in m.tasks[task].decodings
+        } - {None}
+        why = "; ".join(esc(r) for r in reasons if r) or "no results"
+        return f'<section class="decoding">{head}<p class="note">skipped: {why}</p></section>'
+    info = _task_info(data, task)
+    templates = _template_order(models)
+    parts = [head]
+    for metric in info.metrics:
+        parts.append(f'<h4 id="{anchor(task, decoding, metric)}">{esc(metric)}</h4>')
+        parts.append(tables.leaderboard(models, metric))
+        parts.append(tables.heatmap(models, metric, templates))
+        paired = _paired(models, metric)
+        if paired:
+            parts.append("<h5>paired differences (same templates and instances)</h5>")
+            parts.append(tables.paired_differences(paired))
+    panels = _sweep_panels(models, info.metrics)
+    if panels:
+        svg = charts.bump_chart(panels, key=anchor(task, decoding, n), all_models=list(data.models))
+        parts.append(
+            '<figure class="bump">'
+            f"{svg}<figcaption>Rank by Sharpe score as α goes from 0 (the mean) to 2 "
+            "(std weighs twice): lines that cross are models whose order depends on how "
+            "much template variance is penalised (Sakai et al., 2024, Figures 3 and 5)."
+            "</figcaption></figure>"
+        )
+    return f'<section class="decoding">{"".join(parts)}</section>'
+
+
+def _task_section(
+    data: ReportData, task: str, samples: Sequence[SampleBlock], per_template: int, n: int
+) -> str:
+    info = _task_info(data, task)
+    decodings = data.decodings(task)
+    templates: dict[str, None] = {}
+    for d in decodings:
+        templates.update(dict.fromkeys(_template_order(per_model(data, task, d))))
+    summary = (
+        f"{esc(info.language)} · {esc(info.n_instances)} instances · "
+        f"{len(templates)} templates · metrics: {esc(', '.join(info.metrics))}"
+    )
+    body = [
+        _decoding_section(data, task, decoding, n * 10 + i) for i, decoding in enumerate(decodings)
+    ]
+    if samples:
+        box = anchor(task, "samples")
+        body.append(
+            f'<details class="samples" id="{box}-d"><summary>{esc(task)} · samples: '
+            f"{len(samples)} prompts, every model's answer</summary>"
+            f"{sample_browser(box, samples, list(templates), per_template)}</details>"
+        )
+    return (
+        f'<section class="task" id="{anchor(task)}"><h2>{esc(task)}</h2>'
+        f'<p class="meta">{summary}</p>{"".join(body)}</section>'
+    )
+
+
+def build_html(
+    data: ReportData, *, samples_per_template: int = 3, title: str = "hakari report"
+) -> str:
+    from hakari.reports.meta import meta_sections
+
+    samples = read_samples(data, samples_per_template)
+    max_templates = max(
+        [len(_template_order(per_model(data, t, d))) for t in data.tasks for d in data.decodings(t)]
+        + [0]
+    )
+    nav = "".join(f'<a href="#{anchor(t)}">{esc(t)}</a>' for t in data.tasks)
+    if data.meta:
+        nav += '<a href="#meta">meta-evaluation</a>'
+    runs = "".join(_run_header(run, i + 1, len(data.runs)) for i, run in enumerate(data.runs))
+    tasks = "".join(
+        _task_section(data, t, samples.get(t, []), samples_per_template, i)
+        for i, t in enumerate(data.tasks)
+    )
+    overview = _overview(data)
+    sections = [
+        f'<header class="top"><h1>{esc(title)}</h1>'
+        f'<p class="meta">{len(data.models)} models · {len(data.tasks)} tasks · '
+        f"{len(data.runs)} run(s)</p><nav>{nav}</nav></header>",
+        f'<section id="runs"><h2>How these results were made</h2>{runs}</section>'
+        if data.runs
+        else "",
+        f'<section id="overview"><h2>Overview</h2>{overview}{_reading_guide()}</section>'
+        if overview
+        else "",
+        tasks,
+        meta_sections(data.meta),
+    ]
+    return (
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{esc(title)}</title><style>{CSS}\n{filter_css(max_templates)}</style></head>"
+        f"<body>{''.join(sections)}<footer>made by hakari · self-contained: no scripts, no "
+        "external resources</footer></body></html>"
+    )
+
+
+def _reading_guide() -> str:
+    return (
+        '<details class="guide"><summary>How to read this report</summary><ul>'
+        "<li><b>mean, std</b>: across templates; std is the population std (ddof = 0).</li>"
+        "<li><b>Sharpe score</b> = mean / (α·std + 1) (Sakai et al., 2024): a model whose "
+        "score depends less on the template wording ranks higher as α grows.</li>"
+        "<li><b>95% CI</b>: bootstrap over templates and instances jointly, so it covers "
+        "both prompt and sampling variance.</li>"
+        "<li><b>rank</b>: by Sharpe score; ▲/▼ n shows the rank by mean where it differs.</li>"
+        "<li><b>chance</b>: the score of always giving the task's fallback answer on the same "
+        "instances; <b>fallback</b>: share of outputs the answer regex did not match.</li>"
+        "</ul></details>"
+    )

@@ -1,0 +1,175 @@
+"""The numeric views of one task × decoding × metric: the leaderboard (mean, std, Sharpe
+with their bootstrap CIs, rank by mean against rank by Sharpe, chance and fallback) and
+the per-template heatmap (models × templates, fallback rate in every cell).
+
+The heatmap is an HTML table coloured with a matplotlib colormap rather than an image:
+the numbers stay selectable and searchable, and a page with a hundred of them stays
+small and fast (a drawn heatmap costs ~30 kB and ~0.1 s each).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from hakari.reports.markup import ci, esc, num, pct, table
+from hakari.results import DecodingResult, TaskResult
+
+# A metric whose natural range is [-1, 1] is coloured on that range, the rest on [0, 1].
+SIGNED_METRICS = {"mcc", "pearson", "spearman", "kendall"}
+
+
+def mean_fallback(dec: DecodingResult) -> float | None:
+    if not dec.templates:
+        return None
+    return sum(t.fallback_rate for t in dec.templates.values()) / len(dec.templates)
+
+
+def ranks(values: Mapping[str, float | None]) -> dict[str, int]:
+    """Competition ranks (1, 2, 2, 4) by descending value; missing values rank last."""
+    present = {k: v for k, v in values.items() if isinstance(v, int | float) and v == v}
+    out: dict[str, int] = {}
+    for k, v in present.items():
+        out[k] = 1 + sum(1 for other in present.values() if other > v)
+    for k in values:
+        out.setdefault(k, len(present) + 1)
+    return out
+
+
+def _rank_cell(by_mean: int, by_sharpe: int) -> str:
+    if by_mean == by_sharpe:
+        return str(by_sharpe)
+    arrow = "▲" if by_sharpe < by_mean else "▼"
+    cls = "up" if by_sharpe < by_mean else "down"
+    return (
+        f'{by_sharpe} <span class="{cls}" title="rank by mean: {by_mean}">{arrow}{by_mean}</span>'
+    )
+
+
+def _flags(stats: Mapping[str, Any]) -> str:
+    notes: list[str] = []
+    for key in ("flags", "warnings", "notes"):
+        value = stats.get(key)
+        if isinstance(value, str):
+            notes.append(value)
+        elif isinstance(value, list | tuple):
+            notes.extend(str(v) for v in value)
+    mean = stats.get("mean")
+    if isinstance(mean, int | float) and mean < 0 and not notes:  # older results.json
+        notes.append("mean < 0: a larger std raises Sharpe")
+    return "".join(f'<span class="flag">{esc(n)}</span>' for n in notes)
+
+
+def leaderboard(models: Mapping[str, tuple[TaskResult, DecodingResult]], metric: str) -> str:
+    """One row per model, ordered by Sharpe score."""
+    stats = {m: dec.aggregate.get(metric, {}) for m, (_, dec) in models.items()}
+    by_mean = ranks({m: s.get("mean") for m, s in stats.items()})
+    by_sharpe = ranks({m: s.get("sharpe") for m, s in stats.items()})
+    order = sorted(models, key=lambda m: (by_sharpe[m], by_mean[m], m))
+    alpha = next((s.get("alpha") for s in stats.values() if "alpha" in s), 1.0)
+    rows = []
+    for model in order:
+        task, dec = models[model]
+        s = stats[model]
+        rows.append(
+            [
+                _rank_cell(by_mean[model], by_sharpe[model]),
+                f'<span class="model">{esc(model)}</span>',
+                num(s.get("mean")) + " " + ci(s.get("ci_low"), s.get("ci_high")),
+                num(s.get("std")) + " " + ci(s.get("std_ci_low"), s.get("std_ci_high")),
+                f"<b>{num(s.get('sharpe'))}</b> "
+                + ci(s.get("sharpe_ci_low"), s.get("sharpe_ci_high")),
+                f"{num(s.get('min'))} – {num(s.get('max'))}",
+                num(task.chance.get(metric)),
+                pct(mean_fallback(dec)),
+                str(len(dec.templates)),
+                _flags(s),
+            ]
+        )
+    header = [
+        "rank",
+        "model",
+        "mean [95% CI]",
+        "std [95% CI]",
+        f"Sharpe α={esc(alpha)} [95% CI]",
+        "min – max",
+        "chance",
+        "fallback",
+        "templates",
+        "notes",
+    ]
+    return table(header, rows, cls="leaderboard", numeric_from=2)
+
+
+def _colour(value: float, low: float, high: float) -> tuple[str, str]:
+    from matplotlib import colormaps
+
+    t = 0.5 if high <= low else min(max((value - low) / (high - low), 0.0), 1.0)
+    r, g, b, _ = colormaps["viridis"](t)
+    text = "#000" if 0.299 * r + 0.587 * g + 0.114 * b > 0.5 else "#fff"
+    return f"#{round(r * 255):02x}{round(g * 255):02x}{round(b * 255):02x}", text
+
+
+def heatmap(
+    models: Mapping[str, tuple[TaskResult, DecodingResult]],
+    metric: str,
+    template_order: Sequence[str],
+) -> str:
+    """Models × templates, coloured by the metric; the fallback rate under each score."""
+    low, high = (-1.0, 1.0) if metric in SIGNED_METRICS else (0.0, 1.0)
+    values = [
+        float(v)
+        for _, dec in models.values()
+        for tr in dec.templates.values()
+        if (v := tr.metrics.get(metric)) is not None
+    ]
+    if values and (min(values) < low or max(values) > high):  # e.g. a score on 0-100
+        low, high = min(values), max(values)
+    header = ["model", *(esc(t) for t in template_order), "mean", "std"]
+    rows = []
+    for model, (_, dec) in models.items():
+        cells = [f'<span class="model">{esc(model)}</span>']
+        for template in template_order:
+            tr = dec.templates.get(template)
+            value = tr.metrics.get(metric) if tr else None
+            if tr is None or value is None:
+                cells.append('<span class="na">–</span>')
+                continue
+            bg, fg = _colour(float(value), low, high)
+            fallback = (
+                f'<small class="fb">fb {pct(tr.fallback_rate)}</small>'
+                if tr.fallback_rate > 0
+                else ""
+            )
+            cells.append(
+                f'<span class="cell" style="background:{bg};color:{fg}">'
+                f"{num(value, 2)}{fallback}</span>"
+            )
+        s = dec.aggregate.get(metric, {})
+        cells += [num(s.get("mean")), num(s.get("std"))]
+        rows.append(cells)
+    caption = (
+        f"{esc(metric)} per template (colour: {num(low, 1)} → {num(high, 1)}, viridis); "
+        "“fb” = share of outputs where the answer regex did not match and the task's "
+        "fallback answer was used"
+    )
+    return table(header, rows, cls="heatmap", caption=caption, numeric_from=1)
+
+
+def paired_differences(rows: Sequence[Mapping[str, Any]]) -> str:
+    """Model A − model B on the same templates and instances, as results.json records it."""
+    header = ["model A", "model B", "Δ mean [95% CI]", "Δ Sharpe [95% CI]", "notes"]
+    body = []
+    for r in rows:
+        body.append(
+            [
+                f'<span class="model">{esc(r.get("model_a"))}</span>',
+                f'<span class="model">{esc(r.get("model_b"))}</span>',
+                num(r.get("mean_diff")) + " " + ci(r.get("mean_ci_low"), r.get("mean_ci_high")),
+                num(r.get("sharpe_diff"))
+                + " "
+                + ci(r.get("sharpe_ci_low"), r.get("sharpe_ci_high")),
+                _flags(r),
+            ]
+        )
+    return table(header, body, cls="paired", numeric_from=2)

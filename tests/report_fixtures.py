@@ -1,0 +1,131 @@
+"""Realistic runs for the report tests: `hakari.evaluate` on the demo tasks plus a
+hostile task, three models with different behaviour (fake backends), every decoding.
+
+The hostile pieces go through every field the page shows: model names, task text (so
+prompts), model output (so raw outputs and, through the fallback, extracted answers),
+labels (so golds), and, by rewriting the results.json the way a foreign or old file could
+be, task names, template ids and the source file name.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from hakari.backends.base import GenerationRequest, LoglikRequest
+from hakari.runner import evaluate
+from tests.fakes import FakeBackend, hash_choice
+
+INJECT = "</table><script>window.__pwned=1</script> | \"dq\" 'sq' 日本語テキスト <b>bold</b>"
+HOSTILE_MODEL = '<script>window.__pwned=2</script>|"m"\''
+JP_MODEL = "モデル</td>乙"
+MODELS = ["oracle-7b", HOSTILE_MODEL, JP_MODEL]
+HOSTILE_TEMPLATE = '9-9<img src=x onerror="window.__pwned=3">'
+HOSTILE_TASK = "evil</h2><script>window.__pwned=4</script>"
+
+_HOSTILE_YAML = """
+name: hostile_labels
+language: ja
+description: "labels and texts with markup {inject}"
+target: label
+answer_type: label
+labels: ["<i>yes</i>", "no|'\\"x\\""]
+fallback: {{kind: label, value: "no|'\\"x\\""}}
+metrics: [accuracy, mcc]
+max_new_tokens: 8
+templates:
+  - id: 0-0
+    prompt: "文: {{text}}\\nA: yes B: no\\n答え："
+    regex: "[AB]"
+    answers: {{A: "<i>yes</i>", B: "no|'\\"x\\""}}
+  - id: 0-1
+    prompt: "Text <{{text}}>\\n1 = yes, 2 = no\\nAnswer:"
+    regex: "[12]"
+    answers: {{"1": "<i>yes</i>", "2": "no|'\\"x\\""}}
+  - id: 1-0
+    prompt: "{{text}}\\nReply yes or no:"
+    regex: "(yes|no)"
+    answers: {{"yes": "<i>yes</i>", "no": "no|'\\"x\\""}}
+data:
+  instances:
+"""
+
+
+def hostile_task(folder: Path) -> Path:
+    no = 'no|\'"x"'
+    rows = [
+        f"    - {{text: {json.dumps(f'{INJECT} #{i}', ensure_ascii=False)}, "
+        f"label: {json.dumps('<i>yes</i>' if i % 3 else no)}}}"
+        for i in range(12)
+    ]
+    path = folder / "hostile_labels.yaml"
+    path.write_text(
+        _HOSTILE_YAML.format(inject=INJECT.replace('"', "'")) + "\n".join(rows) + "\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def _responder(model: str):
+    def respond(req: GenerationRequest) -> str:
+        text = req.prompt
+        if model == "oracle-7b":
+            # right on most prompts: the label word appears in the prompt's options
+            return hash_choice(text, ["0", "A", "1", "yes", "positive", "B", "0", "A"])
+        if model == HOSTILE_MODEL:
+            return INJECT if not req.regex else hash_choice(text, ["1", "B", "no", "2"])
+        return hash_choice(text + "ja", ["0", "A", "1", "B", "はい", INJECT, "2", "yes"])
+
+    return respond
+
+
+def _loglik(model: str):
+    def score(req: LoglikRequest, continuation: str) -> float:
+        return -float(int(hash_choice(req.prompt + continuation + model, "0123456789")))
+
+    return score
+
+
+def make_run(folder: Path, *, limit: int | None = None, n_boot: int = 100) -> Path:
+    """A run folder (results.json + samples.jsonl): 3 models × 3 tasks × 3 decodings."""
+    task = hostile_task(folder)
+    run = folder / "run"
+    backends = {m: FakeBackend(_responder(m), name=m, loglik_scorer=_loglik(m)) for m in MODELS}
+    evaluate(
+        models=MODELS,
+        tasks=["demo_sentiment_en", "demo_sentiment_ja", str(task)],
+        decodings=["greedy", "constrained", "loglik"],
+        limit=limit,
+        output_dir=run,
+        use_cache=False,
+        n_boot=n_boot,
+        backend_factory=lambda spec: backends[spec],
+    )
+    return run
+
+
+def make_hostile_copy(run: Path, folder: Path) -> Path:
+    """The run with a hostile task name and template id, in a folder whose name is hostile:
+    what an edited or foreign results.json could hold."""
+    target = folder / 'run <b>&"x"</b> 日本'
+    target.mkdir(parents=True)
+    data = json.loads((run / "results.json").read_text(encoding="utf-8"))
+    for model in data["models"].values():
+        tasks = model["tasks"]
+        tasks[HOSTILE_TASK] = tasks.pop("hostile_labels")
+        for dec in tasks[HOSTILE_TASK]["decodings"].values():
+            if "0-1" in dec["templates"]:
+                dec["templates"][HOSTILE_TEMPLATE] = dec["templates"].pop("0-1")
+    (target / "results.json").write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    with (
+        (run / "samples.jsonl").open(encoding="utf-8") as src,
+        (target / "samples.jsonl").open("w", encoding="utf-8") as dst,
+    ):
+        for line in src:
+            rec = json.loads(line)
+            if rec["task"] == "hostile_labels":
+                rec["task"] = HOSTILE_TASK
+                if rec["template_id"] == "0-1":
+                    rec["template_id"] = HOSTILE_TEMPLATE
+            dst.write(json.dumps(rec, ensure_ascii=False) + "\n")
+    return target
