@@ -1,0 +1,62 @@
+"""`hakari meta`: the command over `hakari.meta` (validation first, one error, exit 2)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from hakari.errors import HakariInputError
+
+
+def _split(values: list[str]) -> list[str]:
+    return [x.strip() for v in values for x in v.split(",") if x.strip()]
+
+
+def meta(
+    input: Annotated[Path, typer.Option("--input", "-i", help="JSONL, one row per scored output.")],
+    human: Annotated[str, typer.Option("--human", help="Field of the human score (dotted path).")],
+    metrics: Annotated[
+        list[str],
+        typer.Option("--metrics", help="Metric fields, comma-separated dotted paths."),
+    ],
+    system_field: Annotated[
+        str | None, typer.Option("--system-field", help="Field naming the system (model).")
+    ] = None,
+    group_by: Annotated[
+        str | None,
+        typer.Option("--group-by", help="Field naming the group (document / prompt / task)."),
+    ] = None,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write the JSON here.")] = None,
+    n_boot: Annotated[int, typer.Option("--n-boot", min=0, help="Bootstrap replicates.")] = 1000,
+    seed: Annotated[int, typer.Option("--seed")] = 0,
+    confidence: Annotated[float, typer.Option("--confidence", min=0.5, max=0.999)] = 0.95,
+    tfa_before: Annotated[
+        str | None, typer.Option("--tfa-before", help="TFA: the zero-shot system.")
+    ] = None,
+    tfa_after: Annotated[
+        str | None, typer.Option("--tfa-after", help="TFA: the system trained on the task.")
+    ] = None,
+) -> None:
+    """Correlate metrics with human scores (system, summary, pooled; CIs; CAT/CIT/TFA)."""
+    from hakari.cli import _fail, console
+    from hakari.meta import BootstrapSettings, load_meta_input, meta_evaluate, print_meta
+
+    try:
+        data = load_meta_input(input, human, _split(metrics), system_field, group_by)
+        result = meta_evaluate(
+            data,
+            BootstrapSettings(n_boot=n_boot, confidence=confidence, seed=seed),
+            tfa_before=tfa_before,
+            tfa_after=tfa_after,
+        )
+    except HakariInputError as exc:
+        _fail(exc)
+    print_meta(result, console if isinstance(console, Console) else Console())
+    if json_out is not None:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(json.dumps(result, indent=2, ensure_ascii=False), encoding="utf-8")
+        console.print(f"json: {json_out}", highlight=False, markup=False)
