@@ -1,0 +1,28 @@
+"""LLM-as-a-judge: versioned prompt files, strict verdicts, both-order pairs, cached calls.
+
+Used elsewhere: `Judge`, `JudgeItem`, `load_prompt`, `load_judge_backend`.
+"""
+
+from typing import Any
+
+from hakari.backends.base import Backend
+from hakari.judges.judge import Judge, JudgeItem, JudgeRun, JudgeScore
+from hakari.judges.prompts import JudgePrompt, load_prompt
+
+
+def load_judge_backend(spec: str, **kwargs: Any) -> Backend:
+    """The judge model: any spec `hakari.models.load_backend` knows (packaged, hf:, ...)."""
+    from hakari.models import load_backend
+
+    return load_backend(spec, **kwargs)
+
+
+__all__ = [
+    "Judge",
+    "JudgeItem",
+    "JudgePrompt",
+    "JudgeRun",
+    "JudgeScore",
+    "load_judge_backend",
+    "load_prompt",
+]
