@@ -273,6 +273,15 @@ def _mount_subcommands() -> None:
 _mount_subcommands()
 
 
+def _mount_ifteval() -> None:
+    from hakari.rescore.cli import register  # score, analyze, meta
+
+    register(app)
+
+
+_mount_ifteval()
+
+
 def main() -> None:  # pragma: no cover - console entry point
     app()
 

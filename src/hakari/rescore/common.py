@@ -1,0 +1,164 @@
+"""What both re-scorers share: metric and judge options, scoring a list of samples, and
+atomic file writes.
+
+The order is always: validate names and inputs → load the judge prompt file → load every
+model (metric models, then the judge backend) → score → write. A bad metric name or a bad
+row therefore fails before any model loads, and a missing model fails before any work.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hakari.errors import HakariInputError
+from hakari.scoring import MetricSuite, ScoringConfig
+
+
+@dataclass(frozen=True)
+class JudgeOptions:
+    spec: str
+    prompt: str = "ifteval_pair"
+    max_reasks: int = 2
+    batch_size: int = 8
+    max_new_tokens: int | None = None
+    prompt_format: str = "auto"
+    cache_dir: Path | None = None
+    use_cache: bool = True
+    device: str = "auto"
+    dtype: str = "float32"
+
+
+@dataclass
+class SampleScores:
+    """Per-sample scores (None = unscored) and judge details, plus run-level provenance."""
+
+    values: dict[str, list[float | None]] = field(default_factory=dict)
+    judgements: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    provenance: dict[str, Any] = field(default_factory=dict)
+
+
+def judge_metric_name(prompt_id: str) -> str:
+    return f"judge_{prompt_id}"
+
+
+def prepare_suite(
+    metrics: Sequence[str], config: ScoringConfig, *, has_prompts: bool
+) -> MetricSuite | None:
+    """Validated metric names and their scorers (no model loaded), or None for none."""
+    if not metrics:
+        return None
+    return MetricSuite(metrics, config, has_prompts=has_prompts)
+
+
+def score_samples(
+    suite: MetricSuite | None,
+    judge_options: JudgeOptions | None,
+    predictions: Sequence[str],
+    references: Sequence[Any],
+    prompts: Sequence[str] | None,
+) -> SampleScores:
+    """Every metric and the judge over the samples (models loaded first, once each)."""
+    from hakari.judges import Judge, JudgeItem, load_prompt
+
+    if suite is None and judge_options is None:
+        raise HakariInputError(
+            "nothing to compute: give --metrics and/or --judge", field="--metrics"
+        )
+    judge_prompt = load_prompt(judge_options.prompt) if judge_options else None
+    if judge_prompt is not None and judge_prompt.kind == "analysis":
+        raise HakariInputError(
+            f"{judge_prompt.tag} is for `hakari analyze`, not a scoring prompt",
+            field="--judge-prompt",
+        )
+    if judge_prompt is not None and prompts is None and "prompt" in judge_prompt.fields():
+        raise HakariInputError(
+            f"judge prompt {judge_prompt.tag} shows the instruction: give --prompt-field",
+            field="--prompt-field",
+        )
+    out = SampleScores()
+    if suite is not None:
+        suite.prepare()
+        scored = suite.score(predictions, references, prompts)
+        out.values.update({k: list(v) for k, v in scored.values.items()})
+        out.provenance["metrics"] = {"models": scored.models, "seconds": scored.seconds}
+    if judge_options is not None and judge_prompt is not None:
+        from hakari.cache import ResponseCache
+        from hakari.judges import load_judge_backend
+
+        backend = load_judge_backend(
+            judge_options.spec,
+            device=judge_options.device,
+            dtype=judge_options.dtype,
+            cache_dir=judge_options.cache_dir,
+        )
+        cache = ResponseCache.in_dir(judge_options.cache_dir) if judge_options.use_cache else None
+        try:
+            judge = Judge(
+                backend,
+                judge_prompt,
+                cache,
+                max_reasks=judge_options.max_reasks,
+                batch_size=judge_options.batch_size,
+                max_new_tokens=judge_options.max_new_tokens,
+                prompt_format=judge_options.prompt_format,
+            )
+            items = [
+                JudgeItem(
+                    prompt=prompts[i] if prompts is not None else "",
+                    prediction=predictions[i],
+                    reference=_first(references[i]),
+                )
+                for i in range(len(predictions))
+            ]
+            run = judge.score(items)
+        finally:
+            backend.close()
+            if cache is not None:
+                cache.close()
+        name = judge_metric_name(judge_prompt.id)
+        out.values[name] = [s.value for s in run.scores]
+        out.judgements[name] = [s.to_dict() for s in run.scores]
+        out.provenance["judge"] = run.summary
+    return out
+
+
+def _first(reference: str | list[str] | None) -> str | None:
+    if reference is None or isinstance(reference, str):
+        return reference
+    return reference[0]
+
+
+def reference_text(gold: Any) -> str | list[str]:
+    """A run sample's gold as a reference: strings and lists of strings as they are."""
+    if isinstance(gold, list) and gold and all(isinstance(g, str) for g in gold):
+        return list(gold)
+    return gold if isinstance(gold, str) else json.dumps(gold, ensure_ascii=False)
+
+
+def write_jsonl_atomic(path: Path, rows: Iterable[dict[str, Any]]) -> None:
+    """All rows or nothing: a temporary sibling renamed into place."""
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("w", encoding="utf-8") as fh:
+        for row in rows:
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    tmp.replace(path)
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")
+    tmp.replace(path)
+
+
+def merged_scores(row: dict[str, Any], new: dict[str, Any], where: str) -> dict[str, Any]:
+    old = row.get("scores", {})
+    if not isinstance(old, dict):
+        raise HakariInputError(f"{where}: field 'scores' exists and is not an object")
+    return {**old, **new}

@@ -1,0 +1,155 @@
+"""`hakari score RUN_DIR`: add metric and judge scores to a finished run, no regeneration.
+
+Each sample of `samples.jsonl` is scored with its `output` as the prediction, its `gold`
+as the reference (a list of golds stays a list) and its `prompt` as the instruction.
+`samples.jsonl` gets a `scores` object per sample (and `judgements` with a judge);
+`results.json` gets, under each model × task × decoding, `rescored[METRIC]`:
+per-template means, the across-template aggregate (mean, population std, Sharpe, as for
+the run's own metrics) and the number of unscored samples; and a top-level `rescoring`
+block with the models, prompt versions and judge summary. Both files are rewritten
+atomically (temporary file, then rename), samples first: a crash leaves the old pair or
+new samples with old results, which `hakari score RUN_DIR` repairs when run again (the
+judge's answers come from the cache).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from hakari import aggregate as agg
+from hakari.errors import HakariInputError
+from hakari.jsonl_input import read_jsonl, row_line, strip_line
+from hakari.rescore.common import (
+    JudgeOptions,
+    merged_scores,
+    prepare_suite,
+    reference_text,
+    score_samples,
+    write_json_atomic,
+    write_jsonl_atomic,
+)
+from hakari.rescore.files import summarise
+from hakari.results import EvalResults
+from hakari.scoring import ScoringConfig
+
+SAMPLE_FIELDS = ("model", "task", "decoding", "template_id", "prompt", "output", "gold")
+
+
+def read_run(run_dir: Path) -> tuple[EvalResults, list[dict[str, Any]]]:
+    results_path, samples_path = run_dir / "results.json", run_dir / "samples.jsonl"
+    if not run_dir.is_dir():
+        raise HakariInputError("not a run folder", file=str(run_dir))
+    for path in (results_path, samples_path):
+        if not path.is_file():
+            raise HakariInputError("missing: is this a finished run folder?", file=str(path))
+    try:
+        results = EvalResults.read(results_path)
+    except (OSError, ValueError) as exc:
+        raise HakariInputError(
+            f"cannot read results: {str(exc)[:300]}", file=str(results_path)
+        ) from None
+    samples = read_jsonl(samples_path)
+    for row in samples:
+        missing = [f for f in SAMPLE_FIELDS if f not in row]
+        if missing:
+            raise HakariInputError(
+                f"line {row_line(row)}: sample without {', '.join(missing)}",
+                file=str(samples_path),
+            )
+        if not isinstance(row["output"], str) or not isinstance(row["prompt"], str):
+            raise HakariInputError(
+                f"line {row_line(row)}: 'output' and 'prompt' must be strings",
+                file=str(samples_path),
+            )
+        if "scores" in row and not isinstance(row["scores"], dict):
+            raise HakariInputError(
+                f"line {row_line(row)}: field 'scores' is not an object", file=str(samples_path)
+            )
+    return results, samples
+
+
+def score_run(
+    run_dir: Path,
+    metrics: list[str],
+    config: ScoringConfig,
+    judge: JudgeOptions | None = None,
+) -> dict[str, Any]:
+    results, samples = read_run(run_dir)
+    suite = prepare_suite(metrics, config, has_prompts=True)
+    scored = score_samples(
+        suite,
+        judge,
+        [s["output"] for s in samples],
+        [reference_text(s["gold"]) for s in samples],
+        [s["prompt"] for s in samples],
+    )
+    new_samples = []
+    for i, row in enumerate(samples):
+        record = strip_line(row)
+        record["scores"] = merged_scores(
+            record, {k: v[i] for k, v in scored.values.items()}, "sample"
+        )
+        if scored.judgements:
+            old = record.get("judgements")
+            judgements: dict[str, Any] = dict(old) if isinstance(old, dict) else {}
+            judgements.update({k: v[i] for k, v in scored.judgements.items()})
+            record["judgements"] = judgements
+        new_samples.append(record)
+    data = results.model_dump(mode="json")
+    _add_rescored(data, new_samples, list(scored.values), results.config.get("alpha", 1.0))
+    old_history = data.get("rescoring")
+    history: list[Any] = list(old_history) if isinstance(old_history, list) else []
+    data["rescoring"] = [*history, {"metrics": list(scored.values), **scored.provenance}]
+    write_jsonl_atomic(run_dir / "samples.jsonl", new_samples)
+    write_json_atomic(run_dir / "results.json", data)
+    return {"samples": len(samples), **summarise(scored.values), **scored.provenance}
+
+
+def _model_keys(data: dict[str, Any]) -> dict[str, str]:
+    """samples.jsonl names a model by its identity name; results.json by its spec."""
+    out = {}
+    for spec, model in data.get("models", {}).items():
+        out[str(model.get("identity", {}).get("name", spec))] = spec
+        out.setdefault(spec, spec)
+    return out
+
+
+def _add_rescored(
+    data: dict[str, Any], samples: list[dict[str, Any]], metrics: list[str], alpha: float
+) -> None:
+    keys = _model_keys(data)
+    buckets: dict[tuple[str, str, str], dict[str, dict[str, list[float | None]]]] = defaultdict(
+        lambda: defaultdict(lambda: defaultdict(list))
+    )
+    for s in samples:
+        for m in metrics:
+            buckets[(s["model"], s["task"], s["decoding"])][m][str(s["template_id"])].append(
+                s["scores"].get(m)
+            )
+    for (model, task, decoding), per_metric in buckets.items():
+        spec = keys.get(model, model)
+        dec = (
+            data.get("models", {})
+            .get(spec, {})
+            .get("tasks", {})
+            .get(task, {})
+            .get("decodings", {})
+            .get(decoding)
+        )
+        if dec is None:
+            continue
+        rescored = dec.setdefault("rescored", {})
+        for metric, per_template in per_metric.items():
+            means: dict[str, float] = {}
+            unscored = 0
+            for tid, values in per_template.items():
+                got = [v for v in values if v is not None]
+                unscored += len(values) - len(got)
+                if got:
+                    means[tid] = sum(got) / len(got)
+            entry: dict[str, Any] = {"templates": means, "n_unscored": unscored}
+            if means:
+                entry["aggregate"] = agg.aggregate(means, alpha=alpha).to_dict()
+            rescored[metric] = entry
