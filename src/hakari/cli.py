@@ -84,6 +84,14 @@ def run(
     dtype: Annotated[str, typer.Option("--dtype", help="float32, bfloat16, float16.")] = "float32",
     device: Annotated[str, typer.Option("--device", help="cpu, cuda or auto.")] = "auto",
     n_boot: Annotated[int, typer.Option("--n-boot", help="Bootstrap replicates (0: none).")] = 1000,
+    qa_mode: Annotated[
+        str,
+        typer.Option(
+            "--qa-mode",
+            help="SQuAD/JSQuAD answers: first-line (default; golds NFKC too) or paper "
+            "(Appendix B: whole output, golds as they are).",
+        ),
+    ] = "first-line",
 ) -> None:
     """Evaluate models on tasks across all their templates (default: the demo suite)."""
     from hakari.report import print_report
@@ -112,6 +120,7 @@ def run(
             device=device,
             n_boot=n_boot,
             progress=True,
+            qa_mode=qa_mode,  # type: ignore[arg-type]
         )
     except HakariInputError as exc:
         _fail(exc)

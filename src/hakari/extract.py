@@ -1,8 +1,26 @@
 """Answer extraction: regex match → answer; else the task's fallback rule (Appendix B).
 
-Greedy outputs are searched for the template's regex (the first match counts);
-constrained outputs match it by construction. Every sample records the raw output, the
-extracted answer and whether the fallback was used.
+Greedy outputs are searched for the template's regex; constrained outputs match it by
+construction. Every sample records the raw output, the extracted answer and whether the
+fallback was used.
+
+Anchoring. A match counts only as a whole token: a match that starts with an ASCII
+letter or digit must not continue a word or number to its left, and one that ends with
+one must not run on into a word or number to its right (`B` is not found in "Based on",
+`A` not in "All of them", `1` not in "10" or "0.15", `5` not in "5.5" or "-5"). Where the
+match's edge is not ASCII (Japanese answers such as はい), no boundary is required:
+Japanese writes no spaces between words. The first match that satisfies this is used.
+
+Numbers (STS). The output's first number (an optional minus sign, digits, an optional
+decimal part; a sentence's closing period is not a decimal point) is read as a float;
+it is the answer when its text is one the template's regex accepts in full, else the
+task's fallback applies ("10", "5.5" or "-3" on the 0–5 scale fall back to 2.0, as
+Appendix B's "parts that can be parsed as floats according to the regular expression").
+
+QA modes. `first-line` (the default): the template's regex picks the answer (the first
+non-empty line, at most 200 characters) and golds are NFKC-normalised like answers.
+`paper`: Appendix B exactly: the whole output with quotes/punctuation stripped at both
+ends and NFKC; golds are compared as they are. See docs/tasks.md for why.
 """
 
 from __future__ import annotations
@@ -10,9 +28,23 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
-from typing import Any
+from functools import lru_cache
+from typing import Any, Literal
 
 from hakari.tasks.spec import LabelValue, TaskSpec
+
+QAMode = Literal["first-line", "paper"]
+QA_MODES: tuple[QAMode, ...] = ("first-line", "paper")
+DEFAULT_QA_MODE: QAMode = "first-line"
+
+_WORD = "A-Za-z0-9"
+# Left edge: a match starting with a digit may not follow a letter/digit, a minus sign or
+# "<digit>."; one starting with a letter may not follow a letter/digit; else no condition.
+_START = rf"(?:(?=[0-9])(?<![{_WORD}])(?<![0-9]\.)(?<!-)|(?=[A-Za-z])(?<![{_WORD}])|(?![{_WORD}]))"
+# Right edge: a match ending in a digit may not be followed by a letter/digit or by
+# ".<digit>"; one ending in a letter may not be followed by a letter/digit.
+_END = rf"(?:(?<=[0-9])(?![{_WORD}])(?!\.[0-9])|(?<=[A-Za-z])(?![{_WORD}])|(?<![{_WORD}]))"
+_FIRST_NUMBER = re.compile(_START + r"-?[0-9]+(?:\.[0-9]+)?" + _END)
 
 
 @dataclass(frozen=True)
@@ -20,6 +52,26 @@ class Extraction:
     answer: Any  # a label, a float or a string, ready for the metric
     matched: str | None  # the regex match, None when the fallback was used
     used_fallback: bool
+
+
+@lru_cache(maxsize=4096)
+def anchored(regex: str, flags: int = 0) -> re.Pattern[str]:
+    """The template regex, matched only as a whole token (see the module docstring)."""
+    return re.compile(f"{_START}(?:{regex}){_END}", flags)
+
+
+def find_answer(output: str, regex: str | re.Pattern[str]) -> str | None:
+    """The first whole-token match of the template's regex in `output`, or None."""
+    pattern = regex if isinstance(regex, str) else regex.pattern
+    flags = 0 if isinstance(regex, str) else regex.flags & ~re.UNICODE
+    match = anchored(pattern, flags).search(output)
+    return match.group(0) if match else None
+
+
+def first_number(output: str) -> str | None:
+    """The text of the first whole number in `output` ("-3", "10", "5.5"; "3" in "3.")."""
+    match = _FIRST_NUMBER.search(output)
+    return match.group(0) if match else None
 
 
 def normalize_qa_answer(text: str) -> str:
@@ -44,24 +96,28 @@ def _strip_punct(text: str) -> str:
 def extract_answer(
     spec: TaskSpec,
     output: str,
-    regex: re.Pattern[str],
+    regex: str | re.Pattern[str],
     answers: dict[str, LabelValue] | None,
+    *,
+    qa_mode: QAMode = DEFAULT_QA_MODE,
 ) -> Extraction:
-    match = regex.search(output)
-    matched = match.group(0) if match else None
     if spec.answer_type == "label":
+        matched = find_answer(output, regex)
         if matched is not None and answers is not None and matched in answers:
             return Extraction(answers[matched], matched, False)
         return Extraction(spec.fallback_answer(), None, True)
     if spec.answer_type == "number":
-        if matched is not None:
-            try:
-                return Extraction(float(matched), matched, False)
-            except ValueError:
-                pass
+        number = first_number(output)
+        pattern = regex if isinstance(regex, str) else regex.pattern
+        if number is not None and re.fullmatch(pattern, number) is not None:
+            return Extraction(float(number), number, False)
         fallback = spec.fallback_answer()
         return Extraction(float(fallback) if fallback is not None else 0.0, None, True)
-    # text: use the match, or the whole first line of the output when nothing matches
+    if qa_mode == "paper":
+        answer = normalize_qa_answer(output)
+        return Extraction(answer, output if answer else None, not answer)
+    # first-line: use the match, or the whole first line of the output when nothing matches
+    matched = find_answer(output, regex)
     if matched is not None:
         return Extraction(normalize_qa_answer(matched), matched, False)
     first_line = output.split("\n", 1)[0]

@@ -25,6 +25,7 @@ class RenderedPrompt:
     answers: dict[str, LabelValue] | None
     gold: Any
     max_new_tokens: int
+    max_new_chars: int | None = None
 
 
 class _FieldView(dict[str, Any]):
@@ -62,6 +63,7 @@ def render(spec: TaskSpec, template: Template, row: Row, index: int) -> Rendered
         answers=answers,
         gold=gold,
         max_new_tokens=spec.max_tokens_for(template),
+        max_new_chars=spec.max_chars_for(template),
     )
 
 

@@ -21,15 +21,47 @@ class Message:
     content: str
 
 
+# Bumped when the meaning of a request's settings changes, so that the response cache
+# never serves a result made under the old meaning (2: stop strings skip the leading
+# whitespace of the output; `max_new_chars`; no partial UTF-8 characters).
+REQUEST_SEMANTICS = 2
+
+
 @dataclass(frozen=True)
 class GenerationRequest:
-    """One prompt to complete.
+    """One prompt to complete. Every backend (transformers, vLLM, OpenAI-compatible,
+    test doubles) gives these fields the same meaning.
 
-    `prompt` is the full completion text. When `messages` is set the backend renders
-    them with the model's chat template instead (and `prompt` is ignored). Generation
-    ends at EOS, after `max_new_tokens`, at the first of `stop` (the stop string is cut
-    from the text), or, with a `regex`, as soon as the regex cannot be extended.
-    Greedy when temperature == 0.
+    Prompt. `prompt` is the full completion text. When `messages` is set the backend
+    renders them with the model's chat template instead (and `prompt` is ignored).
+
+    Output text. The result's `text` is the generated text (special tokens dropped) with
+    these rules applied, in this order (`apply_output_rules` implements them):
+
+    1. **Leading whitespace is never a stop.** Stop strings take effect only after the
+       first non-whitespace character of the output: an occurrence that starts inside
+       the leading whitespace is ignored (a model that writes ``"\n\n1. Tokyo\n"``
+       under ``stop=("\n",)`` yields ``"\n\n1. Tokyo"``, not ``""``). The text is cut
+       before the earliest occurrence of any stop string that starts at or after that
+       character; generation ends there (finish_reason "stop"). Output that is only
+       whitespace never stops on a stop string.
+    2. **Character budget.** With `max_new_chars`, the text holds at most that many
+       characters after its leading whitespace; generation ends once it has them
+       (finish_reason "length"). Leading whitespace is kept and not counted. Counting
+       characters, not tokens, gives every tokenizer the same room: a byte-level
+       tokenizer may spend 3 tokens on one Japanese character.
+    3. **No partial characters.** The text never ends in an incomplete UTF-8 sequence:
+       bytes of a character the token budget cut short are held back, so U+FFFD never
+       appears in an output because of the budget.
+
+    Budget. `max_new_tokens` is a hard cap on generated tokens (the only cap when
+    `max_new_chars` is None). With `max_new_chars`, set it to at least
+    `tokens_for_chars(max_new_chars)` so any tokenizer can spend the character budget.
+
+    Regex. With a `regex` the output is constrained to it and generation ends as soon as
+    the regex cannot be extended (finish_reason "regex_done"); stop strings do not apply
+    (the regex defines the end of the answer); rules 2 and 3 do. Greedy when
+    temperature == 0.
     """
 
     prompt: str
@@ -41,13 +73,59 @@ class GenerationRequest:
     top_p: float = 1.0
     top_k: int = 0
     seed: int | None = None
+    max_new_chars: int | None = None
 
     def settings(self) -> dict[str, object]:
         """Everything but the prompt text: part of the cache key."""
         d = asdict(self)
         d.pop("prompt")
         d.pop("messages")
+        d["semantics"] = REQUEST_SEMANTICS
         return d
+
+
+MAX_TOKENS_PER_CHAR = 4  # UTF-8 needs at most 4 bytes a character; no tokenizer needs more
+
+
+def tokens_for_chars(n_chars: int) -> int:
+    """A token cap that lets any tokenizer (byte-level ones included) write `n_chars`
+    characters."""
+    return MAX_TOKENS_PER_CHAR * n_chars
+
+
+def answer_start(text: str) -> int:
+    """Index of the first non-whitespace character (len(text) when there is none)."""
+    return len(text) - len(text.lstrip())
+
+
+def stop_index(text: str, stop: Sequence[str]) -> int | None:
+    """Where the text is cut by rule 1 of `GenerationRequest`: the earliest occurrence of
+    a stop string that starts at or after the first non-whitespace character."""
+    start = answer_start(text)
+    if start == len(text):
+        return None
+    hits = [i for i in (text.find(s, start) for s in stop if s) if i >= 0]
+    return min(hits) if hits else None
+
+
+def apply_output_rules(
+    text: str, *, stop: Sequence[str] = (), max_new_chars: int | None = None
+) -> tuple[str, Literal["stop", "length"] | None]:
+    """Rules 1 and 2 of `GenerationRequest` on a decoded text: the text to return, and
+    "stop" / "length" when a rule ended it (None when neither did). A backend that
+    cannot stop where the rules say (e.g. a server that stops at every stop string)
+    generates without them and applies this to the result."""
+    reason: Literal["stop", "length"] | None = None
+    cut = stop_index(text, stop)
+    if cut is not None:
+        text, reason = text[:cut], "stop"
+    if max_new_chars is not None:
+        start = answer_start(text)
+        if len(text) - start >= max_new_chars:
+            if len(text) - start > max_new_chars or reason is None:
+                reason = "length"
+            text = text[: start + max_new_chars]
+    return text, reason
 
 
 @dataclass(frozen=True)

@@ -73,7 +73,7 @@ def run_decoding(
         cached += len(chunk) - n_new
         for rp, output in zip(chunk, outputs, strict=True):
             pattern = compiled.get(rp.regex) or compiled.setdefault(rp.regex, re.compile(rp.regex))
-            extraction = extract_answer(spec, output, pattern, rp.answers)
+            extraction = extract_answer(spec, output, pattern, rp.answers, qa_mode=opts.qa_mode)
             collect(collected, rp, extraction)
             write_sample(sample_record(backend, task, decoding, rp, output, extraction))
     return collected, generated, cached

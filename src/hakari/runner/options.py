@@ -14,6 +14,8 @@ from typing import Any, Literal, cast
 
 from hakari.backends.base import Backend
 from hakari.errors import HakariInputError
+from hakari.extract import DEFAULT_QA_MODE, QAMode
+from hakari.prompts import select_templates
 from hakari.tasks.loader import Task
 from hakari.tasks.spec import PromptFormat
 
@@ -46,6 +48,7 @@ class RunOptions:
     n_boot: int = 1000
     seed: int = 0
     progress: bool = True
+    qa_mode: QAMode = DEFAULT_QA_MODE
 
 
 def parse_decodings(value: str | Sequence[str]) -> list[Decoding]:
@@ -76,7 +79,10 @@ def config_dict(
         "limit": opts.limit,
         "alpha": opts.alpha,
         "std": "population (ddof=0) across templates",
-        "em_f1": "SQuAD v1.1 (en) / JGLUE JSQuAD char-level (ja) scorers, golds NFKC like outputs",
+        "em_f1": "SQuAD v1.1 (en) / JGLUE JSQuAD char-level (ja) scorers, "
+        + ("golds NFKC like outputs" if opts.qa_mode == "first-line" else "golds as they are"),
+        "qa_mode": opts.qa_mode,
+        "generation_budgets": {t.name: generation_budgets(t, opts) for t in tasks},
         "batch_size": opts.batch_size,
         "prompt_format": opts.prompt_format,
         "dtype": opts.dtype,
@@ -85,3 +91,24 @@ def config_dict(
         "data_dir": str(opts.data_dir) if opts.data_dir else None,
         "started": datetime.now().isoformat(timespec="seconds"),
     }
+
+
+def generation_budgets(task: Task, opts: RunOptions) -> dict[str, Any]:
+    """The generation budget of the task's templates: the answer's characters (after
+    leading whitespace) and the token cap; greedy stops at a newline only after the
+    first non-whitespace character, constrained where the regex ends. Templates with a
+    budget of their own are listed under `templates`."""
+    per_template = {
+        t.id: {
+            "max_new_chars": task.spec.max_chars_for(t),
+            "max_new_tokens": task.spec.max_tokens_for(t),
+        }
+        for t in select_templates(task.spec, opts.templates)
+    }
+    values = list(per_template.values())
+    common = max(values, key=values.count)
+    out: dict[str, Any] = {**common, "greedy_stop": ["\n"]}
+    own = {tid: b for tid, b in per_template.items() if b != common}
+    if own:
+        out["templates"] = own
+    return out

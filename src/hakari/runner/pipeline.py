@@ -16,6 +16,7 @@ from pathlib import Path
 from hakari.backends.base import Backend
 from hakari.cache import ResponseCache
 from hakari.errors import HakariInputError
+from hakari.extract import DEFAULT_QA_MODE, QA_MODES, QAMode
 from hakari.prompts import select_templates
 from hakari.results import DecodingResult, EvalResults, ModelResult, TaskResult, library_versions
 from hakari.runner.collect import SampleWriter, run_decoding
@@ -57,6 +58,7 @@ def evaluate(
     n_boot: int = 1000,
     progress: bool = False,
     backend_factory: BackendFactory | None = None,
+    qa_mode: QAMode = DEFAULT_QA_MODE,
 ) -> EvalResults:
     """Evaluate every model on every task with every decoding and template.
 
@@ -67,7 +69,14 @@ def evaluate(
     `backend_factory(spec) -> Backend` replaces the built-in model loader: it is called
     once per model spec, after validation, and the backend is closed when its model is
     done. This is the public way to evaluate a custom backend.
+
+    `qa_mode` picks the SQuAD/JSQuAD post-processing (`hakari.extract`): "first-line"
+    (default) or "paper" (Appendix B exactly); it is recorded in results.json.
     """
+    if qa_mode not in QA_MODES:
+        raise HakariInputError(
+            f"unknown QA mode {qa_mode!r} (choose from {', '.join(QA_MODES)})", field="--qa-mode"
+        )
     if limit is not None and limit < 1:
         raise HakariInputError("--limit must be at least 1", field="--limit")
     opts = RunOptions(
@@ -83,6 +92,7 @@ def evaluate(
         device=device,
         n_boot=n_boot,
         progress=progress,
+        qa_mode=qa_mode,
     )
     decoding_list = parse_decodings(list(decodings))
     loaded = [load_task(t) for t in tasks]

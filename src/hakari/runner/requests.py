@@ -39,6 +39,7 @@ def generation_request(rp: RenderedPrompt, decoding: Decoding, use_chat: bool) -
         prompt=rp.text,
         messages=messages(rp.text, use_chat),
         max_new_tokens=rp.max_new_tokens,
+        max_new_chars=rp.max_new_chars,
         stop=() if constrained else ("\n",),
         regex=rp.regex if constrained else None,
     )

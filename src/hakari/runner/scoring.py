@@ -13,12 +13,13 @@ from hakari.runner.options import RunOptions
 from hakari.tasks.loader import Task
 
 
-def metric_options(task: Task, metric: str) -> dict[str, Any]:
+def metric_options(task: Task, metric: str, opts: RunOptions) -> dict[str, Any]:
     if metric not in ("exact_match", "f1"):
         return {}
-    # Predictions are NFKC-normalised (Appendix B), so golds are too: otherwise an exact
-    # copy of a gold with full-width brackets (252 JSQuAD golds) could never match.
-    return {"lang": task.spec.language, "nfkc": True}
+    # Predictions are NFKC-normalised (Appendix B). In first-line mode golds are too:
+    # otherwise an exact copy of a gold with full-width brackets (252 JSQuAD golds) could
+    # never match. Paper mode compares golds as they are: Appendix B is silent on them.
+    return {"lang": task.spec.language, "nfkc": opts.qa_mode == "first-line"}
 
 
 def score(task: Task, collected: Collected, opts: RunOptions) -> DecodingResult:
@@ -27,7 +28,7 @@ def score(task: Task, collected: Collected, opts: RunOptions) -> DecodingResult:
     golds = collected.golds
     for template_id, preds in collected.predictions.items():
         scores: dict[str, float] = {
-            m: float(metrics.compute(m, preds, golds, **metric_options(task, m)))
+            m: float(metrics.compute(m, preds, golds, **metric_options(task, m, opts)))
             for m in spec.metrics
         }
         dec.templates[template_id] = TemplateResult(
@@ -48,7 +49,7 @@ def score(task: Task, collected: Collected, opts: RunOptions) -> DecodingResult:
                 alpha=opts.alpha,
                 n_boot=opts.n_boot,
                 seed=opts.seed,
-                **metric_options(task, m),
+                **metric_options(task, m, opts),
             )
             stats.update(boot.to_dict())
         dec.aggregate[m] = stats

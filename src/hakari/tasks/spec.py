@@ -13,6 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from hakari.backends.base import tokens_for_chars
+
 LabelValue = str | int | float
 
 # `{{name}}` inside a regex or an answer key is replaced by the instance's field value
@@ -20,6 +22,8 @@ LabelValue = str | int | float
 # option texts of a multiple-choice question). Single braces keep their regex meaning.
 INSTANCE_REF = re.compile(r"\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}")
 TEMPLATE_ID = re.compile(r"^[0-9A-Za-z]+-[0-9A-Za-z]+$")
+
+DEFAULT_MAX_NEW_TOKENS = 8  # when a task sets neither budget
 
 AnswerType = Literal["label", "number", "text"]
 MetricName = Literal["accuracy", "mcc", "pearson", "spearman", "exact_match", "f1"]
@@ -98,6 +102,7 @@ class Template(_Strict):
     # matched answer text -> label (label tasks only); keys may use {{field}}.
     answers: dict[str, LabelValue] | None = None
     max_new_tokens: int | None = Field(default=None, ge=1, le=4096)
+    max_new_chars: int | None = Field(default=None, ge=1, le=4096)
 
     @field_validator("id")
     @classmethod
@@ -155,7 +160,11 @@ class TaskSpec(_Strict):
     templates: list[Template]
     fallback: Fallback
     metrics: list[MetricName]
-    max_new_tokens: int = Field(default=8, ge=1, le=4096)
+    # Generation budget. `max_new_chars` counts the answer's characters (after leading
+    # whitespace), the same for every tokenizer; the token cap then defaults to what any
+    # tokenizer needs for it (4 a character). `max_new_tokens` alone is a plain token cap.
+    max_new_tokens: int | None = Field(default=None, ge=1, le=16384)
+    max_new_chars: int | None = Field(default=None, ge=1, le=4096)
     prompt_suffix: str = ""
 
     @model_validator(mode="after")
@@ -206,5 +215,12 @@ class TaskSpec(_Strict):
     def field_path(self, name: str) -> str:
         return self.fields.get(name, name)
 
+    def max_chars_for(self, template: Template) -> int | None:
+        return template.max_new_chars or self.max_new_chars
+
     def max_tokens_for(self, template: Template) -> int:
-        return template.max_new_tokens or self.max_new_tokens
+        explicit = template.max_new_tokens or self.max_new_tokens
+        if explicit is not None:
+            return explicit
+        chars = self.max_chars_for(template)
+        return tokens_for_chars(chars) if chars is not None else DEFAULT_MAX_NEW_TOKENS

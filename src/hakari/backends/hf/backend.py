@@ -230,6 +230,7 @@ class HFBackend:
             stop=stop,
             constraint=constraint,
             sampler=sampler,
+            max_chars=request.max_new_chars,
         )
 
     def _run_batch(self, rows: list[Row]) -> None:
