@@ -116,6 +116,8 @@ def make_hostile_copy(run: Path, folder: Path) -> Path:
         for dec in tasks[HOSTILE_TASK]["decodings"].values():
             if "0-1" in dec["templates"]:
                 dec["templates"][HOSTILE_TEMPLATE] = dec["templates"].pop("0-1")
+    if "paired" in data:
+        data["paired"][HOSTILE_TASK] = data["paired"].pop("hostile_labels")
     (target / "results.json").write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
     with (
         (run / "samples.jsonl").open(encoding="utf-8") as src,
@@ -129,3 +131,38 @@ def make_hostile_copy(run: Path, folder: Path) -> Path:
                     rec["template_id"] = HOSTILE_TEMPLATE
             dst.write(json.dumps(rec, ensure_ascii=False) + "\n")
     return target
+
+
+def add_paired(run: Path, n_boot: int = 50) -> None:
+    """Write `paired[TASK][DECODING]` into the run's results.json the way the aggregate
+    stage computes it (`aggregate.paired_bootstrap` on the run's own samples)."""
+    from collections import defaultdict
+
+    from hakari.aggregate.paired import paired_bootstrap
+
+    preds: dict[tuple[str, str], dict[str, dict[str, dict[int, object]]]] = defaultdict(
+        lambda: defaultdict(lambda: defaultdict(dict))
+    )
+    golds: dict[str, dict[int, object]] = defaultdict(dict)
+    for line in (run / "samples.jsonl").read_text(encoding="utf-8").splitlines():
+        rec = json.loads(line)
+        key = (rec["task"], rec["decoding"])
+        preds[key][rec["model"]][rec["template_id"]][rec["index"]] = rec["answer"]
+        golds[rec["task"]][rec["index"]] = rec["gold"]
+    data = json.loads((run / "results.json").read_text(encoding="utf-8"))
+    paired: dict[str, dict[str, list[dict[str, object]]]] = {}
+    for (task, decoding), per_model in preds.items():
+        order = sorted(golds[task])
+        references = [golds[task][i] for i in order]
+        predictions = {
+            m: {t: [p[i] for i in order] for t, p in per_template.items()}
+            for m, per_template in per_model.items()
+        }
+        metrics = data["models"][MODELS[0]]["tasks"][task]["metrics"]
+        paired.setdefault(task, {})[decoding] = [
+            c.to_dict()
+            for metric in metrics
+            for c in paired_bootstrap(predictions, references, metric, n_boot=n_boot)
+        ]
+    data["paired"] = paired
+    (run / "results.json").write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")

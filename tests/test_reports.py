@@ -23,6 +23,7 @@ from tests.report_fixtures import (
     INJECT,
     JP_MODEL,
     MODELS,
+    add_paired,
     make_hostile_copy,
     make_run,
 )
@@ -64,6 +65,7 @@ def parse(html: str) -> _Elements:
 def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     folder = tmp_path_factory.mktemp("report")
     run = make_run(folder, limit=8, n_boot=50)
+    add_paired(run)
     return run, make_hostile_copy(run, folder)
 
 
@@ -103,6 +105,18 @@ def test_every_untrusted_field_is_text(runs: tuple[Path, Path]) -> None:
     for s in (INJECT, HOSTILE_MODEL, JP_MODEL, HOSTILE_TEMPLATE, HOSTILE_TASK, "<i>yes</i>"):
         assert s in text, s  # shown as text, in full
     assert 'run <b>&"x"</b> 日本' in text  # the file name
+
+
+def test_paired_differences_from_results(runs: tuple[Path, Path]) -> None:
+    run, _ = runs
+    html = build_html(load_inputs([run]))
+    paired = json.loads((run / "results.json").read_text(encoding="utf-8"))["paired"]
+    first = paired["demo_sentiment_en"]["greedy"][0]
+    assert html.count('class="paired"') == 3 * 3 * 2  # task × decoding × metric
+    assert f"{first['mean']['diff']:.3f}".replace("-", "−") in html
+    assert f"{first['sharpe']['ci_high']:.3f}".replace("-", "−") in html
+    # old files have no `paired`: the section is left out
+    assert 'class="paired"' not in build_html(load_inputs([OLD_RESULTS]))
 
 
 def test_page_is_deterministic(runs: tuple[Path, Path]) -> None:

@@ -189,18 +189,20 @@ def _sweep_panels(
     return panels
 
 
-def _paired(dec_by_model: PerModel, metric: str) -> list[Mapping[str, Any]]:
-    rows: list[Mapping[str, Any]] = []
-    for _, dec in dec_by_model.values():
-        paired = (getattr(dec, "model_extra", None) or {}).get("paired") or dec.aggregate.get(
-            metric, {}
-        ).get("paired")
-        if isinstance(paired, Mapping):
-            paired = paired.get(metric)
-        if isinstance(paired, list):
-            rows += [
-                p for p in paired if isinstance(p, Mapping) and p.get("metric", metric) == metric
-            ]
+def _paired(data: ReportData, task: str, decoding: str, metric: str) -> list[dict[str, Any]]:
+    """`paired[TASK][DECODING]` items of every run for this metric, with report labels."""
+    rows: list[dict[str, Any]] = []
+    for run in data.runs:
+        paired = getattr(run.results, "paired", None) or (run.results.model_extra or {}).get(
+            "paired"
+        )
+        items = ((paired or {}).get(task) or {}).get(decoding) if isinstance(paired, dict) else None
+        for item in items or []:
+            if isinstance(item, Mapping) and item.get("metric", metric) == metric:
+                row = dict(item)
+                for side in ("model_a", "model_b"):
+                    row[side] = run.labels.get(str(item.get(side)), item.get(side))
+                rows.append(row)
     return rows
 
 
@@ -222,7 +224,7 @@ def _decoding_section(data: ReportData, task: str, decoding: str, n: int) -> str
         parts.append(f'<h4 id="{anchor(task, decoding, metric)}">{esc(metric)}</h4>')
         parts.append(tables.leaderboard(models, metric))
         parts.append(tables.heatmap(models, metric, templates))
-        paired = _paired(models, metric)
+        paired = _paired(data, task, decoding, metric)
         if paired:
             parts.append("<h5>paired differences (same templates and instances)</h5>")
             parts.append(tables.paired_differences(paired))

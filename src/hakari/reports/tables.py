@@ -55,7 +55,9 @@ def _flags(stats: Mapping[str, Any]) -> str:
         elif isinstance(value, list | tuple):
             notes.extend(str(v) for v in value)
     mean = stats.get("mean")
-    if isinstance(mean, int | float) and mean < 0 and not notes:  # older results.json
+    if stats.get("sharpe_caveat") == "negative_mean" or (
+        isinstance(mean, int | float) and mean < 0 and "sharpe_caveat" not in stats
+    ):
         notes.append("mean < 0: a larger std raises Sharpe")
     return "".join(f'<span class="flag">{esc(n)}</span>' for n in notes)
 
@@ -156,20 +158,32 @@ def heatmap(
     return table(header, rows, cls="heatmap", caption=caption, numeric_from=1)
 
 
+def _difference(stat: Any) -> str:
+    if not isinstance(stat, Mapping):
+        return "–"
+    verdict = stat.get("verdict")
+    mark = {"a_better": " ◀ A", "b_better": " B ▶"}.get(str(verdict), "")
+    p = stat.get("p_value")
+    p_text = f' <span class="ci">p={num(p, 3)}</span>' if isinstance(p, int | float) else ""
+    return (
+        f"{num(stat.get('diff'))} {ci(stat.get('ci_low'), stat.get('ci_high'))}"
+        f"<b>{esc(mark)}</b>{p_text}"
+    )
+
+
 def paired_differences(rows: Sequence[Mapping[str, Any]]) -> str:
-    """Model A − model B on the same templates and instances, as results.json records it."""
-    header = ["model A", "model B", "Δ mean [95% CI]", "Δ Sharpe [95% CI]", "notes"]
-    body = []
-    for r in rows:
-        body.append(
-            [
-                f'<span class="model">{esc(r.get("model_a"))}</span>',
-                f'<span class="model">{esc(r.get("model_b"))}</span>',
-                num(r.get("mean_diff")) + " " + ci(r.get("mean_ci_low"), r.get("mean_ci_high")),
-                num(r.get("sharpe_diff"))
-                + " "
-                + ci(r.get("sharpe_ci_low"), r.get("sharpe_ci_high")),
-                _flags(r),
-            ]
-        )
+    """Model A − model B on the same replicates of templates and instances, as results.json
+    records it (`paired[TASK][DECODING]`): the difference of the means and of the Sharpe
+    scores with their CIs; ◀ A / B ▶ where the interval excludes 0."""
+    header = ["model A", "model B", "Δ mean [95% CI]", "Δ Sharpe [95% CI]", "CI method"]
+    body = [
+        [
+            f'<span class="model">{esc(r.get("model_a"))}</span>',
+            f'<span class="model">{esc(r.get("model_b"))}</span>',
+            _difference(r.get("mean")),
+            _difference(r.get("sharpe")),
+            esc(r.get("ci_method", "")),
+        ]
+        for r in rows
+    ]
     return table(header, body, cls="paired", numeric_from=2)
