@@ -27,7 +27,7 @@ def _fmt(entry: dict[str, Any]) -> str:
 def print_meta(result: dict[str, Any], console: Console) -> None:
     for level, metrics in result["levels"].items():
         table = Table(title=f"{level} level (95% bootstrap CI)", title_justify="left")
-        table.add_column("metric")
+        table.add_column("metric", overflow="fold")
         for stat in STATS:
             table.add_column(stat)
         table.add_column("n", justify="right")
@@ -52,7 +52,8 @@ def print_meta(result: dict[str, Any], console: Console) -> None:
     block = result.get("ifteval")
     if block:
         table = Table(title="IFTEval (units: system × group means)", title_justify="left")
-        for col in ("metric", "CAT", "CIT", "CIT groups undefined"):
+        table.add_column("metric", overflow="fold")
+        for col in ("CAT", "CIT", "CIT groups undefined"):
             table.add_column(col)
         if "TFA" in block:
             table.add_column(escape(f"TFA {block['TFA']['before']} → {block['TFA']['after']}"))
