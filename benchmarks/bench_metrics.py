@@ -18,9 +18,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from realsumm_jsonl import DEFAULT_SHARED, realsumm_rows  # noqa: E402
+from realsumm_jsonl import DEFAULT_SHARED, realsumm_rows
 
-from hakari.scoring import MetricSuite, ScoringConfig  # noqa: E402
+from hakari.scoring import MetricSuite, ScoringConfig
 
 CASES = [
     ("ROUGE-1/2/Lsum (rouge-score)", ["rouge1", "rouge2", "rougeLsum"], {}),

@@ -22,6 +22,7 @@ from hakari.errors import HakariInputError
 Row = dict[str, Any]
 _PATH_PART = re.compile(r"^[^.\s]+$")
 _MISSING = object()
+LINE_KEY = "\x00hakari-line"  # the 1-based line a row came from (no JSON key can clash)
 
 
 def check_path(path: str, option: str) -> tuple[str, ...]:
@@ -79,7 +80,7 @@ def read_jsonl(path: Path) -> list[Row]:
                 f"line {lineno}: expected a JSON object, got {type(obj).__name__}",
                 file=str(path),
             )
-        obj["__line__"] = lineno
+        obj[LINE_KEY] = lineno
         rows.append(obj)
     if not rows:
         raise HakariInputError("no rows", file=str(path))
@@ -87,12 +88,12 @@ def read_jsonl(path: Path) -> list[Row]:
 
 
 def row_line(row: Row) -> int:
-    return int(row.get("__line__", 0))
+    return int(row.get(LINE_KEY, 0))
 
 
 def strip_line(row: Row) -> Row:
     """The row as the user wrote it (without the line number this module adds)."""
-    return {k: v for k, v in row.items() if k != "__line__"}
+    return {k: v for k, v in row.items() if k != LINE_KEY}
 
 
 def require(row: Row, path: str, parts: Sequence[str], file: Path, option: str) -> Any:

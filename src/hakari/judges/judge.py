@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -120,6 +120,7 @@ class Judge:
         self.max_new_tokens = max_new_tokens or default_tokens
         self.generated = 0
         self.cached = 0
+        self.on_progress: Callable[[int], None] | None = None  # calls answered, as they come
 
     # ------------------------------------------------------------------ requests
 
@@ -159,7 +160,11 @@ class Judge:
 
     def _generate(self, requests: list[GenerationRequest]) -> list[str]:
         results, n_new = cached_generate(
-            self.backend, requests, self.cache, batch_size=self.batch_size
+            self.backend,
+            requests,
+            self.cache,
+            batch_size=self.batch_size,
+            on_progress=self.on_progress,
         )
         self.generated += n_new
         self.cached += len(requests) - n_new

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from hakari.errors import HakariInputError
-from hakari.rescore.common import JudgeOptions, write_json_atomic
+from hakari.rescore.common import JudgeOptions, judge_progress, write_json_atomic
 from hakari.rescore.run_dir import read_run
 
 
@@ -101,7 +101,9 @@ def analyze_run(
             max_new_tokens=judge.max_new_tokens,
             prompt_format=judge.prompt_format,
         )
-        answers = runner.ask(rendered)
+        with judge_progress(judge.progress) as advance:
+            runner.on_progress = advance
+            answers = runner.ask(rendered)
         counts = {"generated": runner.generated, "cached": runner.cached}
     finally:
         backend.close()

@@ -124,6 +124,7 @@ def score(
                 cache_dir=cache_dir,
                 use_cache=not no_cache,
                 device=device,
+                progress=True,
             )
         if input is not None:
             if output is None:
@@ -171,6 +172,7 @@ def analyze(
                 cache_dir=cache_dir,
                 use_cache=not no_cache,
                 device=device,
+                progress=True,
             ),
             metric=metric,
             n=n,

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,7 @@ class JudgeOptions:
     use_cache: bool = True
     device: str = "auto"
     dtype: str = "float32"
+    progress: bool = False  # a rich progress line of judge calls (the CLI turns it on)
 
 
 @dataclass
@@ -40,6 +42,21 @@ class SampleScores:
     values: dict[str, list[float | None]] = field(default_factory=dict)
     judgements: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     provenance: dict[str, Any] = field(default_factory=dict)
+
+
+@contextmanager
+def judge_progress(enabled: bool) -> Iterator[Callable[[int], None] | None]:
+    """A transient rich progress line counting judge answers (cached ones included)."""
+    if not enabled:
+        yield None
+        return
+    from rich.progress import MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(
+        TextColumn("judge calls"), MofNCompleteColumn(), TimeElapsedColumn(), transient=True
+    ) as progress:
+        task = progress.add_task("judge", total=None)
+        yield lambda n: progress.advance(task, n)
 
 
 def judge_metric_name(prompt_id: str) -> str:
@@ -115,7 +132,9 @@ def score_samples(
                 )
                 for i in range(len(predictions))
             ]
-            run = judge.score(items)
+            with judge_progress(judge_options.progress) as advance:
+                judge.on_progress = advance
+                run = judge.score(items)
         finally:
             backend.close()
             if cache is not None:
