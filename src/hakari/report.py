@@ -7,11 +7,14 @@ fallback rate as columns, then the chance-rate row and mean / std / min / max / 
 
 from __future__ import annotations
 
+import html
+import re
 from collections.abc import Iterator
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from hakari.results import DecodingResult, EvalResults, TaskResult
 
@@ -98,9 +101,9 @@ def print_report(results: EvalResults, console: Console | None = None) -> None:
     console = console or Console()
     for title, tres, dec in _sections(results):
         if dec.skipped:
-            console.print(f"[dim]{title}: skipped ({dec.skipped})[/dim]")
+            console.print(Text(f"{title}: skipped ({dec.skipped})", style="dim"))
             continue
-        table = Table(title=title, title_justify="left")
+        table = Table(title=Text(title), title_justify="left")
         table.add_column("template")
         for m in tres.metrics:
             table.add_column(m, justify="right")
@@ -109,12 +112,12 @@ def print_report(results: EvalResults, console: Console | None = None) -> None:
         rows = list(_table_rows(tres, dec))
         n_templates = len(dec.templates)
         for i, row in enumerate(rows):
-            table.add_row(*row, end_section=i == n_templates - 1)
+            table.add_row(*map(Text, row), end_section=i == n_templates - 1)
         console.print(table)
         if _has_caveat(dec):
             console.print(NEGATIVE_MEAN_NOTE, markup=False)
         console.print(
-            f"[dim]{dec.generated} generated, {dec.cached} from cache, {dec.wall_s:.1f} s[/dim]"
+            Text(f"{dec.generated} generated, {dec.cached} from cache, {dec.wall_s:.1f} s", "dim")
         )
     if results.alpha_sweep:
         print_alpha_sweep(results, console)
@@ -126,7 +129,7 @@ def print_alpha_sweep(results: EvalResults, console: Console) -> None:
         for decoding, per_metric in per_dec.items():
             for metric, sweep in per_metric.items():
                 table = Table(
-                    title=f"ranking by Sharpe score · {task_name} · {decoding} · {metric}",
+                    title=Text(f"ranking by Sharpe score · {task_name} · {decoding} · {metric}"),
                     title_justify="left",
                 )
                 table.add_column("α", justify="right")
@@ -138,7 +141,7 @@ def print_alpha_sweep(results: EvalResults, console: Console) -> None:
                         continue  # every 0.5 in the terminal; the JSON has every 0.1
                     table.add_row(
                         f"{point['alpha']:.1f}",
-                        *(f"{m} ({point['scores'][m]:.3f})" for m in point["ranking"]),
+                        *(Text(f"{m} ({point['scores'][m]:.3f})") for m in point["ranking"]),
                     )
                 console.print(table)
 
@@ -181,25 +184,43 @@ SUMMARY_HEADER = [
 ]
 
 
+def md_cell(value: object) -> str:
+    """One Markdown table cell or heading from any text: HTML is escaped (`<`, `>`, `&`),
+    `|` cannot end the cell, backticks and other inline markup are shown as they are,
+    and a newline cannot end the row."""
+    text = html.escape(str(value), quote=False)
+    text = text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
+    return _MD_SPECIAL.sub(lambda m: "\\" + m.group(0), text)
+
+
+_MD_SPECIAL = re.compile(r"[\\`*_\[\]|#~]")
+
+
+def _md_row(cells: list[str]) -> str:
+    return "| " + " | ".join(md_cell(c) for c in cells) + " |"
+
+
 def markdown_report(results: EvalResults) -> str:
+    """The report as Markdown: every cell and heading escaped (model names, task names and
+    template ids are user text)."""
     lines: list[str] = ["### Summary\n"]
-    lines.append("| " + " | ".join(SUMMARY_HEADER) + " |")
+    lines.append(_md_row(SUMMARY_HEADER))
     lines.append("|" + "|".join("---" for _ in SUMMARY_HEADER) + "|")
     rows = list(summary_rows(results))
-    lines.extend("| " + " | ".join(row) + " |" for row in rows)
+    lines.extend(_md_row(row) for row in rows)
     lines.append("")
     if any(NEGATIVE_MEAN_MARK in row[6] for row in rows):
         lines.append(NEGATIVE_MEAN_NOTE + "\n")
     for title, tres, dec in _sections(results):
-        lines.append(f"### {title}\n")
+        lines.append(f"### {md_cell(title)}\n")
         if dec.skipped:
-            lines.append(f"skipped: {dec.skipped}\n")
+            lines.append(f"skipped: {md_cell(dec.skipped)}\n")
             continue
         header = ["template", *tres.metrics, "fallback", "n"]
-        lines.append("| " + " | ".join(header) + " |")
+        lines.append(_md_row(header))
         lines.append("|" + "|".join("---" for _ in header) + "|")
         for row in _table_rows(tres, dec):
-            lines.append("| " + " | ".join(row) + " |")
+            lines.append(_md_row(row))
         lines.append("")
         if _has_caveat(dec):
             lines.append(NEGATIVE_MEAN_NOTE + "\n")
@@ -207,15 +228,14 @@ def markdown_report(results: EvalResults) -> str:
         for task_name, per_dec in results.alpha_sweep.items():
             for decoding, per_metric in per_dec.items():
                 for metric, sweep in per_metric.items():
-                    lines.append(
-                        f"### Ranking by Sharpe score · {task_name} · {decoding} · {metric}\n"
-                    )
+                    heading = f"Ranking by Sharpe score · {task_name} · {decoding} · {metric}"
+                    lines.append(f"### {md_cell(heading)}\n")
                     lines.append("| α | ranking (score) |")
                     lines.append("|---|---|")
                     for point in sweep:
                         ranked = ", ".join(
                             f"{m} ({point['scores'][m]:.3f})" for m in point["ranking"]
                         )
-                        lines.append(f"| {point['alpha']:.1f} | {ranked} |")
+                        lines.append(_md_row([f"{point['alpha']:.1f}", ranked]))
                     lines.append("")
     return "\n".join(lines)

@@ -12,6 +12,8 @@ alpha_sweep[TASK][DECODING][METRIC] -> [{alpha, scores, ranking}]   (several mod
 from __future__ import annotations
 
 import json
+import os
+import secrets
 from pathlib import Path
 from typing import Any
 
@@ -60,13 +62,21 @@ class EvalResults(_Model):
     alpha_sweep: dict[str, dict[str, dict[str, list[dict[str, Any]]]]] | None = None
     output_dir: str | None = None
 
+    # model spec -> why it has no results (a later model failed or the run was stopped)
+    failed: dict[str, str] = Field(default_factory=dict)
+    n_samples: int | None = None  # lines of the samples.jsonl written with this file
+
     def write(self, path: Path) -> None:
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(
-            json.dumps(self.model_dump(mode="json"), indent=2, ensure_ascii=False),
-            encoding="utf-8",
-        )
-        tmp.replace(path)
+        """Atomically (a temporary file of this process, then a rename)."""
+        tmp = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
+        try:
+            with tmp.open("w", encoding="utf-8") as fh:
+                json.dump(self.model_dump(mode="json"), fh, indent=2, ensure_ascii=False)
+                fh.flush()
+                os.fsync(fh.fileno())
+            tmp.replace(path)
+        finally:
+            tmp.unlink(missing_ok=True)
 
     @classmethod
     def read(cls, path: Path) -> EvalResults:

@@ -6,6 +6,7 @@ torch and transformers are imported only by `generate`, so `score` starts fast.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -16,14 +17,15 @@ import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from hakari.errors import HakariInputError
 
 app = typer.Typer(
     help="pfgen-bench: Japanese open-ended generation benchmark.", no_args_is_help=True
 )
-console = Console(stderr=True)
-out = Console(width=None if sys.stdout.isatty() else 160)
+console = Console(stderr=True, markup=False)  # user and model text: never markup
+out = Console(width=None if sys.stdout.isatty() else 160, markup=False)
 SCORE_COLUMNS = (
     "model",
     "trials",
@@ -67,8 +69,24 @@ CacheDirOption = Annotated[
 
 
 def _fail(exc: HakariInputError) -> typer.Exit:
-    console.print(f"[red]error:[/red] {exc}")
+    message = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+    console.print(Text.assemble(("error: ", "red"), message), soft_wrap=True, markup=False)
     return typer.Exit(code=2)
+
+
+def check_output_file(path: Path | None, option: str) -> None:
+    """An output file must be writable before minutes of work are spent on it."""
+    if path is None:
+        return
+    parent = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise HakariInputError("is a folder, not a file", file=str(path), field=option)
+    if not parent.is_dir():
+        raise HakariInputError(f"the folder {parent} does not exist", file=str(path), field=option)
+    if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise HakariInputError(
+            "cannot be written (permission denied)", file=str(path), field=option
+        )
 
 
 def _data_dir(data_dir: Path | None, cache_dir: Path | None) -> Path:
@@ -88,7 +106,7 @@ def _data_dir(data_dir: Path | None, cache_dir: Path | None) -> Path:
 @contextmanager
 def _progress(description: str) -> Iterator[Callable[[int, int], None]]:
     with Progress(
-        TextColumn("{task.description}"),
+        TextColumn("{task.description}", markup=False),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
@@ -127,8 +145,10 @@ def _score_paths(
     if python_sum not in ("3.11", "3.12"):
         raise HakariInputError("must be 3.11 or 3.12", field="--python-sum")
     float_sum = float_sum_for(python_sum)
-    tables = _open_tables(data_dir, cache_dir)
+    # Read and check every input file first: a bad one is reported in a second, not
+    # after the n-gram tables are built.
     files = [read_trials(p) for p in paths]
+    tables = _open_tables(data_dir, cache_dir)
     with _progress("scoring") as update:
         scored = score_files(files, tables, on_question=update, float_sum=float_sum)
     return [
@@ -187,6 +207,7 @@ def score(
 ) -> None:
     """Score trials files exactly as the reference scorer, plus honest uncertainty."""
     try:
+        check_output_file(json_path, "--json")
         summaries = _score_paths(
             trials,
             _data_dir(data_dir, cache_dir),
@@ -253,12 +274,17 @@ def generate(
             seed=seed,
         )
         from hakari.cache import ResponseCache
-        from hakari.models import load_backend
+        from hakari.models import check_spec, load_backend
 
-        backend = load_backend(model, dtype=dtype, device=device)
+        check_spec(model, dtype=dtype, device=device)
+        cache = ResponseCache.in_dir(cache_dir)  # a bad cache is found before the model loads
+        try:
+            backend = load_backend(model, dtype=dtype, device=device)
+        except BaseException:
+            cache.close()
+            raise
     except HakariInputError as exc:
         raise _fail(exc) from exc
-    cache = ResponseCache.in_dir(cache_dir)
     try:
         with _progress(f"generating {num_trials} trials") as update:
             report = generate_trials(

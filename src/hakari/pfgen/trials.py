@@ -32,8 +32,10 @@ def _decode(path: Path, raw: bytes) -> str:
     if path.name.endswith(".xz"):
         try:
             raw = lzma.decompress(raw)
-        except lzma.LZMAError as exc:
-            raise HakariInputError(f"not a valid xz file: {exc}", file=str(path)) from exc
+        except (lzma.LZMAError, EOFError) as exc:
+            raise HakariInputError(
+                f"not a valid xz file (truncated or damaged: {exc})", file=str(path)
+            ) from exc
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -58,7 +60,10 @@ def _parse_line(path: Path, lineno: int, line: str) -> dict[str, Any]:
 def read_trials(path: Path) -> TrialsFile:
     if not path.is_file():
         raise HakariInputError("no such trials file", file=str(path))
-    raw = path.read_bytes()
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise HakariInputError(f"cannot read: {exc.strerror or exc}", file=str(path)) from exc
     text = _decode(path, raw)
     rows = [
         _parse_line(path, lineno, line)

@@ -15,10 +15,9 @@ from pathlib import Path
 
 from hakari.backends.base import Backend
 from hakari.cache import ResponseCache
-from hakari.errors import HakariInputError
-from hakari.extract import DEFAULT_QA_MODE, QA_MODES, QAMode
-from hakari.prompts import select_templates
+from hakari.extract import DEFAULT_QA_MODE, QAMode
 from hakari.results import DecodingResult, EvalResults, ModelResult, TaskResult, library_versions
+from hakari.runner import preflight
 from hakari.runner.collect import SampleWriter, run_decoding
 from hakari.runner.options import (
     DEFAULT_DECODINGS,
@@ -33,9 +32,9 @@ from hakari.runner.options import (
 )
 from hakari.runner.progress import progress_bars
 from hakari.runner.requests import resolve_chat
-from hakari.runner.rundir import samples_writer
-from hakari.runner.scoring import alpha_sweeps, score, task_baseline
-from hakari.tasks.loader import Task, check_constraints, check_task_data, load_task
+from hakari.runner.rundir import RunWriter, new_run_dir
+from hakari.runner.scoring import alpha_sweeps, score
+from hakari.tasks.loader import Task, load_task
 from hakari.tasks.spec import PromptFormat
 
 
@@ -59,12 +58,17 @@ def evaluate(
     progress: bool = False,
     backend_factory: BackendFactory | None = None,
     qa_mode: QAMode = DEFAULT_QA_MODE,
+    new_run_under: str | Path | None = None,
 ) -> EvalResults:
     """Evaluate every model on every task with every decoding and template.
 
-    Everything the user gave is validated (task files, data, templates, regexes) before
-    the first model is loaded. Returns the same data that `results.json` holds; with
-    `output_dir` the run directory gets `results.json` and `samples.jsonl`.
+    Everything the user gave is validated before the first model is loaded (options,
+    model specs, task files, every row that will be used, the cache, the output folder;
+    see `preflight`). Returns the same data that `results.json` holds. With `output_dir`
+    (or `new_run_under`: a fresh folder `<it>/<time>-<random>` for this run) the folder
+    gets `results.json` and `samples.jsonl`, published together at the end. When a model
+    fails, the models that finished are published (`results.failed` names the rest) and
+    the error is raised again with a note that says what was saved.
 
     `backend_factory(spec) -> Backend` replaces the built-in model loader: it is called
     once per model spec, after validation, and the backend is closed when its model is
@@ -73,12 +77,6 @@ def evaluate(
     `qa_mode` picks the SQuAD/JSQuAD post-processing (`hakari.extract`): "first-line"
     (default) or "paper" (Appendix B exactly); it is recorded in results.json.
     """
-    if qa_mode not in QA_MODES:
-        raise HakariInputError(
-            f"unknown QA mode {qa_mode!r} (choose from {', '.join(QA_MODES)})", field="--qa-mode"
-        )
-    if limit is not None and limit < 1:
-        raise HakariInputError("--limit must be at least 1", field="--limit")
     opts = RunOptions(
         templates=templates,
         limit=limit,
@@ -94,53 +92,106 @@ def evaluate(
         progress=progress,
         qa_mode=qa_mode,
     )
+    preflight.check_options(opts)
     decoding_list = parse_decodings(list(decodings))
     loaded = [load_task(t) for t in tasks]
-    for task in loaded:
-        check_task_data(task, data_dir=opts.data_dir)
-        select_templates(task.spec, templates)
-        if "constrained" in decoding_list:
-            check_constraints(task)
-    if not models:
-        raise HakariInputError("no model given", field="--model")
+    preflight.check_tasks(loaded, opts, decoding_list)
+    preflight.check_models(models, opts, builtin_loader=backend_factory is None)
+    baselines = {task.name: preflight.scan_rows(task, opts, decoding_list) for task in loaded}
     factory = backend_factory or default_factory(opts)
-    out_dir = Path(output_dir) if output_dir else None
-    if out_dir is not None:
-        out_dir.mkdir(parents=True, exist_ok=True)
+    cache = ResponseCache.in_dir(opts.cache_dir) if opts.use_cache else None
+    try:
+        out_dir = Path(output_dir) if output_dir else None
+        if out_dir is None and new_run_under is not None:
+            out_dir = new_run_dir(Path(new_run_under))
+        writer = RunWriter(out_dir) if out_dir is not None else None
+    except BaseException:
+        if cache is not None:
+            cache.close()
+        raise
     results = EvalResults(
         config=config_dict(models, loaded, decoding_list, opts),
         versions=library_versions(),
         output_dir=str(out_dir) if out_dir else None,
     )
-    baselines = {task.name: task_baseline(task, opts) for task in loaded}
-    cache = ResponseCache.in_dir(opts.cache_dir) if opts.use_cache else None
-    samples_path = out_dir / "samples.jsonl" if out_dir else None
+    write_sample = writer.write_sample if writer is not None else _discard
     try:
-        with progress_bars(opts.progress) as hook, samples_writer(samples_path) as write_sample:
+        with progress_bars(opts.progress) as hook:
             for model_spec in models:
-                backend = factory(model_spec)
+                mark = writer.mark() if writer is not None else None
                 try:
-                    results.models[model_spec] = evaluate_model(
-                        model_spec,
-                        backend,
-                        loaded,
-                        baselines,
-                        decoding_list,
-                        opts,
-                        cache,
-                        hook,
-                        write_sample,
-                    )
-                finally:
-                    backend.close()
+                    backend = factory(model_spec)
+                    try:
+                        results.models[model_spec] = evaluate_model(
+                            model_spec,
+                            backend,
+                            loaded,
+                            baselines,
+                            decoding_list,
+                            opts,
+                            cache,
+                            hook,
+                            write_sample,
+                        )
+                    finally:
+                        backend.close()
+                except BaseException as exc:
+                    if writer is not None and mark is not None:
+                        writer.roll_back(mark)
+                    _save_finished(results, models, model_spec, exc, writer)
+                    raise
     finally:
         if cache is not None:
             cache.close()
-    if len(models) > 1:
-        results.alpha_sweep = alpha_sweeps(results)
-    if out_dir is not None:
-        results.write(out_dir / "results.json")
+    _finish(results, writer)
     return results
+
+
+def _discard(record: dict[str, object]) -> None:
+    return None
+
+
+def _finish(results: EvalResults, writer: RunWriter | None) -> None:
+    if len(results.models) > 1:
+        results.alpha_sweep = alpha_sweeps(results)
+    if writer is not None:
+        results.n_samples = writer.n_samples
+        writer.publish(results)
+
+
+def _save_finished(
+    results: EvalResults,
+    models: Sequence[str],
+    failed_spec: str,
+    exc: BaseException,
+    writer: RunWriter | None,
+) -> None:
+    """Publish the models that finished before `failed_spec` failed; note on `exc` what
+    was saved, so that the CLI (or the traceback) says it."""
+    reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    not_run = models[models.index(failed_spec) + 1 :]
+    results.failed = {failed_spec: f"failed: {reason}"} | {m: "not run" for m in not_run}
+    finished = list(results.models)
+    if writer is None:
+        return
+    if not finished:
+        writer.discard()
+        exc.add_note(f"no model finished: nothing was written to {writer.folder}")
+        return
+    try:
+        path = _publish_partial(results, writer)
+    except Exception as publish_exc:  # pragma: no cover - the disk failed too
+        exc.add_note(f"the finished models' results could not be saved: {publish_exc}")
+        return
+    exc.add_note(
+        f"results of the {len(finished)} model(s) that finished ({', '.join(finished)}) "
+        f"were saved to {path}; {failed_spec} and the models after it have none"
+    )
+
+
+def _publish_partial(results: EvalResults, writer: RunWriter) -> Path:
+    _finish(results, writer)
+    return writer.folder / "results.json"
 
 
 def default_factory(opts: RunOptions) -> BackendFactory:
@@ -162,7 +213,7 @@ def evaluate_model(
     model_spec: str,
     backend: Backend,
     tasks: Sequence[Task],
-    baselines: dict[str, tuple[int, dict[str, float]]],
+    baselines: dict[str, preflight.Baseline],
     decodings: Sequence[Decoding],
     opts: RunOptions,
     cache: ResponseCache | None,

@@ -1,5 +1,6 @@
 """Collected predictions → numbers: metrics per template, aggregates across templates with
-their bootstrap CI, chance-rate baselines, and the alpha sweep when several models ran."""
+their bootstrap CI, and the alpha sweep when several models ran. (The chance-rate
+baseline comes from the row check in `preflight.scan_rows`, one pass shared by all models.)"""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 from hakari import aggregate as agg
 from hakari import metrics
 from hakari.results import DecodingResult, EvalResults, TemplateResult
-from hakari.runner.collect import Collected, task_rows
+from hakari.runner.collect import Collected
 from hakari.runner.options import RunOptions
 from hakari.tasks.loader import Task
 
@@ -54,20 +55,6 @@ def score(task: Task, collected: Collected, opts: RunOptions) -> DecodingResult:
             stats.update(boot.to_dict())
         dec.aggregate[m] = stats
     return dec
-
-
-def task_baseline(task: Task, opts: RunOptions) -> tuple[int, dict[str, float]]:
-    """The number of evaluated instances and the chance rates on them: one pass over the
-    data per task, shared by every model."""
-    from hakari.chance import chance_rates
-    from hakari.extract import gold_answer
-    from hakari.tasks.data import get_path
-
-    spec = task.spec
-    golds = [
-        gold_answer(spec, get_path(r, spec.field_path(spec.target))) for r in task_rows(task, opts)
-    ]
-    return len(golds), (chance_rates(spec, golds) if golds else {})
 
 
 def alpha_sweeps(results: EvalResults) -> dict[str, dict[str, dict[str, list[dict[str, Any]]]]]:

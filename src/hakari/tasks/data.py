@@ -104,23 +104,62 @@ def _iter_hub(data: DataSpec, hub_split: str) -> Iterator[Row]:
 
 
 def iter_file(path: Path, fmt: str) -> Iterator[Row]:
+    """The rows of a local data file. Text is UTF-8 (a byte-order mark is allowed);
+    anything else is one `HakariInputError` naming the file and the line."""
     if not path.is_file():
         raise HakariInputError("data file not found", file=str(path))
-    if fmt == "jsonl":
-        yield from _iter_jsonl(path)
-    elif fmt == "json":
-        yield from _iter_json(path)
-    elif fmt == "csv":
-        with path.open(newline="", encoding="utf-8") as fh:
-            yield from csv.DictReader(fh)
-    elif fmt == "squad":
-        yield from iter_squad(path)
-    else:
-        raise HakariInputError(f"unknown data format {fmt!r}", file=str(path), field="format")
+    try:
+        if fmt == "jsonl":
+            yield from _iter_jsonl(path)
+        elif fmt == "json":
+            yield from _iter_json(path)
+        elif fmt == "csv":
+            yield from _iter_csv(path)
+        elif fmt == "squad":
+            yield from iter_squad(path)
+        else:
+            raise HakariInputError(f"unknown data format {fmt!r}", file=str(path), field="format")
+    except UnicodeDecodeError as exc:
+        raise HakariInputError(not_utf8_message(path, exc), file=str(path)) from None
+    except OSError as exc:
+        raise HakariInputError(f"cannot read: {exc.strerror or exc}", file=str(path)) from None
+
+
+def not_utf8_message(path: Path, exc: UnicodeDecodeError) -> str:
+    """Where the first byte that is not UTF-8 is (line and byte offset), read cheaply."""
+    data = path.read_bytes()[: 1 << 26]
+    offset = exc.start
+    # exc.start counts from the chunk being decoded; find the real offset in the file.
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as whole:
+        offset = whole.start
+    line = data.count(b"\n", 0, offset) + 1
+    return (
+        f"not UTF-8 text: byte 0x{data[offset]:02x} at line {line} (byte {offset}); "
+        "save the file as UTF-8"
+        if offset < len(data)
+        else "not UTF-8 text; save the file as UTF-8"
+    )
+
+
+def _iter_csv(path: Path) -> Iterator[Row]:
+    with path.open(newline="", encoding="utf-8-sig") as fh:
+        reader = csv.DictReader(fh)
+        header = reader.fieldnames or []
+        for row in reader:
+            if None in row or any(v is None for v in row.values()):
+                line = reader.line_num
+                raise HakariInputError(
+                    f"line {line} has {'more' if None in row else 'fewer'} values than the "
+                    f"header's {len(header)} columns",
+                    file=str(path),
+                )
+            yield row
 
 
 def _iter_jsonl(path: Path) -> Iterator[Row]:
-    with path.open(encoding="utf-8") as fh:
+    with path.open(encoding="utf-8-sig") as fh:
         for lineno, line in enumerate(fh, 1):
             if not line.strip():
                 continue
@@ -137,7 +176,7 @@ def _iter_jsonl(path: Path) -> Iterator[Row]:
 
 def _iter_json(path: Path) -> Iterator[Row]:
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = json.loads(path.read_text(encoding="utf-8-sig"))
     except json.JSONDecodeError as exc:
         raise HakariInputError(f"not valid JSON: {exc}", file=str(path)) from exc
     rows = doc.get("data") if isinstance(doc, dict) else doc
@@ -153,7 +192,7 @@ def iter_squad(path: Path) -> Iterator[Row]:
     """Flatten SQuAD-style JSON (data → paragraphs → qas) into one row per question,
     in the hub layout: id, title, context, question, answers {text, answer_start}."""
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = json.loads(path.read_text(encoding="utf-8-sig"))
     except json.JSONDecodeError as exc:
         raise HakariInputError(f"not valid JSON: {exc}", file=str(path)) from exc
     if not isinstance(doc, dict) or not isinstance(doc.get("data"), list):

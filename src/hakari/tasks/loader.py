@@ -6,6 +6,8 @@ field, raised before any model is loaded.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 from itertools import islice
@@ -17,7 +19,7 @@ from pydantic import ValidationError
 
 from hakari.errors import HakariInputError
 from hakari.tasks.data import Row, get_path, iter_rows
-from hakari.tasks.spec import INSTANCE_REF, TaskSpec
+from hakari.tasks.spec import INSTANCE_REF, LabelValue, TaskSpec, Template
 
 BUILTIN_PACKAGE = "hakari.tasks.builtin"
 
@@ -68,11 +70,15 @@ def load_task(path_or_name: str | Path) -> Task:
     """Load and validate a task by built-in name or YAML path."""
     path = resolve_task_path(path_or_name)
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = yaml.safe_load(path.read_text(encoding="utf-8-sig"))
     except yaml.YAMLError as exc:
         raise HakariInputError(f"not valid YAML: {exc}", file=str(path)) from exc
+    except UnicodeDecodeError as exc:
+        from hakari.tasks.data import not_utf8_message
+
+        raise HakariInputError(not_utf8_message(path, exc), file=str(path)) from None
     except OSError as exc:
-        raise HakariInputError(f"cannot read: {exc}", file=str(path)) from exc
+        raise HakariInputError(f"cannot read: {exc.strerror or exc}", file=str(path)) from exc
     if not isinstance(raw, dict):
         raise HakariInputError("a task file must be a YAML mapping", file=str(path))
     try:
@@ -122,7 +128,15 @@ def check_task_data(
     if spec.answer_type == "label" and spec.labels:
         labels = {str(x) for x in spec.labels}
         for i, row in enumerate(rows):
-            gold = get_path(row, spec.field_path(spec.target))
+            try:
+                gold = get_path(row, spec.field_path(spec.target))
+            except KeyError:
+                raise HakariInputError(
+                    f"the target {spec.target!r} is not in this row",
+                    file=str(task.path),
+                    field="target",
+                    row=i,
+                ) from None
             if str(gold) not in labels:
                 raise HakariInputError(
                     f"row {i} has gold label {gold!r}, not in labels {spec.labels}",
@@ -176,3 +190,66 @@ def task_summary(task: Task) -> dict[str, Any]:
         "description": spec.description,
         "path": str(task.path),
     }
+
+
+def check_answer_keys(task: Task, templates: Sequence[Template], *, constrained: bool) -> None:
+    """Every answer key of a label template must be reachable: an output that is exactly
+    the key must be read as that key's label (greedy extraction searches the regex), and
+    with constrained decoding the regex must match the whole key (else the model can never
+    be made to say it). A template that cannot produce one of its answers scores that label
+    as never predicted, silently; this finds it before any model loads.
+
+    Keys with `{{field}}` references are checked per instance by the run's row pass
+    (`check_rendered_answers`)."""
+    spec = task.spec
+    if spec.answer_type != "label":
+        return
+    for template in templates:
+        if template.answers is None or template.instance_refs():
+            continue
+        _check_answers(task, template.id, template.regex, template.answers, constrained, None)
+
+
+def check_rendered_answers(
+    task: Task,
+    template_id: str,
+    regex: str,
+    answers: dict[str, LabelValue] | None,
+    row: int,
+    *,
+    constrained: bool,
+) -> None:
+    """`check_answer_keys` for one instance's answers (templates with `{{field}}` keys)."""
+    if task.spec.answer_type == "label" and answers is not None:
+        _check_answers(task, template_id, regex, answers, constrained, row)
+
+
+def _check_answers(
+    task: Task,
+    template_id: str,
+    regex: str,
+    answers: dict[str, LabelValue],
+    constrained: bool,
+    row: int | None,
+) -> None:
+    from hakari.extract import extract_answer
+
+    pattern = re.compile(regex)
+    for key, label in answers.items():
+        got = extract_answer(task.spec, key, pattern, answers)
+        if got.used_fallback or got.answer != label:
+            read_as = "nothing (fallback)" if got.used_fallback else f"{got.matched!r}"
+            problem = f"the output {key!r} is read as {read_as}"
+        elif constrained and pattern.fullmatch(key) is None:
+            problem = (
+                "constrained decoding can never produce it (the regex does not match it whole)"
+            )
+        else:
+            continue
+        raise HakariInputError(
+            f"answer {key!r} can never be produced by regex {regex!r}: {problem}",
+            file=str(task.path),
+            template=template_id,
+            field="answers",
+            row=row,
+        )

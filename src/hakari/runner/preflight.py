@@ -1,0 +1,198 @@
+"""Everything a run can check before the first model loads, so that bad input costs
+seconds, not a model load or an hour of generation, and ends as one `HakariInputError`
+(CLI: one line, exit code 2) naming the file, row, template, field or option.
+
+* options: numbers in range (`--alpha` finite and ≥ 0, `--limit`, `--n-boot`, ...);
+* models: every `--model` spec resolved without loading weights, no duplicates;
+* tasks: no two with the same name, templates selected, regexes usable as constraints,
+  every answer key reachable by its template's regex;
+* rows: every row the run will use (not just the first), streamed once: the target
+  field and each field a selected template reads exist and are not null, the gold is
+  a label of the task (or a number), every prompt renders. The same pass counts the
+  instances and computes the chance-rate baseline, which every model shares.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from hakari.errors import HakariInputError
+from hakari.extract import gold_answer
+from hakari.prompts import render, select_templates
+from hakari.runner.collect import task_rows
+from hakari.runner.options import Decoding, RunOptions
+from hakari.tasks.data import Row, get_path, resolve_split_file
+from hakari.tasks.loader import (
+    Task,
+    check_answer_keys,
+    check_constraints,
+    check_rendered_answers,
+    check_task_data,
+)
+from hakari.tasks.spec import Template
+
+Baseline = tuple[int, dict[str, float]]  # instances evaluated, chance rate per metric
+
+
+def check_options(opts: RunOptions) -> None:
+    from hakari.extract import QA_MODES
+
+    if opts.qa_mode not in QA_MODES:
+        raise HakariInputError(
+            f"unknown QA mode {opts.qa_mode!r} (choose from {', '.join(QA_MODES)})",
+            field="--qa-mode",
+        )
+    if opts.limit is not None and opts.limit < 1:
+        raise HakariInputError("--limit must be at least 1", field="--limit")
+    if not math.isfinite(opts.alpha) or opts.alpha < 0:
+        raise HakariInputError(
+            f"must be a finite number ≥ 0 (got {opts.alpha}); the Sharpe score is "
+            "mean / (alpha · std + 1)",
+            field="--alpha",
+        )
+    if opts.n_boot < 0:
+        raise HakariInputError(
+            f"must be ≥ 0 (got {opts.n_boot}; 0: no bootstrap)", field="--n-boot"
+        )
+    if opts.batch_size < 1:
+        raise HakariInputError(f"must be ≥ 1 (got {opts.batch_size})", field="--batch-size")
+
+
+def check_models(models: Sequence[str], opts: RunOptions, *, builtin_loader: bool) -> None:
+    """Every spec resolves (with the built-in loader; a custom `backend_factory` owns its
+    specs) and none repeats (results are keyed by spec)."""
+    if not models:
+        raise HakariInputError("no model given", field="--model")
+    seen: set[str] = set()
+    for spec in models:
+        if spec in seen:
+            raise HakariInputError(f"model {spec!r} is given twice", field="--model")
+        seen.add(spec)
+    if builtin_loader:
+        from hakari.models import check_spec
+
+        for spec in models:
+            check_spec(spec, dtype=opts.dtype, device=opts.device)
+
+
+def check_tasks(tasks: Sequence[Task], opts: RunOptions, decodings: Sequence[Decoding]) -> None:
+    """Static checks of every task (no row beyond the first few is read)."""
+    names: dict[str, Task] = {}
+    for task in tasks:
+        if task.name in names:
+            raise HakariInputError(
+                f"two tasks are named {task.name!r} (also {names[task.name].path}); "
+                "results are keyed by task name",
+                file=str(task.path),
+                field="name",
+            )
+        names[task.name] = task
+    constrained = "constrained" in decodings
+    for task in tasks:
+        check_task_data(task, data_dir=opts.data_dir)
+        templates = select_templates(task.spec, opts.templates)
+        if constrained:
+            check_constraints(task)
+        check_answer_keys(task, templates, constrained=constrained)
+
+
+def scan_rows(task: Task, opts: RunOptions, decodings: Sequence[Decoding]) -> Baseline:
+    """Check every row the run will use against the selected templates (one streamed
+    pass, no prompt kept) and return the instance count and the chance rates."""
+    from hakari.chance import chance_rates
+
+    spec = task.spec
+    templates = select_templates(spec, opts.templates)
+    fields = _fields_read(task, templates)
+    source = data_source(task, opts)
+    constrained = "constrained" in decodings
+    golds: list[Any] = []
+    for index, row in enumerate(task_rows(task, opts)):
+        where: dict[str, Any] = {"file": source, "row": index}
+        for name, template_id in fields.items():
+            _check_value(task, row, name, template_id, where)
+        value = get_path(row, spec.field_path(spec.target))
+        try:
+            golds.append(gold_answer(spec, value))
+        except (ValueError, TypeError) as exc:
+            raise HakariInputError(
+                _gold_problem(task, value, exc), field="target", **where
+            ) from None
+        for template in templates:
+            try:
+                rendered = render(spec, template, row, index)
+            except (ValueError, TypeError, IndexError, KeyError) as exc:
+                raise HakariInputError(
+                    f"the prompt cannot be filled: {exc}", template=template.id, **where
+                ) from None
+            if index == 0 and template.instance_refs():
+                check_rendered_answers(
+                    task,
+                    template.id,
+                    rendered.regex,
+                    rendered.answers,
+                    index,
+                    constrained=constrained,
+                )
+    if not golds:
+        raise HakariInputError("no instances to evaluate", file=source, field="data")
+    return len(golds), chance_rates(spec, golds)
+
+
+def data_source(task: Task, opts: RunOptions) -> str:
+    """The file (or hub dataset) the evaluated rows come from, for messages."""
+    data = task.spec.data
+    if data.instances is not None:
+        return f"{task.path} (inline instances)"
+    split = data.splits[data.eval_split]
+    local = resolve_split_file(split, data_dir=opts.data_dir, task_dir=task.task_dir)
+    use_local = local is not None and (
+        split.hub_split is None or (opts.data_dir is not None and local.is_file())
+    )
+    if use_local:
+        return str(local)
+    hub = data.hub
+    return f"hub {hub.path} ({hub.name or 'default'}, {split.hub_split})" if hub else str(task.path)
+
+
+def _fields_read(task: Task, templates: Sequence[Template]) -> dict[str, str | None]:
+    """Field name → the first template that reads it (None: the target)."""
+    fields: dict[str, str | None] = {task.spec.target: None}
+    for template in templates:
+        for name in (*template.placeholders(), *sorted(template.instance_refs())):
+            fields.setdefault(name, template.id)
+    return fields
+
+
+def _check_value(
+    task: Task, row: Row, name: str, template_id: str | None, where: dict[str, Any]
+) -> None:
+    spec = task.spec
+    dotted = spec.field_path(name)
+    role = "the target" if template_id is None else f"{{{name}}}"
+    mapped = f" (mapped to {dotted!r})" if dotted != name else ""
+    field = "target" if template_id is None else dotted
+    try:
+        value = get_path(row, dotted)
+    except KeyError:
+        raise HakariInputError(
+            f"{role}{mapped} is not in this row (its fields: {', '.join(sorted(map(str, row)))})",
+            template=template_id,
+            field=field,
+            **where,
+        ) from None
+    if value is None:
+        raise HakariInputError(
+            f"{role}{mapped} is null", template=template_id, field=field, **where
+        )
+
+
+def _gold_problem(task: Task, value: Any, exc: Exception) -> str:
+    spec = task.spec
+    if spec.answer_type == "label":
+        return f"gold {value!r} is not one of the labels {spec.labels}"
+    if spec.answer_type == "number":
+        return f"gold {value!r} is not a number"
+    return f"gold {value!r} is not a string or a list of strings ({exc})"
