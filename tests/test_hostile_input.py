@@ -357,3 +357,67 @@ def test_pfgen_bad_json_line_and_unwritable_json(tmp_path: Path, no_tables: None
     out_json = tmp_path / "no-such-dir" / "out.json"
     code, out = _pfgen(str(good), "--data-dir", str(tmp_path), "--json", str(out_json))
     assert_one_line(code, out, "--json", "does not exist")
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--tasks", ","], "--tasks"),
+        (["--templates", ","], "--templates"),
+        (["--decoding", ","], "--decoding"),
+        (["--decoding", "beam"], "--decoding"),
+        (["--limit", "0"], "--limit"),
+    ],
+)
+def test_empty_or_bad_selections(
+    tmp_path: Path, no_model_loads: list[str], args: list[str], needle: str
+) -> None:
+    path = write(tmp_path, GOOD, good_rows(2))
+    assert_one_line(*invoke("--tasks", str(path), *args), needle)
+
+
+@pytest.mark.parametrize("prompt", ["Q: {0}", "Q: {question[0]}", "Q: {question.upper}"])
+def test_placeholder_that_is_not_a_field_name(
+    tmp_path: Path, no_model_loads: list[str], prompt: str
+) -> None:
+    path = write(tmp_path, mutate(templates__0__prompt=prompt), good_rows(2))
+    assert_one_line(*invoke("--tasks", str(path)), "template 0-0", "not a plain field name")
+
+
+def test_export_to_an_unwritable_place(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    result = runner.invoke(
+        app,
+        [
+            "tasks",
+            "export",
+            "demo_sentiment_en",
+            "--split",
+            "validation",
+            "--output",
+            str(blocker / "out.jsonl"),
+        ],
+    )
+    assert_one_line(result.exit_code, result.output, "--output", "a-file")
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--temperature", "nan"], "--temperature"),
+        (["--temperature", "-1"], "--temperature"),
+        (["--top-p", "0"], "--top-p"),
+        (["--top-k", "-2"], "--top-k"),
+        (["--output-dir", "BLOCKED/x"], "--output-dir"),
+    ],
+)
+def test_pfgen_generate_options(
+    tmp_path: Path, no_model_loads: list[str], no_tables: None, args: list[str], needle: str
+) -> None:
+    (tmp_path / "BLOCKED").write_text("a file")
+    args = [a.replace("BLOCKED", str(tmp_path / "BLOCKED")) for a in args]
+    result = CliRunner().invoke(
+        app, ["pfgen", "generate", "--model", "smollm2-135m", "--data-dir", str(tmp_path), *args]
+    )
+    assert_one_line(result.exit_code, result.output, needle)

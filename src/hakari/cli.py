@@ -257,6 +257,12 @@ def tasks_export(
         )
     except HakariInputError as exc:
         _fail(exc)
+    except OSError as exc:
+        _fail(
+            HakariInputError(
+                f"cannot write: {exc.strerror or exc}", file=str(output), field="--output"
+            )
+        )
     console.print(f"wrote {n} rows to {output}")
 
 

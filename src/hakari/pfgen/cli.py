@@ -6,6 +6,7 @@ torch and transformers are imported only by `generate`, so `score` starts fast.
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -228,6 +229,23 @@ def score(
         json_path.write_text(json.dumps(payload, ensure_ascii=False, indent=2), encoding="utf-8")
 
 
+def _check_sampling(
+    temperature: float, top_p: float, top_k: int, num_examples: int, batch_size: int | None
+) -> None:
+    if not math.isfinite(temperature) or temperature < 0:
+        raise HakariInputError(
+            f"must be a finite number ≥ 0 (got {temperature})", field="--temperature"
+        )
+    if not 0 < top_p <= 1:
+        raise HakariInputError(f"must be in (0, 1] (got {top_p})", field="--top-p")
+    if top_k < 0:
+        raise HakariInputError(f"must be ≥ 0 (got {top_k}; 0 disables top-k)", field="--top-k")
+    if num_examples < 0:
+        raise HakariInputError(f"must be ≥ 0 (got {num_examples})", field="--num-examples")
+    if batch_size is not None and batch_size < 1:
+        raise HakariInputError(f"must be ≥ 1 (got {batch_size})", field="--batch-size")
+
+
 @app.command()
 def generate(
     model: Annotated[str, typer.Option("--model", help="model spec for hakari.models")],
@@ -258,6 +276,17 @@ def generate(
             raise HakariInputError(f"must be one of {', '.join(MODES)}", field="--mode")
         if num_trials < 1:
             raise HakariInputError("must be at least 1", field="--num-trials")
+        _check_sampling(temperature, top_p, top_k, num_examples, batch_size)
+        try:
+            output_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise HakariInputError(
+                f"cannot create: {exc.strerror or exc}", file=str(output_dir), field="--output-dir"
+            ) from None
+        if not os.access(output_dir, os.W_OK):
+            raise HakariInputError(
+                "cannot be written (permission denied)", file=str(output_dir), field="--output-dir"
+            )
         folder = resolve_data_dir(_data_dir(data_dir, cache_dir))
         pool = load_examples(folder)
         tables = _open_tables(folder, cache_dir)

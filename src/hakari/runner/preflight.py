@@ -79,6 +79,10 @@ def check_models(models: Sequence[str], opts: RunOptions, *, builtin_loader: boo
 
 def check_tasks(tasks: Sequence[Task], opts: RunOptions, decodings: Sequence[Decoding]) -> None:
     """Static checks of every task (no row beyond the first few is read)."""
+    if not tasks:
+        raise HakariInputError("no task given", field="--tasks")
+    if not decodings:
+        raise HakariInputError("no decoding given", field="--decoding")
     names: dict[str, Task] = {}
     for task in tasks:
         if task.name in names:
@@ -93,6 +97,8 @@ def check_tasks(tasks: Sequence[Task], opts: RunOptions, decodings: Sequence[Dec
     for task in tasks:
         check_task_data(task, data_dir=opts.data_dir)
         templates = select_templates(task.spec, opts.templates)
+        if not templates:
+            raise HakariInputError("no template selected", field="--templates")
         if constrained:
             check_constraints(task)
         check_answer_keys(task, templates, constrained=constrained)

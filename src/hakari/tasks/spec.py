@@ -127,9 +127,15 @@ class Template(_Strict):
     @classmethod
     def _prompt_parses(cls, v: str) -> str:
         try:
-            list(string.Formatter().parse(v))
+            parsed = list(string.Formatter().parse(v))
         except ValueError as exc:
             raise ValueError(f"prompt is not a valid format string: {exc}") from exc
+        for _, name, _, _ in parsed:
+            if name is not None and not name.isidentifier():
+                raise ValueError(
+                    f"placeholder {{{name}}} is not a plain field name (use {{name}}, and "
+                    "map nested fields with `fields:`; write {{ and }} for literal braces)"
+                )
         return v
 
     def placeholders(self) -> list[str]:
