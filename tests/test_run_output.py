@@ -196,3 +196,23 @@ def test_cli_default_output_is_a_new_folder_per_run(
     assert len(runs) == 2
     for folder in runs:
         read_pair(folder)
+
+
+def test_a_killed_runs_temporary_samples_are_cleaned_up(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    stale = tmp_path / f".samples.jsonl.{dead.stdout.strip()}-abcd.partial"
+    stale.write_text('{"half": ')
+    evaluate(
+        tasks=[TASK],
+        decodings=["greedy"],
+        output_dir=tmp_path,
+        use_cache=False,
+        n_boot=0,
+        backend_factory=lambda s: FakeBackend(lambda r: "positive"),
+    )
+    assert not stale.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results.json", "samples.jsonl"]

@@ -31,7 +31,6 @@ except ImportError:  # pragma: no cover - not POSIX: publish without the folder 
 
 RESULTS_FILE = "results.json"
 SAMPLES_FILE = "samples.jsonl"
-LOCK_FILE = ".hakari.lock"
 RUNS_ROOT = Path("runs")  # where `hakari run` makes a new folder when --output is not given
 
 
@@ -71,6 +70,7 @@ class RunWriter:
                 field="--output",
             ) from None
         self.n_samples = 0
+        _remove_stale_partials(folder, keep=self._tmp)
 
     def write_sample(self, record: dict[str, Any]) -> None:
         self._fh.write(json.dumps(record, ensure_ascii=False) + "\n")
@@ -93,11 +93,14 @@ class RunWriter:
         self._fh.flush()
         os.fsync(self._fh.fileno())
         self._fh.close()
-        with (self.folder / LOCK_FILE).open("a") as lock:
+        folder_fd = os.open(self.folder, os.O_RDONLY)  # the lock is on the folder itself
+        try:
             if fcntl is not None:
-                fcntl.flock(lock, fcntl.LOCK_EX)
+                fcntl.flock(folder_fd, fcntl.LOCK_EX)
             os.replace(self._tmp, self.folder / SAMPLES_FILE)
             results.write(self.folder / RESULTS_FILE)
+        finally:
+            os.close(folder_fd)  # releases the lock
         return self.folder / RESULTS_FILE
 
     def discard(self) -> None:
@@ -105,3 +108,23 @@ class RunWriter:
         if not self._fh.closed:
             self._fh.close()
         self._tmp.unlink(missing_ok=True)
+
+
+def _remove_stale_partials(folder: Path, keep: Path) -> None:
+    """Delete the temporary samples of runs that were killed (their process is gone)."""
+    for path in folder.glob(f".{SAMPLES_FILE}.*.partial"):
+        if path == keep:
+            continue
+        pid = path.name.removeprefix(f".{SAMPLES_FILE}.").split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            path.unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, owned by someone else
+        return True
+    return True
