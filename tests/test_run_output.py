@@ -90,7 +90,7 @@ def test_failed_rerun_keeps_the_previous_pair(tmp_path: Path) -> None:
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     with pytest.raises(RuntimeError, match="backend died") as info:
         evaluate(backend_factory=lambda s: FakeBackend(fails_after(20)), **common)
-    assert "nothing was written" in " ".join(info.value.__notes__)
+    assert "no results were written" in " ".join(info.value.__notes__)
     after = {p.name: p.read_bytes() for p in out.iterdir()}
     assert after == before  # same pair, no partial files left behind
     read_pair(out)
@@ -216,3 +216,15 @@ def test_a_killed_runs_temporary_samples_are_cleaned_up(tmp_path: Path) -> None:
     )
     assert not stale.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["results.json", "samples.jsonl"]
+
+
+def test_a_new_run_folder_is_removed_when_no_model_finished(tmp_path: Path) -> None:
+    with pytest.raises(RuntimeError):
+        evaluate(
+            tasks=[TASK],
+            decodings=["greedy"],
+            new_run_under=tmp_path / "runs",
+            use_cache=False,
+            backend_factory=lambda s: FakeBackend(fails_after(3)),
+        )
+    assert list((tmp_path / "runs").iterdir()) == []

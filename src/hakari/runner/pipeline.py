@@ -102,9 +102,10 @@ def evaluate(
     cache = ResponseCache.in_dir(opts.cache_dir) if opts.use_cache else None
     try:
         out_dir = Path(output_dir) if output_dir else None
-        if out_dir is None and new_run_under is not None:
-            out_dir = new_run_dir(Path(new_run_under))
-        writer = RunWriter(out_dir) if out_dir is not None else None
+        created = out_dir is None and new_run_under is not None
+        if created:
+            out_dir = new_run_dir(Path(new_run_under))  # type: ignore[arg-type]
+        writer = RunWriter(out_dir, created=created) if out_dir is not None else None
     except BaseException:
         if cache is not None:
             cache.close()
@@ -176,7 +177,7 @@ def _save_finished(
         return
     if not finished:
         writer.discard()
-        exc.add_note(f"no model finished: nothing was written to {writer.folder}")
+        exc.add_note(f"no model finished: no results were written to {writer.folder}")
         return
     try:
         path = _publish_partial(results, writer)

@@ -57,8 +57,9 @@ class RunWriter:
     """samples.jsonl written as the run goes (to a temporary file), published with
     results.json by `publish`. Opening it proves the folder is writable."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, *, created: bool = False) -> None:
         self.folder = folder
+        self.created = created  # made for this run: removed again if nothing is published
         try:
             folder.mkdir(parents=True, exist_ok=True)
             self._tmp = folder / f".{SAMPLES_FILE}.{os.getpid()}-{secrets.token_hex(4)}.partial"
@@ -108,6 +109,8 @@ class RunWriter:
         if not self._fh.closed:
             self._fh.close()
         self._tmp.unlink(missing_ok=True)
+        if self.created and not any(self.folder.iterdir()):
+            self.folder.rmdir()
 
 
 def _remove_stale_partials(folder: Path, keep: Path) -> None:
