@@ -336,8 +336,11 @@ def generate(
     )
     if report.gave_up:
         console.print(
-            f"[yellow]warning:[/yellow] {len(report.gave_up)} answers still empty after 10 "
-            "rounds; kept as empty answers (they score 0)"
+            Text.assemble(
+                ("warning: ", "yellow"),
+                f"{len(report.gave_up)} answers still empty after 10 rounds; kept as empty "
+                "answers (they score 0)",
+            )
         )
 
 
