@@ -193,7 +193,9 @@ def md_cell(value: object) -> str:
     return _MD_SPECIAL.sub(lambda m: "\\" + m.group(0), text)
 
 
-_MD_SPECIAL = re.compile(r"[\\`*_\[\]|#~]")
+# Backslash, backtick, pipe, emphasis, link brackets, strikethrough; `_` only where it
+# could start or end emphasis (not inside a word such as demo_sentiment_en).
+_MD_SPECIAL = re.compile(r"[\\`*|\[\]~]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
 
 
 def _md_row(cells: list[str]) -> str:

@@ -1,7 +1,7 @@
 """The printed form of a meta-evaluation: one rich table per level, then CAT/CIT/TFA.
 
-Metric names come from the user's file and are escaped, so `[bold]` in a field name is
-printed as text, never read as rich markup.
+Metric names come from the user's file and enter rich as `Text`, so `[bold]` in a field
+name is printed as text, never read as markup, whether or not the console reads markup.
 """
 
 from __future__ import annotations
@@ -9,19 +9,19 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from hakari.meta.correlation import STATS
 
 
-def _fmt(entry: dict[str, Any]) -> str:
+def _fmt(entry: dict[str, Any]) -> Text | str:
     value = entry.get("value")
     if value is None:
         return "undefined"
     low, high = entry.get("ci_low"), entry.get("ci_high")
     ci = f" [{low:.3f}, {high:.3f}]" if low is not None and high is not None else ""
-    return escape(f"{value:.3f}{ci}")
+    return Text(f"{value:.3f}{ci}")
 
 
 def print_meta(result: dict[str, Any], console: Console) -> None:
@@ -41,14 +41,14 @@ def print_meta(result: dict[str, Any], console: Console) -> None:
             if entry.get("n_undefined_groups"):
                 notes.append(f"{entry['n_undefined_groups']} groups undefined")
             table.add_row(
-                escape(name),
+                Text(name),
                 *(_fmt(entry[s]) for s in STATS),
                 str(entry["n"]),
-                escape("; ".join(notes)),
+                Text("; ".join(notes)),
             )
         console.print(table)
     for level, why in result.get("skipped_levels", {}).items():
-        console.print(f"{escape(level)}: skipped ({escape(why)})", highlight=False)
+        console.print(Text(f"{level}: skipped ({why})"), highlight=False)
     block = result.get("ifteval")
     if block:
         table = Table(title="IFTEval (units: system × group means)", title_justify="left")
@@ -56,11 +56,11 @@ def print_meta(result: dict[str, Any], console: Console) -> None:
         for col in ("CAT", "CIT", "CIT groups undefined"):
             table.add_column(col)
         if "TFA" in block:
-            table.add_column(escape(f"TFA {block['TFA']['before']} → {block['TFA']['after']}"))
+            table.add_column(Text(f"TFA {block['TFA']['before']} → {block['TFA']['after']}"))
         for name in block["CAT"]:
             cat, cit = block["CAT"][name]["value"], block["CIT"][name]["value"]
-            row = [
-                escape(name),
+            row: list[Text | str] = [
+                Text(name),
                 "undefined" if cat is None else f"{cat:.3f}",
                 "undefined" if cit is None else f"{cit:.3f}",
                 str(len(block["CIT"][name]["undefined_groups"])),

@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from hakari.errors import HakariInputError
 
@@ -28,7 +28,7 @@ def _print_summary(summary: dict[str, Any]) -> None:
             table.add_column(col)
         for name, m in means.items():
             mean = "—" if m["mean"] is None else f"{m['mean']:.4f}"
-            table.add_row(escape(name), mean, str(m["n"]), str(m["n_unscored"]))
+            table.add_row(Text(name), mean, str(m["n"]), str(m["n_unscored"]))
         console.print(table)
     judge = summary.get("judge")
     if judge:
