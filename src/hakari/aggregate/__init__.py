@@ -15,7 +15,7 @@ The stages, one module each:
 from __future__ import annotations
 
 from hakari.aggregate.intervals import CI_METHODS, DEFAULT_CI_METHOD
-from hakari.aggregate.paired import PairedComparison, paired_bootstrap
+from hakari.aggregate.paired import PairedComparison, compare, compare_all, paired_bootstrap
 from hakari.aggregate.resampling import BootstrapResult, bootstrap
 from hakari.aggregate.scorers import resampled_template_scores
 from hakari.aggregate.summary import STD_KIND, AggregateStats, aggregate, sharpe_score
@@ -31,6 +31,8 @@ __all__ = [
     "aggregate",
     "alpha_sweep",
     "bootstrap",
+    "compare",
+    "compare_all",
     "default_alphas",
     "paired_bootstrap",
     "rank_models",

@@ -29,13 +29,12 @@ import numpy as np
 
 from hakari.aggregate.intervals import DEFAULT_CI_METHOD, Replicates, template_statistics
 from hakari.aggregate.resampling import (
+    BootstrapResult,
     StatisticFn,
+    bootstrap,
     check_bootstrap_options,
-    collect_replicates,
-    draw_replicates,
-    template_scores,
+    statistic_replicates,
 )
-from hakari.aggregate.summary import aggregate
 
 VERDICTS = ("a_better", "b_better", "inconclusive")
 PAIRED_STATISTICS = ("mean", "sharpe")
@@ -108,24 +107,73 @@ class PairedComparison:
         }
 
 
-def _difference(i: int, j: int, alpha: float) -> StatisticFn:
+def _difference(alpha: float) -> StatisticFn:
     def statistic(scores: Sequence[np.ndarray]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-        a, b = template_statistics(scores[i], alpha), template_statistics(scores[j], alpha)
+        a, b = template_statistics(scores[0], alpha), template_statistics(scores[1], alpha)
         return {s: (a[s][0] - b[s][0], a[s][1] - b[s][1]) for s in a}
 
     return statistic
 
 
-def _aligned_templates(predictions: Mapping[str, Mapping[str, Sequence[Any]]]) -> list[str]:
-    models = list(predictions)
-    template_ids = list(predictions[models[0]])
-    for model in models[1:]:
-        if set(predictions[model]) != set(template_ids):
-            raise ValueError(
-                f"models {models[0]!r} and {model!r} were scored on different templates; "
-                "a paired comparison needs the same templates"
-            )
-    return template_ids
+def compare(
+    model_a: str,
+    a: BootstrapResult,
+    model_b: str,
+    b: BootstrapResult,
+    metric: str,
+    *,
+    confidence: float | None = None,
+    ci_method: str | None = None,
+) -> PairedComparison:
+    """A − B from the two models' bootstraps, which must have seen the same draws (same
+    templates in the same order, instances, n_boot and seed) and the same alpha."""
+    if a.replicates.draw_key != b.replicates.draw_key:
+        raise ValueError(
+            f"{model_a!r} and {model_b!r} were not bootstrapped on the same templates, "
+            "instances, replicates and seed; a paired comparison needs the same draws"
+        )
+    if a.alpha != b.alpha:
+        raise ValueError(f"alpha differs: {a.alpha} for {model_a!r}, {b.alpha} for {model_b!r}")
+    confidence = a.confidence if confidence is None else confidence
+    ci_method = a.ci_method if ci_method is None else ci_method
+    check_bootstrap_options(a.n_boot, confidence, ci_method)
+    reps = statistic_replicates(_difference(a.alpha), [a.replicates, b.replicates])
+
+    def statistic(name: str) -> PairedStatistic:
+        low, high = reps[name].interval(ci_method, confidence)
+        value_a, value_b = getattr(a.stats, name), getattr(b.stats, name)
+        return PairedStatistic(
+            a=value_a,
+            b=value_b,
+            diff=value_a - value_b,
+            ci_low=low,
+            ci_high=high,
+            p_value=reps[name].p_value(),
+        )
+
+    return PairedComparison(
+        model_a=model_a,
+        model_b=model_b,
+        metric=metric,
+        alpha=a.alpha,
+        n_templates=len(a.replicates.template_ids),
+        n_instances=a.replicates.n_instances,
+        n_boot=a.n_boot,
+        confidence=confidence,
+        seed=a.seed,
+        ci_method=ci_method,
+        mean=statistic("mean"),
+        sharpe=statistic("sharpe"),
+        replicates=reps,
+    )
+
+
+def compare_all(bootstraps: Mapping[str, BootstrapResult], metric: str) -> list[PairedComparison]:
+    """Every pair of models, A before B in the mapping's order."""
+    return [
+        compare(model_a, bootstraps[model_a], model_b, bootstraps[model_b], metric)
+        for model_a, model_b in itertools.combinations(bootstraps, 2)
+    ]
 
 
 def paired_bootstrap(
@@ -142,60 +190,32 @@ def paired_bootstrap(
 ) -> list[PairedComparison]:
     """Every pair of models (in the order given: A before B) compared on one metric.
 
-    `predictions` maps model -> template id -> predictions on the shared `references`.
-    Deterministic for a seed; model A's replicates are those of
-    `bootstrap(predictions[A], references, metric, seed=seed)`.
+    `predictions` maps model -> template id -> predictions on the shared `references`;
+    every model must have the same templates (taken in the first model's order). Each
+    model is bootstrapped with the same seed, hence on the same draws, then `compare`d.
     """
-    check_bootstrap_options(n_boot, confidence, ci_method)
     models = list(predictions)
     if len(models) < 2:
         raise ValueError("a paired comparison needs at least two models")
-    template_ids = _aligned_templates(predictions)
-    observed, scorers, points = [], [], []
-    for model in models:
-        preds = [predictions[model][t] for t in template_ids]
-        per_template, scorer = template_scores(
-            metric, template_ids, preds, references, metric_options
-        )
-        observed.append(np.asarray(list(per_template.values()), dtype=np.float64))
-        scorers.append(scorer)
-        points.append(aggregate(per_template, alpha=alpha))
-    pairs = list(itertools.combinations(range(len(models)), 2))
-    draws = draw_replicates(scorers, len(references), len(template_ids), n_boot, seed)
-    reps = collect_replicates(
-        {(i, j): _difference(i, j, alpha) for i, j in pairs}, observed, draws, n_boot
-    )
-    out = []
-    for i, j in pairs:
-
-        def statistic(name: str, i: int = i, j: int = j) -> PairedStatistic:
-            diff = reps[(i, j)][name]
-            low, high = diff.interval(ci_method, confidence)
-            a, b = getattr(points[i], name), getattr(points[j], name)
-            return PairedStatistic(
-                a=a,
-                b=b,
-                diff=a - b,
-                ci_low=low,
-                ci_high=high,
-                p_value=diff.p_value(),
+    template_ids = list(predictions[models[0]])
+    for model in models[1:]:
+        if set(predictions[model]) != set(template_ids):
+            raise ValueError(
+                f"models {models[0]!r} and {model!r} were scored on different templates; "
+                "a paired comparison needs the same templates"
             )
-
-        out.append(
-            PairedComparison(
-                model_a=models[i],
-                model_b=models[j],
-                metric=metric,
-                alpha=alpha,
-                n_templates=len(template_ids),
-                n_instances=len(references),
-                n_boot=n_boot,
-                confidence=confidence,
-                seed=seed,
-                ci_method=ci_method,
-                mean=statistic("mean"),
-                sharpe=statistic("sharpe"),
-                replicates=reps[(i, j)],
-            )
+    bootstraps = {
+        model: bootstrap(
+            {t: predictions[model][t] for t in template_ids},
+            references,
+            metric,
+            alpha=alpha,
+            n_boot=n_boot,
+            confidence=confidence,
+            seed=seed,
+            ci_method=ci_method,
+            **metric_options,
         )
-    return out
+        for model in models
+    }
+    return compare_all(bootstraps, metric)

@@ -6,17 +6,17 @@ because all templates are scored on the same instances. The corpus-level metric 
 recomputed per template on the resampled instances (`scorers`), then mean, std and Sharpe
 over the resampled templates. The same replicate also gives the statistics on the
 resampled instances with every template kept, which the studentised interval needs
-(`intervals`). Several models scored on the same task draw the same replicates
-(`draw_replicates` takes one scorer per model), which is what the paired comparison
-(`paired`) relies on: with the same seed, model A's replicates in a paired comparison are
-exactly those of `bootstrap` on A alone.
+(`intervals`). The draws depend only on the numbers of instances, templates and
+replicates and on the seed, so models scored on the same task with the same seed see the
+same resamples, and their stored template scores (`TemplateReplicates`) are all a paired
+comparison needs (`paired`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 
@@ -42,12 +42,29 @@ from hakari.aggregate.summary import AggregateStats, aggregate
 # bounds memory at a few tens of MB whatever the split size.
 _CHUNK_CELLS = 1 << 21
 
-# Per-model template scores (each (..., T)) -> {statistic: (value (...), influence (..., T))}
 StatisticFn = Callable[[Sequence[np.ndarray]], dict[str, tuple[np.ndarray, np.ndarray]]]
-# One chunk of replicates: its slice of replicate numbers and, per model, the scores of
-# the resampled templates (b, T) and of every template (b, T) on the resampled instances.
-Draw = tuple[slice, list[tuple[np.ndarray, np.ndarray]]]
-K = TypeVar("K")
+"""Per-model template scores (each (..., T)) -> {statistic: (value (...), influence (..., T))}."""
+
+
+@dataclass(frozen=True, eq=False)
+class TemplateReplicates:
+    """The template scores of every replicate of one model on one metric.
+
+    `resampled[b]` are the scores of the templates drawn in replicate b (on its resampled
+    instances), `every[b]` the scores of all templates, in `template_ids` order, on the
+    same resampled instances. Two models with the same `draw_key` saw the same draws.
+    """
+
+    template_ids: tuple[str, ...]
+    observed: np.ndarray  # (T,) scores on all instances
+    resampled: np.ndarray  # (n_boot, T)
+    every: np.ndarray  # (n_boot, T)
+    n_instances: int
+    seed: int
+
+    @property
+    def draw_key(self) -> tuple[tuple[str, ...], int, int, int]:
+        return self.template_ids, self.n_instances, len(self.resampled), self.seed
 
 
 def check_bootstrap_options(n_boot: int, confidence: float, ci_method: str) -> None:
@@ -60,57 +77,46 @@ def check_bootstrap_options(n_boot: int, confidence: float, ci_method: str) -> N
 
 
 def draw_replicates(
-    scorers: Sequence[Scorer], n_instances: int, n_templates: int, n_boot: int, seed: int
-) -> Iterator[Draw]:
-    """The replicates of `numpy.random.default_rng(seed)`, chunk by chunk: instance indices
-    (shared by all templates and all models), then template indices, per chunk."""
+    scorer: Scorer, n_instances: int, n_templates: int, n_boot: int, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """(resampled, every) template scores of the replicates of `default_rng(seed)`.
+
+    Per chunk of replicates the generator draws the instance indices (shared by all
+    templates), then the template indices, so the draws depend only on (n_instances,
+    n_templates, n_boot, seed): every model scored with the same ones sees the same
+    resamples.
+    """
     rng = np.random.default_rng(seed)
     chunk = max(1, _CHUNK_CELLS // n_instances)
+    resampled, every = np.empty((n_boot, n_templates)), np.empty((n_boot, n_templates))
     for start in range(0, n_boot, chunk):
         b = min(chunk, n_boot - start)
         idx = rng.integers(0, n_instances, size=(b, n_instances))
         picked_templates = rng.integers(0, n_templates, size=(b, n_templates))
-        counts = multiplicities(idx, n_instances)
-        per_model = []
-        for scorer in scorers:
-            scores = scorer(idx, counts)
-            per_model.append((np.take_along_axis(scores, picked_templates, axis=1), scores))
-        yield slice(start, start + b), per_model
+        scores = scorer(idx, multiplicities(idx, n_instances))
+        every[start : start + b] = scores
+        resampled[start : start + b] = np.take_along_axis(scores, picked_templates, axis=1)
+    return resampled, every
 
 
-def collect_replicates(
-    statistics: Mapping[K, StatisticFn],
-    point_scores: Sequence[np.ndarray],
-    draws: Iterator[Draw],
-    n_boot: int,
-) -> dict[K, dict[str, Replicates]]:
-    """Every statistic of every key on the observed scores and on every replicate."""
-    values = {k: {s: np.empty(n_boot) for s in STATISTICS} for k in statistics}
-    ses = {k: {s: np.empty(n_boot) for s in STATISTICS} for k in statistics}
-    instance = {k: {s: np.empty(n_boot) for s in STATISTICS} for k in statistics}
-    for rows, per_model in draws:
-        picked = [p for p, _ in per_model]
-        every = [e for _, e in per_model]
-        for key, fn in statistics.items():
-            on_picked, on_every = fn(picked), fn(every)
-            for s in STATISTICS:
-                values[key][s][rows] = on_picked[s][0]
-                ses[key][s][rows] = template_se(on_picked[s][1])
-                instance[key][s][rows] = on_every[s][0]
-    out: dict[K, dict[str, Replicates]] = {}
-    for key, fn in statistics.items():
-        observed = fn(point_scores)
-        out[key] = {
-            s: Replicates(
-                point=float(observed[s][0]),
-                point_se=float(template_se(observed[s][1])),
-                values=values[key][s],
-                values_se=ses[key][s],
-                instance_values=instance[key][s],
-            )
-            for s in STATISTICS
-        }
-    return out
+def statistic_replicates(
+    statistic: StatisticFn, models: Sequence[TemplateReplicates]
+) -> dict[str, Replicates]:
+    """Mean, std and Sharpe (as `statistic` defines them over the models' template scores)
+    on the observed scores and on every replicate."""
+    observed = statistic([m.observed for m in models])
+    on_resampled = statistic([m.resampled for m in models])
+    on_every = statistic([m.every for m in models])
+    return {
+        s: Replicates(
+            point=float(observed[s][0]),
+            point_se=float(template_se(observed[s][1])),
+            values=on_resampled[s][0],
+            values_se=template_se(on_resampled[s][1]),
+            instance_values=on_every[s][0],
+        )
+        for s in STATISTICS
+    }
 
 
 def template_scores(
@@ -149,7 +155,9 @@ class BootstrapResult:
     replicate_means: np.ndarray
     replicate_stds: np.ndarray
     replicate_sharpes: np.ndarray
-    ci_method: str = DEFAULT_CI_METHOD
+    ci_method: str
+    alpha: float
+    replicates: TemplateReplicates  # the template scores behind every replicate
 
     def to_dict(self) -> dict[str, Any]:
         """`stats.to_dict()` plus the std CI and the bootstrap settings."""
@@ -178,6 +186,31 @@ def _point_scores(
     }
 
 
+def template_replicates(
+    predictions: Mapping[str, Sequence[Any]],
+    references: Sequence[Any],
+    metric: str,
+    *,
+    n_boot: int,
+    seed: int,
+    **metric_options: Any,
+) -> tuple[dict[str, float], TemplateReplicates]:
+    """Each template's score on all instances, and on every replicate of `bootstrap`."""
+    template_ids = list(predictions)
+    preds = [predictions[t] for t in template_ids]
+    per_template, scorer = template_scores(metric, template_ids, preds, references, metric_options)
+    resampled, every = draw_replicates(scorer, len(references), len(template_ids), n_boot, seed)
+    reps = TemplateReplicates(
+        template_ids=tuple(template_ids),
+        observed=np.asarray(list(per_template.values()), dtype=np.float64),
+        resampled=resampled,
+        every=every,
+        n_instances=len(references),
+        seed=seed,
+    )
+    return per_template, reps
+
+
 def replicate_statistics(
     predictions: Mapping[str, Sequence[Any]],
     references: Sequence[Any],
@@ -190,15 +223,12 @@ def replicate_statistics(
 ) -> tuple[dict[str, float], dict[str, Replicates]]:
     """Each template's score, and the mean, std and Sharpe replicates of `bootstrap`
     (from which an interval of any method can be read)."""
-    template_ids = list(predictions)
-    preds = [predictions[t] for t in template_ids]
-    per_template, scorer = template_scores(metric, template_ids, preds, references, metric_options)
-    observed = np.asarray(list(per_template.values()), dtype=np.float64)
-    draws = draw_replicates([scorer], len(references), len(template_ids), n_boot, seed)
-    reps = collect_replicates(
-        {0: lambda scores: template_statistics(scores[0], alpha)}, [observed], draws, n_boot
-    )[0]
-    return per_template, reps
+    per_template, reps = template_replicates(
+        predictions, references, metric, n_boot=n_boot, seed=seed, **metric_options
+    )
+    return per_template, statistic_replicates(
+        lambda scores: template_statistics(scores[0], alpha), [reps]
+    )
 
 
 def bootstrap(
@@ -222,9 +252,10 @@ def bootstrap(
     (see `hakari.aggregate.intervals`).
     """
     check_bootstrap_options(n_boot, confidence, ci_method)
-    per_template, reps = replicate_statistics(
-        predictions, references, metric, alpha=alpha, n_boot=n_boot, seed=seed, **metric_options
+    per_template, scores = template_replicates(
+        predictions, references, metric, n_boot=n_boot, seed=seed, **metric_options
     )
+    reps = statistic_replicates(lambda s: template_statistics(s[0], alpha), [scores])
     point = aggregate(per_template, alpha=alpha)
     mean_ci = reps["mean"].interval(ci_method, confidence)
     sharpe_ci = reps["sharpe"].interval(ci_method, confidence)
@@ -248,4 +279,6 @@ def bootstrap(
         replicate_stds=reps["std"].values,
         replicate_sharpes=reps["sharpe"].values,
         ci_method=ci_method,
+        alpha=alpha,
+        replicates=scores,
     )
