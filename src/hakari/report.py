@@ -121,6 +121,8 @@ def print_report(results: EvalResults, console: Console | None = None) -> None:
         )
     if results.alpha_sweep:
         print_alpha_sweep(results, console)
+    if results.paired:
+        print_paired(results, console)
 
 
 def print_alpha_sweep(results: EvalResults, console: Console) -> None:
@@ -144,6 +146,59 @@ def print_alpha_sweep(results: EvalResults, console: Console) -> None:
                         *(Text(f"{m} ({point['scores'][m]:.3f})") for m in point["ranking"]),
                     )
                 console.print(table)
+
+
+PAIRED_HEADER = [
+    "A",
+    "B",
+    "metric",
+    "Δ mean (95% CI)",
+    "Δ Sharpe (95% CI)",
+    "p (Sharpe)",
+    "verdict",
+]
+VERDICT_TEXT = {"a_better": "A better", "b_better": "B better", "inconclusive": "inconclusive"}
+
+
+def _diff(stat: dict[str, Any]) -> str:
+    return f"{stat['diff']:+.3f} [{stat['ci_low']:+.3f}, {stat['ci_high']:+.3f}]"
+
+
+def paired_rows(results: EvalResults) -> Iterator[tuple[str, str, list[str]]]:
+    """(task, decoding, cells) per paired comparison: A − B on the same templates and
+    instances; the verdict reads the Sharpe difference's CI."""
+    for task_name, per_dec in (results.paired or {}).items():
+        for decoding, comparisons in per_dec.items():
+            for c in comparisons:
+                yield (
+                    task_name,
+                    decoding,
+                    [
+                        str(c["model_a"]),
+                        str(c["model_b"]),
+                        str(c["metric"]),
+                        _diff(c["mean"]),
+                        _diff(c["sharpe"]),
+                        f"{c['sharpe']['p_value']:.3f}",
+                        VERDICT_TEXT.get(c["sharpe"]["verdict"], str(c["sharpe"]["verdict"])),
+                    ],
+                )
+
+
+def print_paired(results: EvalResults, console: Console) -> None:
+    tables: dict[tuple[str, str], Table] = {}
+    for task_name, decoding, cells in paired_rows(results):
+        if (task_name, decoding) not in tables:
+            table = Table(
+                title=Text(f"paired differences A − B · {task_name} · {decoding}"),
+                title_justify="left",
+            )
+            for i, name in enumerate(PAIRED_HEADER):
+                table.add_column(name, justify="right" if i >= 3 else "left")
+            tables[(task_name, decoding)] = table
+        tables[(task_name, decoding)].add_row(*(Text(cell) for cell in cells))
+    for table in tables.values():
+        console.print(table)
 
 
 def summary_rows(results: EvalResults) -> Iterator[list[str]]:
@@ -240,4 +295,20 @@ def markdown_report(results: EvalResults) -> str:
                         )
                         lines.append(_md_row([f"{point['alpha']:.1f}", ranked]))
                     lines.append("")
+    current = None
+    for task_name, decoding, cells in paired_rows(results):
+        if (task_name, decoding) != current:
+            if current is not None:
+                lines.append("")
+            current = (task_name, decoding)
+            lines.append(
+                f"### Paired differences A − B · {task_name} · {decoding}\n\n"
+                "Same resampled templates × instances for both models; the verdict reads "
+                "the Sharpe difference's 95% CI.\n"
+            )
+            lines.append("| " + " | ".join(PAIRED_HEADER) + " |")
+            lines.append("|" + "|".join("---" for _ in PAIRED_HEADER) + "|")
+        lines.append("| " + " | ".join(cells) + " |")
+    if current is not None:
+        lines.append("")
     return "\n".join(lines)

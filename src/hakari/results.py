@@ -7,6 +7,17 @@ models[MODEL].tasks[TASK].decodings[DECODING].aggregate[METRIC]
     -> {mean, std, min, max, sharpe, alpha, ci_low, ci_high, ...}
 models[MODEL].tasks[TASK].chance -> {METRIC: float}
 alpha_sweep[TASK][DECODING][METRIC] -> [{alpha, scores, ranking}]   (several models)
+paired[TASK][DECODING] -> [{model_a, model_b, metric, alpha,            (several models)
+                            mean: {a, b, diff, ci_low, ci_high, p_value, verdict},
+                            sharpe: {same}, n_templates, n_instances, n_boot,
+                            confidence, seed, ci_method}]
+
+Every aggregate with a bootstrap has `ci_method` ("studentized": see
+`hakari.aggregate.intervals` for the method and the population it targets) and
+`sharpe_caveat` ("negative_mean" when mean < 0, else null). In `paired`, `diff` is A − B
+of the published point estimates, its CI comes from the same resampled templates ×
+instances for both models, and `verdict` is "a_better" / "b_better" when the CI excludes
+0, else "inconclusive". See docs/architecture.md, "results.json".
 """
 
 from __future__ import annotations
@@ -60,6 +71,7 @@ class EvalResults(_Model):
     versions: dict[str, str]
     models: dict[str, ModelResult] = Field(default_factory=dict)
     alpha_sweep: dict[str, dict[str, dict[str, list[dict[str, Any]]]]] | None = None
+    paired: dict[str, dict[str, list[dict[str, Any]]]] | None = None
     output_dir: str | None = None
 
     # model spec -> why it has no results (a later model failed or the run was stopped)

@@ -13,6 +13,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from hakari.aggregate import BootstrapResult
 from hakari.backends.base import Backend
 from hakari.cache import ResponseCache
 from hakari.extract import DEFAULT_QA_MODE, QAMode
@@ -33,7 +34,7 @@ from hakari.runner.options import (
 from hakari.runner.progress import progress_bars
 from hakari.runner.requests import resolve_chat
 from hakari.runner.rundir import RunWriter, new_run_dir
-from hakari.runner.scoring import alpha_sweeps, score
+from hakari.runner.scoring import BootstrapStore, alpha_sweeps, paired_comparisons, score
 from hakari.tasks.loader import Task, load_task
 from hakari.tasks.spec import PromptFormat
 
@@ -116,6 +117,7 @@ def evaluate(
         output_dir=str(out_dir) if out_dir else None,
     )
     write_sample = writer.write_sample if writer is not None else _discard
+    bootstraps: BootstrapStore = {}
     try:
         with progress_bars(opts.progress) as hook:
             for model_spec in models:
@@ -133,18 +135,19 @@ def evaluate(
                             cache,
                             hook,
                             write_sample,
+                            bootstraps,
                         )
                     finally:
                         backend.close()
                 except BaseException as exc:
                     if writer is not None and mark is not None:
                         writer.roll_back(mark)
-                    _save_finished(results, models, model_spec, exc, writer)
+                    _save_finished(results, models, model_spec, exc, writer, bootstraps)
                     raise
     finally:
         if cache is not None:
             cache.close()
-    _finish(results, writer)
+    _finish(results, writer, bootstraps)
     return results
 
 
@@ -152,9 +155,18 @@ def _discard(record: dict[str, object]) -> None:
     return None
 
 
-def _finish(results: EvalResults, writer: RunWriter | None) -> None:
+def _finish(results: EvalResults, writer: RunWriter | None, bootstraps: BootstrapStore) -> None:
     if len(results.models) > 1:
         results.alpha_sweep = alpha_sweeps(results)
+        # a model that failed part-way kept some bootstraps: compare finished models only
+        finished = {
+            key: {
+                metric: {m: boot for m, boot in per_model.items() if m in results.models}
+                for metric, per_model in per_metric.items()
+            }
+            for key, per_metric in bootstraps.items()
+        }
+        results.paired = paired_comparisons(finished) or None
     if writer is not None:
         results.n_samples = writer.n_samples
         writer.publish(results)
@@ -166,6 +178,7 @@ def _save_finished(
     failed_spec: str,
     exc: BaseException,
     writer: RunWriter | None,
+    bootstraps: BootstrapStore,
 ) -> None:
     """Publish the models that finished before `failed_spec` failed; note on `exc` what
     was saved, so that the CLI (or the traceback) says it."""
@@ -180,7 +193,7 @@ def _save_finished(
         exc.add_note(f"no model finished: no results were written to {writer.folder}")
         return
     try:
-        path = _publish_partial(results, writer)
+        path = _publish_partial(results, writer, bootstraps)
     except Exception as publish_exc:  # pragma: no cover - the disk failed too
         exc.add_note(f"the finished models' results could not be saved: {publish_exc}")
         return
@@ -190,8 +203,8 @@ def _save_finished(
     )
 
 
-def _publish_partial(results: EvalResults, writer: RunWriter) -> Path:
-    _finish(results, writer)
+def _publish_partial(results: EvalResults, writer: RunWriter, bootstraps: BootstrapStore) -> Path:
+    _finish(results, writer, bootstraps)
     return writer.folder / "results.json"
 
 
@@ -220,6 +233,7 @@ def evaluate_model(
     cache: ResponseCache | None,
     hook: ProgressHook,
     write_sample: SampleWriter,
+    bootstraps: BootstrapStore | None = None,
 ) -> ModelResult:
     identity = {k: str(v) for k, v in vars(backend.identity).items()}
     result = ModelResult(identity=identity)
@@ -244,7 +258,12 @@ def evaluate_model(
             collected, generated, cached = run_decoding(
                 task, decoding, backend, opts, cache, use_chat, n_rows, label, hook, write_sample
             )
-            dec = score(task, collected, opts)
+            kept: dict[str, BootstrapResult] = {}
+            dec = score(task, collected, opts, kept)
+            if bootstraps is not None:
+                per_metric = bootstraps.setdefault((spec.name, decoding), {})
+                for metric, boot in kept.items():
+                    per_metric.setdefault(metric, {})[model_spec] = boot
             dec.generated, dec.cached = generated, cached
             dec.wall_s = round(time.perf_counter() - started, 3)
             task_result.decodings[decoding] = dec

@@ -1,6 +1,7 @@
 """Collected predictions → numbers: metrics per template, aggregates across templates with
-their bootstrap CI, and the alpha sweep when several models ran. (The chance-rate
-baseline comes from the row check in `preflight.scan_rows`, one pass shared by all models.)"""
+their bootstrap CI, and, when several models ran, the alpha sweep and the paired
+comparisons (from the bootstraps kept in a `BootstrapStore`). (The chance-rate baseline
+comes from the row check in `preflight.scan_rows`, one pass shared by all models.)"""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 
 from hakari import aggregate as agg
 from hakari import metrics
+from hakari.aggregate import BootstrapResult
 from hakari.results import DecodingResult, EvalResults, TemplateResult
 from hakari.runner.collect import Collected
 from hakari.runner.options import RunOptions
@@ -23,7 +25,18 @@ def metric_options(task: Task, metric: str, opts: RunOptions) -> dict[str, Any]:
     return {"lang": task.spec.language, "nfkc": opts.qa_mode == "first-line"}
 
 
-def score(task: Task, collected: Collected, opts: RunOptions) -> DecodingResult:
+# (task, decoding) -> metric -> model -> bootstrap: what the paired comparisons read.
+BootstrapStore = dict[tuple[str, str], dict[str, dict[str, BootstrapResult]]]
+
+
+def score(
+    task: Task,
+    collected: Collected,
+    opts: RunOptions,
+    bootstraps: dict[str, BootstrapResult] | None = None,
+) -> DecodingResult:
+    """Metrics per template and aggregates; each metric's bootstrap goes into
+    `bootstraps` (metric -> result) when given."""
     spec = task.spec
     dec = DecodingResult()
     golds = collected.golds
@@ -53,6 +66,8 @@ def score(task: Task, collected: Collected, opts: RunOptions) -> DecodingResult:
                 **metric_options(task, m, opts),
             )
             stats.update(boot.to_dict())
+            if bootstraps is not None:
+                bootstraps[m] = boot
         dec.aggregate[m] = stats
     return dec
 
@@ -77,3 +92,19 @@ def alpha_sweeps(results: EvalResults) -> dict[str, dict[str, dict[str, list[dic
                         agg.alpha_sweep(stats)
                     )
     return sweeps
+
+
+def paired_comparisons(store: BootstrapStore) -> dict[str, dict[str, list[dict[str, Any]]]]:
+    """`paired[TASK][DECODING]`: every pair of models on every metric, models in run
+    order (A ran before B)."""
+    out: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for (task_name, decoding), per_metric in store.items():
+        items = [
+            comparison.to_dict()
+            for metric, per_model in per_metric.items()
+            if len(per_model) > 1
+            for comparison in agg.compare_all(per_model, metric)
+        ]
+        if items:
+            out.setdefault(task_name, {})[decoding] = items
+    return out
