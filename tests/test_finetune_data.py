@@ -309,3 +309,16 @@ def test_cli_refuses_a_folder_holding_another_run(tmp_path: Path, toy: Path) -> 
         ["finetune", "--model", NO_MODEL, "--tasks", str(toy), "--output", str(out)]
     )
     assert code == 2 and "not empty and holds no hakari fine-tuning run" in output
+
+
+def test_run_with_a_missing_adapter_fails_before_any_model(tmp_path: Path) -> None:
+    for folder, message in [
+        (tmp_path / "missing", "does not exist"),
+        (tmp_path, "no adapter_config.json"),
+    ]:
+        code, output = _cli(
+            ["run", "--model", f"smollm2-135m+adapter:{folder}", "--tasks", "demo_sentiment_en",
+             "--output", str(tmp_path / "run")]
+        )  # fmt: skip
+        assert code == 2 and message in " ".join(output.split()), output
+        assert not (tmp_path / "run" / "results.json").exists()

@@ -62,7 +62,9 @@ def check_adapter(folder: Path) -> AdapterRef:
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ModelLoadError(f"{config_path} is not valid JSON: {exc}", field="--model") from None
     if not isinstance(config, dict) or "peft_type" not in config:
-        raise ModelLoadError(f"{config_path} has no 'peft_type': not a peft adapter", field="--model")
+        raise ModelLoadError(
+            f"{config_path} has no 'peft_type': not a peft adapter", field="--model"
+        )
     weights = [folder / name for name in ADAPTER_WEIGHTS if (folder / name).is_file()]
     if not weights:
         raise ModelLoadError(

@@ -10,8 +10,8 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from hakari.errors import HakariInputError
 from hakari.finetune.config import (
@@ -24,19 +24,19 @@ from hakari.finetune.config import (
     with_overrides,
 )
 
-console = Console()
-err_console = Console(stderr=True)
+console = Console(markup=False, highlight=False)  # paths and model text: never markup
+err_console = Console(stderr=True, markup=False, highlight=False)
 
 
 def _fail(exc: HakariInputError) -> NoReturn:
-    err_console.print(
-        f"[bold red]error:[/bold red] {escape(str(exc))}", highlight=False, soft_wrap=True
-    )
+    """Bad input: one line on stderr, exit 2."""
+    message = " ".join(part.strip() for part in str(exc).splitlines() if part.strip())
+    err_console.print(Text.assemble(("error: ", "bold red"), message), soft_wrap=True)
     raise typer.Exit(code=2)
 
 
 def _say(text: str) -> None:
-    console.print(escape(text), highlight=False, soft_wrap=True)
+    console.print(text, soft_wrap=True)
 
 
 def _csv(text: str | None) -> list[str]:
@@ -256,7 +256,7 @@ def _run_tasks(
         table.add_column(col)
     for s in summaries:
         table.add_row(
-            escape(s.output), str(s.examples), str(s.steps), _num(s.loss_before),
+            s.output, str(s.examples), str(s.steps), _num(s.loss_before),
             _num(s.loss_after), f"{s.train_seconds:.1f}", _num(s.examples_per_second),
         )  # fmt: skip
     console.print(table)
@@ -306,7 +306,7 @@ def _run_mixture(
         scores = ", ".join(f"{k} {v.get('mean', float('nan')):.3f}" for k, v in r["scores"].items())
         table.add_row(
             str(r["n_target"]), str(r["resample"]), str(r["training"]["steps"]),
-            _num(r["training"]["best_eval_loss"]), escape(scores),
+            _num(r["training"]["best_eval_loss"]), scores,
         )  # fmt: skip
     console.print(table)
 
