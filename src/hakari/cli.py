@@ -76,6 +76,15 @@ def run(
     limit: Annotated[
         int | None, typer.Option("--limit", help="First N instances of each task.")
     ] = None,
+    sample: Annotated[
+        int | None,
+        typer.Option(
+            "--sample",
+            help="A random N instances of each task (seeded by --seed, the same for every "
+            "model, decoding and template); not with --limit.",
+        ),
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of --sample and of the bootstrap.")] = 0,
     alpha: Annotated[float, typer.Option("--alpha", help="Sharpe score alpha.")] = 1.0,
     batch_size: Annotated[int, typer.Option("--batch-size", min=1)] = 8,
     output: Annotated[
@@ -123,6 +132,8 @@ def run(
             decodings=_split_csv([decoding]),
             templates=template_sel,
             limit=limit,
+            sample=sample,
+            seed=seed,
             alpha=alpha,
             output_dir=output,
             new_run_under=RUNS_ROOT,

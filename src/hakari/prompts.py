@@ -90,9 +90,19 @@ def iter_chunks(
 ) -> Iterator[list[RenderedPrompt]]:
     """Yield the prompts of `chunk_rows` instances at a time (every template for each),
     so memory stays flat however large the split."""
+    return iter_numbered_chunks(spec, templates, enumerate(rows), chunk_rows)
+
+
+def iter_numbered_chunks(
+    spec: TaskSpec,
+    templates: Sequence[Template],
+    numbered_rows: Iterable[tuple[int, Row]],
+    chunk_rows: int,
+) -> Iterator[list[RenderedPrompt]]:
+    """`iter_chunks` for rows that carry their position in the split (a `--sample`)."""
     chunk: list[RenderedPrompt] = []
     n_rows = 0
-    for index, row in enumerate(rows):
+    for index, row in numbered_rows:
         chunk.extend(render(spec, t, row, index) for t in templates)
         n_rows += 1
         if n_rows == chunk_rows:

@@ -16,10 +16,10 @@ from typing import Any
 from hakari.backends.base import Backend
 from hakari.cache import ResponseCache, cached_generate
 from hakari.extract import Extraction, extract_answer
-from hakari.prompts import RenderedPrompt, iter_chunks, select_templates
+from hakari.prompts import RenderedPrompt, iter_numbered_chunks, select_templates
 from hakari.runner.options import CHUNK_ROWS, Decoding, ProgressHook, RunOptions
 from hakari.runner.requests import generation_request, loglik_outputs
-from hakari.tasks.data import iter_rows
+from hakari.runner.sampling import numbered_rows
 from hakari.tasks.loader import Task
 
 SampleWriter = Callable[[dict[str, Any]], None]
@@ -34,9 +34,17 @@ class Collected:
     fallbacks: dict[str, int] = field(default_factory=lambda: defaultdict(int))
 
 
+def task_instances(task: Task, opts: RunOptions) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(position in the split, row) of the instances a run evaluates: the same rows for
+    every model and decoding (all, the first --limit, or a seeded --sample)."""
+    return numbered_rows(
+        task, limit=opts.limit, sample=opts.sample, seed=opts.seed, data_dir=opts.data_dir
+    )
+
+
 def task_rows(task: Task, opts: RunOptions) -> Iterator[dict[str, Any]]:
-    """The instances a run evaluates (the same rows for every model and decoding)."""
-    return iter_rows(task.spec, data_dir=opts.data_dir, task_dir=task.task_dir, limit=opts.limit)
+    """The instances a run evaluates, without their positions."""
+    return (row for _, row in task_instances(task, opts))
 
 
 def run_decoding(
@@ -59,7 +67,7 @@ def run_decoding(
     total = n_rows * len(templates)
     hook(label, total, 0)
     compiled: dict[str, re.Pattern[str]] = {}
-    for chunk in iter_chunks(spec, templates, task_rows(task, opts), CHUNK_ROWS):
+    for chunk in iter_numbered_chunks(spec, templates, task_instances(task, opts), CHUNK_ROWS):
         advance = lambda n: hook(label, total, n)  # noqa: E731
         if decoding == "loglik":
             outputs, n_new = loglik_outputs(chunk, backend, cache, opts, use_chat, advance)

@@ -37,6 +37,7 @@ ProgressHook = Callable[[str, int, int], Any]  # (label, total, advanced) -> Non
 class RunOptions:
     templates: str | Sequence[str] = "all"
     limit: int | None = None
+    sample: int | None = None  # a seeded random subset of instances (see `sampling`)
     alpha: float = 1.0
     batch_size: int = 8
     cache_dir: Path | None = None
@@ -77,6 +78,9 @@ def config_dict(
         "decodings": list(decodings),
         "templates": opts.templates if isinstance(opts.templates, str) else list(opts.templates),
         "limit": opts.limit,
+        "sample": opts.sample,
+        "seed": opts.seed,
+        "sampled_rows": _sampled_rows(tasks, opts),
         "alpha": opts.alpha,
         "std": "population (ddof=0) across templates",
         "em_f1": "SQuAD v1.1 (en) / JGLUE JSQuAD char-level (ja) scorers, "
@@ -91,6 +95,15 @@ def config_dict(
         "data_dir": str(opts.data_dir) if opts.data_dir else None,
         "started": datetime.now().isoformat(timespec="seconds"),
     }
+
+
+def _sampled_rows(tasks: Sequence[Task], opts: RunOptions) -> dict[str, list[int]] | None:
+    """Per task, the split positions `--sample` chose (None without --sample)."""
+    if opts.sample is None:
+        return None
+    from hakari.runner.sampling import sampled_rows
+
+    return {t.name: sampled_rows(t, opts.sample, opts.seed, data_dir=opts.data_dir) for t in tasks}
 
 
 def generation_budgets(task: Task, opts: RunOptions) -> dict[str, Any]:

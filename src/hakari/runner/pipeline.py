@@ -56,6 +56,8 @@ def evaluate(
     dtype: str = "float32",
     device: str = "auto",
     n_boot: int = 1000,
+    sample: int | None = None,
+    seed: int = 0,
     progress: bool = False,
     backend_factory: BackendFactory | None = None,
     qa_mode: QAMode = DEFAULT_QA_MODE,
@@ -77,10 +79,16 @@ def evaluate(
 
     `qa_mode` picks the SQuAD/JSQuAD post-processing (`hakari.extract`): "first-line"
     (default) or "paper" (Appendix B exactly); it is recorded in results.json.
+
+    `limit` evaluates the first N rows of each task; `sample` a random N rows drawn
+    without replacement with `seed` (the same rows for every model, decoding and
+    template; see `hakari.runner.sampling`); not both. `seed` also seeds the bootstrap.
     """
     opts = RunOptions(
         templates=templates,
         limit=limit,
+        sample=sample,
+        seed=seed,
         alpha=alpha,
         batch_size=batch_size,
         cache_dir=Path(cache_dir) if cache_dir else None,

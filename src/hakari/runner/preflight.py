@@ -2,7 +2,8 @@
 seconds, not a model load or an hour of generation, and ends as one `HakariInputError`
 (CLI: one line, exit code 2) naming the file, row, template, field or option.
 
-* options: numbers in range (`--alpha` finite and ≥ 0, `--limit`, `--n-boot`, ...);
+* options: numbers in range (`--alpha` finite and ≥ 0, `--limit`, `--sample`, `--n-boot`,
+  ...);
 * models: every `--model` spec resolved without loading weights, no duplicates;
 * tasks: no two with the same name, templates selected, regexes usable as constraints,
   every answer key reachable by its template's regex;
@@ -21,8 +22,9 @@ from typing import Any
 from hakari.errors import HakariInputError
 from hakari.extract import gold_answer
 from hakari.prompts import render, select_templates
-from hakari.runner.collect import task_rows
+from hakari.runner.collect import task_instances
 from hakari.runner.options import Decoding, RunOptions
+from hakari.runner.sampling import check_sampling
 from hakari.tasks.data import Row, get_path, resolve_split_file
 from hakari.tasks.loader import (
     Task,
@@ -46,6 +48,7 @@ def check_options(opts: RunOptions) -> None:
         )
     if opts.limit is not None and opts.limit < 1:
         raise HakariInputError("--limit must be at least 1", field="--limit")
+    check_sampling(opts.sample, opts.limit, opts.seed)
     if not math.isfinite(opts.alpha) or opts.alpha < 0:
         raise HakariInputError(
             f"must be a finite number ≥ 0 (got {opts.alpha}); the Sharpe score is "
@@ -115,7 +118,7 @@ def scan_rows(task: Task, opts: RunOptions, decodings: Sequence[Decoding]) -> Ba
     source = data_source(task, opts)
     constrained = "constrained" in decodings
     golds: list[Any] = []
-    for index, row in enumerate(task_rows(task, opts)):
+    for index, row in task_instances(task, opts):
         where: dict[str, Any] = {"file": source, "row": index}
         for name, template_id in fields.items():
             _check_value(task, row, name, template_id, where)
@@ -133,7 +136,7 @@ def scan_rows(task: Task, opts: RunOptions, decodings: Sequence[Decoding]) -> Ba
                 raise HakariInputError(
                     f"the prompt cannot be filled: {exc}", template=template.id, **where
                 ) from None
-            if index == 0 and template.instance_refs():
+            if len(golds) == 1 and template.instance_refs():  # the first evaluated row
                 check_rendered_answers(
                     task,
                     template.id,
