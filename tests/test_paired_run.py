@@ -47,10 +47,25 @@ def test_two_models_get_paired_differences(tmp_path: Path) -> None:
 
     md = markdown_report(res)
     assert "### Paired differences A − B · demo_sentiment_en · greedy" in md
-    assert "| oracle | spiky | accuracy | +0.250 [" in md and "A better" in md
+    assert "| oracle | spiky | accuracy | +0.250 \\[" in md and "A better" in md
     console = Console(record=True, width=220)
     print_report(res, console)
     assert "paired differences A − B" in console.export_text()
+
+
+def test_paired_model_names_are_escaped_in_markdown(tmp_path: Path) -> None:
+    table = oracle_table(TASK)
+    names = ["a|<img src=x onerror=alert(1)>", "b"]
+    res = evaluate(
+        models=names,
+        tasks=[TASK],
+        decodings=["greedy"],
+        n_boot=50,
+        cache_dir=tmp_path,
+        backend_factory=lambda s: FakeBackend(lambda r: table[r.prompt], name="x"),
+    )
+    md = markdown_report(res)
+    assert "<img" not in md and "a\\|&lt;img src=x onerror=alert(1)&gt;" in md
 
 
 def test_one_model_has_no_paired_section(tmp_path: Path) -> None:

@@ -301,14 +301,15 @@ def markdown_report(results: EvalResults) -> str:
             if current is not None:
                 lines.append("")
             current = (task_name, decoding)
+            heading = f"Paired differences A − B · {task_name} · {decoding}"
             lines.append(
-                f"### Paired differences A − B · {task_name} · {decoding}\n\n"
+                f"### {md_cell(heading)}\n\n"
                 "Same resampled templates × instances for both models; the verdict reads "
                 "the Sharpe difference's 95% CI.\n"
             )
-            lines.append("| " + " | ".join(PAIRED_HEADER) + " |")
+            lines.append(_md_row(PAIRED_HEADER))
             lines.append("|" + "|".join("---" for _ in PAIRED_HEADER) + "|")
-        lines.append("| " + " | ".join(cells) + " |")
+        lines.append(_md_row(cells))
     if current is not None:
         lines.append("")
     return "\n".join(lines)
