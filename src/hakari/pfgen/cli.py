@@ -419,6 +419,9 @@ def leaderboard(
     data_dir: DataDirOption = None,
     cache_dir: CacheDirOption = None,
     bootstrap: Annotated[int, typer.Option(help="bootstrap resamples for the CI")] = 10_000,
+    html: Annotated[
+        Path | None, typer.Option("--html", help="also write a self-contained HTML page")
+    ] = None,
 ) -> None:
     """Rank models by score with CIs; flag differing temperatures and trial counts."""
     from hakari.pfgen import leaderboard as lb
@@ -467,6 +470,15 @@ def leaderboard(
     out.print(table)
     if any(e.flags for e in ranked):
         out.print("flags: temperature or trial count differs from the most common one.")
+    if html is not None:
+        from hakari.reports.command import write_text
+        from hakari.reports.pfgen import leaderboard_html
+
+        try:
+            write_text(html, leaderboard_html(ranked))
+        except HakariInputError as exc:
+            raise _fail(exc) from exc
+        out.print(f"report: {html}", highlight=False, markup=False)
 
 
 def main() -> None:  # pragma: no cover - for `python -m hakari.pfgen.cli`

@@ -155,34 +155,60 @@ def _rank(scores: Mapping[str, float], model: str) -> int:
 
 def fth_scatter(points: Sequence[Mapping[str, Any]], key: str) -> str:
     """pfgen-bench's three views (seed 001, Figures 1–3): fluency vs truthfulness, fluency
-    vs helpfulness, truthfulness vs helpfulness, one marker per model."""
+    vs helpfulness, truthfulness vs helpfulness. Each point is labelled with its rank in
+    the leaderboard table (a legend of a hundred models would be unreadable)."""
     pairs = [
         ("fluency", "truthfulness"),
         ("fluency", "helpfulness"),
         ("truthfulness", "helpfulness"),
     ]
     with mpl.rc_context(_RC):
-        fig = _figure(7.2, 2.6)
+        fig = _figure(7.4, 2.7, constrained=False)
+        fig.subplots_adjust(left=0.07, right=0.99, bottom=0.17, top=0.95, wspace=0.3)
         axes = fig.subplots(1, 3)
         for ax, (x, y) in zip(axes, pairs, strict=True):
-            for i, p in enumerate(points):
-                ax.scatter(
-                    p[x],
-                    p[y],
-                    s=18,
-                    color=PALETTE[i % len(PALETTE)],
-                    marker=MARKERS[i % len(MARKERS)],
-                    label=plain(str(p["model"])),
-                    zorder=3,
-                )
+            xs = [float(p[x]) for p in points]
+            ys = [float(p[y]) for p in points]
+            ax.scatter(xs, ys, s=14, color=PALETTE[0], alpha=0.75, zorder=3, linewidths=0)
+            if len(points) <= 40:
+                for rank, (px, py) in enumerate(zip(xs, ys, strict=True), start=1):
+                    ax.annotate(str(rank), (px, py), xytext=(2.5, 2), textcoords="offset points",
+                                fontsize=6, color="#333333")  # fmt: skip
             ax.set_xlabel(x.capitalize())
             ax.set_ylabel(y.capitalize())
-            ax.set_xlim(0, 1.05)
-            ax.set_ylim(0, 1.05)
+            ax.set_xlim(0, 1.02)
+            ax.set_ylim(0, 1.02)
             ax.grid(color="#eeeeee", lw=0.5)
-        if len(points) <= 12:
-            handles, labels = axes[0].get_legend_handles_labels()
-            fig.legend(handles, labels, loc="outside right center")
+        return _svg(fig, key)
+
+
+def ci_forest(
+    labels: Sequence[str],
+    values: Sequence[float],
+    lows: Sequence[float | None],
+    highs: Sequence[float | None],
+    xlabel: str,
+    key: str,
+) -> str:
+    """One row per entry: the point and its CI (rows without a CI show the point only)."""
+    n = len(labels)
+    height = 0.6 + 0.16 * n
+    label_w = _legend_width(labels) + 0.2
+    with mpl.rc_context(_RC):
+        fig = _figure(6.4, height, constrained=False)
+        fig.subplots_adjust(
+            left=label_w / 6.4, right=0.97, bottom=0.45 / height, top=1 - 0.1 / height
+        )
+        ax = fig.subplots()
+        ys = list(range(n))
+        for y, lo, hi in zip(ys, lows, highs, strict=True):
+            if lo is not None and hi is not None:
+                ax.plot([lo, hi], [y, y], color=PALETTE[0], lw=1.2)
+        ax.scatter(values, ys, s=10, color=PALETTE[0], zorder=3)
+        ax.set_yticks(ys, [plain(s) for s in labels], fontsize=6.5)
+        ax.set_ylim(n - 0.5, -0.5)
+        ax.set_xlabel(xlabel)
+        ax.grid(axis="x", color="#eeeeee", lw=0.5)
         return _svg(fig, key)
 
 
