@@ -10,6 +10,7 @@ and keeps the first N instances per task × template, which is all the page show
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable
@@ -141,11 +142,16 @@ _HEAD = re.compile(
 )
 
 
+@functools.lru_cache(maxsize=4096)
+def _json_string(raw: str) -> str:
+    return raw[1:-1] if "\\" not in raw else str(json.loads(raw))
+
+
 def _group_of(line: str) -> tuple[str, str, str, int] | None:
     m = _HEAD.match(line)
     if m is None:
         return None
-    model, task, template = (json.loads(g) for g in m.group(1, 2, 3))
+    model, task, template = (_json_string(g) for g in m.group(1, 2, 3))
     return model, task, template, int(m.group(4))
 
 

@@ -81,7 +81,10 @@ padding:1px 10px;margin:2px 2px;cursor:pointer;font-size:12px;background:#fff}}
 .blk code.gold{{color:var(--ink);font-weight:600}}
 pre.prompt{{background:var(--soft);padding:6px 8px;max-height:11em;overflow:auto;
 border-radius:3px;margin-bottom:6px}}
-table.answers{{width:100%}}
+table.answers{{width:100%;table-layout:fixed}}
+table.answers th:nth-child(1){{width:20%}} table.answers th:nth-child(2){{width:10%}}
+table.answers th:nth-child(4){{width:14%}} table.answers th:nth-child(5){{width:8%}}
+table.answers th:nth-child(6){{width:10%}}
 table.answers td{{font-size:12.5px}}
 pre.out{{max-height:7em;overflow:auto}}
 tr.ok .verdict{{color:var(--ok)}}
