@@ -166,3 +166,38 @@ def add_paired(run: Path, n_boot: int = 50) -> None:
         ]
     data["paired"] = paired
     (run / "results.json").write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+
+
+def make_meta(folder: Path, n_boot: int = 100) -> Path:
+    """A `hakari meta --json` document made by `meta.api.meta_evaluate` itself: four
+    systems (one with a hostile name) × five tasks × six rows, a human score and three
+    metrics of decreasing agreement with it."""
+    import numpy as np
+
+    from hakari.meta.api import MetaInput, meta_evaluate
+    from hakari.meta.correlation import BootstrapSettings
+
+    rng = np.random.default_rng(0)
+    systems = ["base", "ift", HOSTILE_MODEL, JP_MODEL]
+    rows = [(s, f"task{g}") for s in systems for g in range(5) for _ in range(6)]
+    quality = {s: i / 3 for i, s in enumerate(systems)}
+    human = [quality[s] + rng.normal(0, 0.3) for s, _ in rows]
+    metrics = {
+        "judge": [h + rng.normal(0, 0.2) for h in human],
+        "bertscore": [h + rng.normal(0, 0.5) for h in human],
+        "rouge<script>": [float(rng.normal(0, 1)) for _ in human],
+    }
+    data = MetaInput(
+        path=folder / "scored.jsonl",
+        human_field="human",
+        human=human,
+        metrics=metrics,
+        systems=[s for s, _ in rows],
+        groups=[g for _, g in rows],
+    )
+    document = meta_evaluate(
+        data, BootstrapSettings(n_boot=n_boot), tfa_before="base", tfa_after="ift"
+    )
+    path = folder / "meta.json"
+    path.write_text(json.dumps(document, ensure_ascii=False, default=str), encoding="utf-8")
+    return path

@@ -26,6 +26,7 @@ from tests.report_fixtures import (
     JP_MODEL,
     add_paired,
     make_hostile_copy,
+    make_meta,
     make_run,
 )
 
@@ -43,7 +44,9 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, list[s
     add_paired(run, n_boot=30)
     hostile = make_hostile_copy(run, folder)
     html_path = folder / "report.html"
-    html_path.write_text(build_html(load_inputs([hostile]), samples_per_template=3), "utf-8")
+    meta = make_meta(folder, n_boot=50)
+    html = build_html(load_inputs([hostile, meta]), samples_per_template=3)
+    html_path.write_text(html, "utf-8")
     shots = Path(os.environ.get("HAKARI_SCREENSHOT_DIR") or folder / "screenshots")
     shots.mkdir(parents=True, exist_ok=True)
     with sync_api.sync_playwright() as p:
@@ -84,6 +87,8 @@ def test_every_section_is_present_and_screenshotted(page: tuple[Any, list[str], 
         ("table.paired", 18),
         ("figure.bump svg", 9),
         ("details.samples", 3),
+        ("#meta h4", 5),  # system, summary, pooled levels; CAT/CIT; TFA
+        ("#meta figure.matrix svg", 2),  # pooled and system metric × metric heatmaps
     ]:
         assert pg.locator(selector).count() == expected, selector
     pg.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
@@ -97,6 +102,7 @@ def test_every_section_is_present_and_screenshotted(page: tuple[Any, list[str], 
         ("bump-chart", "figure.bump >> nth=0"),
         ("paired", "table.paired >> nth=0"),
         ("samples", "details.samples >> nth=2"),
+        ("meta", "#meta"),
     ]:
         path = shots / f"report-{name}.png"
         pg.locator(selector).screenshot(path=str(path))
@@ -126,6 +132,9 @@ def test_injected_strings_are_text_in_every_field(page: tuple[Any, list[str], Pa
             "figure.bump svg text", "es => es.map(e => e.textContent)"
         ),
         "file names": pg.eval_on_selector_all("section.run h3", "es => es.map(e => e.textContent)"),
+        "meta metrics": pg.eval_on_selector_all(
+            "#meta td .model, #meta svg text", "es => es.map(e => e.textContent)"
+        ),
     }
     expect = {
         "model names (tables)": [HOSTILE_MODEL, JP_MODEL],
@@ -137,6 +146,7 @@ def test_injected_strings_are_text_in_every_field(page: tuple[Any, list[str], Pa
         "template ids": [HOSTILE_TEMPLATE],
         "chart legends": [HOSTILE_MODEL, JP_MODEL],
         "file names": ['run <b>&"x"</b> 日本'],
+        "meta metrics": ["rouge<script>"],
     }
     for field, wanted in expect.items():
         for s in wanted:

@@ -81,7 +81,7 @@ def _matrix(name: str, matrix: Mapping[str, Mapping[str, Any]], key: str) -> str
     ]
     title = name.replace("_", " ")
     svg = correlation_heatmap(names, values, title, key)
-    return f'<figure class="matrix">{svg}<figcaption>{esc(title)}</figcaption></figure>'
+    return f'<figure class="matrix">{svg}</figure>'
 
 
 def meta_section(path: Path, meta: Mapping[str, Any], n: int) -> str:
@@ -103,9 +103,12 @@ def meta_section(path: Path, meta: Mapping[str, Any], n: int) -> str:
         parts.append(_ifteval(meta["ifteval"]))
     matrices = meta.get("matrices") or {}
     if isinstance(matrices, Mapping):
-        for name, matrix in matrices.items():
-            if isinstance(matrix, Mapping):
-                parts.append(_matrix(str(name), matrix, anchor("meta", n, name)))
+        figures = [
+            _matrix(str(name), matrix, anchor("meta", n, name))
+            for name, matrix in matrices.items()
+            if isinstance(matrix, Mapping)
+        ]
+        parts.append(f'<div class="matrices">{"".join(figures)}</div>')
     return "".join(parts)
 
 

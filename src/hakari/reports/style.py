@@ -57,6 +57,7 @@ font-size:12px;line-height:1.2}}
 .ov.best{{font-weight:700}}
 small.sub{{display:block;color:var(--muted);font-size:11px}}
 figure{{margin:10px 0 16px}}
+.matrices{{display:flex;flex-wrap:wrap;gap:8px 32px;align-items:flex-start}}
 svg.chart{{max-width:100%;height:auto;display:block}}
 svg.chart text{{font-family:{SANS}}}
 .cols{{display:grid;grid-template-columns:repeat(auto-fit,minmax(260px,1fr));gap:4px 24px}}
