@@ -10,6 +10,7 @@ written by older hakari versions still render.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -66,16 +67,41 @@ def run_command(config: Mapping[str, Any]) -> tuple[str, bool]:
     return shlex.join(words), False
 
 
+SHOWN_ELSEWHERE = {"models", "tasks", "decodings", "task_files", "command", "argv"}
+
+
+def _settings(config: Mapping[str, Any], ci_methods: Sequence[str]) -> dict[str, Any]:
+    """Task files, then every other setting the run recorded (new fields included)."""
+    data: dict[str, Any] = {}
+    for task, path in (config.get("task_files") or {}).items():
+        data[f"task {task}"] = path
+    for key, value in config.items():
+        if key in SHOWN_ELSEWHERE or value is None or value == "" or value == []:
+            continue
+        data[key] = (
+            json.dumps(value, ensure_ascii=False) if isinstance(value, dict | list) else value
+        )
+    if ci_methods:
+        data["CI method"] = ", ".join(ci_methods)
+    return data
+
+
+def _models_table(run: Run) -> str:
+    """One row per model: its label in the report and its identity (backend, revision…)."""
+    models = run.results.models
+    keys = list(dict.fromkeys(k for m in models.values() for k in m.identity))
+    rows = [
+        [f'<span class="model">{esc(run.labels[key])}</span>']
+        + [f"<code>{esc(m.identity.get(k, ''))}</code>" for k in keys]
+        for key, m in models.items()
+    ]
+    return table(["model", *(esc(k) for k in keys)], rows, cls="identity", numeric_from=99)
+
+
 def _run_header(run: Run, number: int, total: int) -> str:
     r = run.results
     command, recorded = run_command(r.config)
     how = "" if recorded else ' <span class="note">(rebuilt from the run\'s config)</span>'
-    data: dict[str, Any] = {}
-    for task, path in (r.config.get("task_files") or {}).items():
-        data[f"task {task}"] = path
-    for key in ("data_dir", "limit", "templates", "started", "std", "em_f1"):
-        if r.config.get(key) is not None:
-            data[key] = r.config[key]
     ci_methods = sorted(
         {
             str(s["ci_method"])
@@ -86,22 +112,14 @@ def _run_header(run: Run, number: int, total: int) -> str:
             if s.get("ci_method")
         }
     )
-    if ci_methods:
-        data["CI method"] = ", ".join(ci_methods)
-    if r.config.get("n_boot") is not None:
-        data["bootstrap replicates"] = r.config["n_boot"]
-    identities = {
-        label: ", ".join(f"{k}={v}" for k, v in r.models[key].identity.items())
-        for key, label in run.labels.items()
-    }
     title = f"Run {number} of {total}: " if total > 1 else ""
     return (
         f'<section class="run"><h3>{esc(title)}<code>{esc(run.source)}</code></h3>'
         f"<p>command{how}</p><pre class=cmd>{esc(command)}</pre>"
         '<div class="cols"><div><h4>data and settings</h4>'
-        f"{definition_list(data)}</div>"
-        f"<div><h4>versions</h4>{definition_list(r.versions)}</div>"
-        f"<div><h4>models</h4>{definition_list(identities)}</div></div></section>"
+        f"{definition_list(_settings(r.config, ci_methods))}</div>"
+        f"<div><h4>versions</h4>{definition_list(r.versions)}</div></div>"
+        f"<h4>models</h4>{_models_table(run)}</section>"
     )
 
 

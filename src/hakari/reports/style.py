@@ -60,10 +60,11 @@ figure{{margin:10px 0 16px}}
 .matrices{{display:flex;flex-wrap:wrap;gap:8px 32px;align-items:flex-start}}
 svg.chart{{max-width:100%;height:auto;display:block}}
 svg.chart text{{font-family:{SANS}}}
-.cols{{display:grid;grid-template-columns:repeat(auto-fit,minmax(260px,1fr));gap:4px 24px}}
+.cols{{display:grid;grid-template-columns:3fr 2fr;gap:4px 32px}}
 dl.kv{{display:grid;grid-template-columns:max-content 1fr;gap:2px 12px;margin:0;font-size:12.5px}}
 dl.kv dt{{color:var(--muted)}}
 dl.kv dd{{margin:0;word-break:break-all}}
+table.identity td{{font-size:12px}} table.identity code{{word-break:break-all}}
 pre.cmd{{background:var(--soft);border:1px solid var(--line);padding:8px 10px;border-radius:4px}}
 section.run{{margin-bottom:18px}}
 details.guide{{margin:10px 0;font-size:13px}}
