@@ -5,7 +5,9 @@ against regex-constrained answers.
 
 Both loops see the same prompts in the same length-sorted batches, greedy, fp32. The
 bare loop has no stop strings and always runs `max_new_tokens` steps; HFBackend is timed
-with the default newline stop and without stops (the like-for-like row).
+with the default newline stop, with the newline stop and a 24-character budget (the label
+tasks' greedy setting: the row's text is decoded after every token), and without stops
+(the like-for-like row).
 """
 
 from __future__ import annotations
@@ -78,9 +80,13 @@ def main() -> None:
     prompts = classification_prompts(args.n)
     bs, max_new = args.batch_size, args.max_new_tokens
 
-    def hakari(stop: tuple[str, ...], regex: str | None = None) -> Callable[[], object]:
+    def hakari(
+        stop: tuple[str, ...], regex: str | None = None, chars: int | None = None
+    ) -> Callable[[], object]:
         requests = [
-            GenerationRequest(prompt=p, max_new_tokens=max_new, stop=stop, regex=regex)
+            GenerationRequest(
+                prompt=p, max_new_tokens=max_new, stop=stop, regex=regex, max_new_chars=chars
+            )
             for p in prompts
         ]
         return lambda: backend.generate(requests, batch_size=bs)
@@ -95,6 +101,7 @@ def main() -> None:
         "bare model.generate loop": lambda: bare_loop(backend, prompts, bs, max_new),
         "HFBackend, no stop": hakari(()),
         "HFBackend, stop at newline": hakari(("\n",)),
+        "HFBackend, newline + 24 chars": hakari(("\n",), chars=24),
         "HFBackend, regex [0-2]": hakari(("\n",), "[0-2]"),
     }
     # Interleaved rounds, best of each: CPU contention from other processes only ever

@@ -254,3 +254,10 @@ def test_smollm2_japanese_is_never_cut_inside_a_character(smollm2_backend: HFBac
     assert len(budgeted.text.lstrip()) <= 6
     if budgeted.finish_reason == "length":
         assert len(budgeted.text.lstrip()) == 6
+    # Constrained: 2 tokens cannot spell 肯 (3 bytes, byte tokens); the partial character
+    # is held back, so the text is a clean prefix of an option.
+    cut = smollm2_backend.generate(
+        [GenerationRequest(prompt=prompt, max_new_tokens=2, regex="(肯定的|否定的)")]
+    )[0]
+    assert "\ufffd" not in cut.text and cut.finish_reason == "length"
+    assert "肯定的".startswith(cut.text) or "否定的".startswith(cut.text)
