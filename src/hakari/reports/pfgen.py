@@ -26,7 +26,8 @@ def leaderboard_html(entries: Sequence[Entry], title: str = "pfgen-bench leaderb
                 esc(e.mode or "–"),
                 num(e.temperature, 1),
                 esc(e.num_trials),
-                f"<b>{num(e.score, 4)}</b> {ci(e.ci_low, e.ci_high, 4)}",
+                f"<b>{num(e.score, 4)}</b> "
+                + (ci(e.ci_low, e.ci_high, 4) or '<span class="ci">no trials, no CI</span>'),
                 num(e.fluency),
                 num(e.truthfulness),
                 num(e.helpfulness),
