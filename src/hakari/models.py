@@ -7,6 +7,13 @@ Specs:
 * `hf:<local folder>` or `hf:<hub id>[@revision]`: any causal LM transformers loads.
 * `<either of them>+adapter:<folder>`: a LoRA adapter (peft) merged into that model
   (`hakari.adapters`); the adapter's content hash joins the identity's revision.
+* `openai:<model>@<base_url>[,<base_url>...]`: an OpenAI-compatible server (replicas
+  share the requests); see `hakari.backends.openai`.
+* `vllm:<local folder or hub id>[@revision][+adapter:<folder>]`: vLLM in this process
+  (`hakari[vllm]`), adapters through `LoRARequest`; see `hakari.backends.vllm`.
+
+Serving specs dispatch through `SERVING_SPECS` (prefix → check, loader): one line a
+backend.
 
 The identity's revision (part of every cache key) is:
 
@@ -23,13 +30,15 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from hakari.adapters import parse_adapter_spec
 from hakari.backends.base import Backend
 from hakari.backends.packaged import PACKAGED_MODELS, PackagedModel, converted_model
 from hakari.backends.packaged import list_packaged_models as _list_packaged
+from hakari.backends.serving import ServingOptions
 from hakari.cache import default_cache_dir
 from hakari.errors import ModelLoadError
 
@@ -78,6 +87,62 @@ def resolve_source(spec: str, *, cache_dir: Path | None = None) -> ModelSource:
     raise ModelLoadError(_unknown_spec_message(spec), field="--model")
 
 
+@dataclass(frozen=True)
+class LoadOptions:
+    """What `load_backend` passes to a serving spec's loader."""
+
+    dtype: str = "float32"
+    prompt_format: str = "auto"
+    trust_remote_code: bool = False
+    serving: ServingOptions = field(default_factory=ServingOptions)
+
+
+def _check_openai(spec: str) -> None:
+    from hakari.backends.openai import parse_spec
+
+    parse_spec(spec)
+
+
+def _load_openai(spec: str, opts: LoadOptions) -> Backend:
+    from hakari.backends.openai import OpenAIBackend, parse_spec
+
+    return OpenAIBackend(parse_spec(spec), prompt_format=opts.prompt_format, options=opts.serving)
+
+
+def _check_vllm(spec: str) -> None:
+    from hakari.backends.vllm import parse_spec
+
+    base, _ = parse_adapter_spec(spec)
+    parse_spec(base)
+
+
+def _load_vllm(spec: str, opts: LoadOptions) -> Backend:
+    from hakari.backends.vllm import VLLMBackend
+
+    base, adapter = parse_adapter_spec(spec)
+    return VLLMBackend.from_spec(
+        base,
+        dtype="auto" if opts.dtype == "float32" else opts.dtype,  # the CLI default: vLLM's own
+        prompt_format=opts.prompt_format,
+        trust_remote_code=opts.trust_remote_code,
+        options=opts.serving,
+        lora=adapter,
+    )
+
+
+# prefix → (cheap check before any model loads, loader)
+SERVING_SPECS: dict[
+    str, tuple[Callable[[str], None], Callable[[str, LoadOptions], Backend]]
+] = {
+    "openai:": (_check_openai, _load_openai),
+    "vllm:": (_check_vllm, _load_vllm),
+}
+
+
+def _serving_prefix(spec: str) -> str | None:
+    return next((p for p in SERVING_SPECS if spec.strip().startswith(p)), None)
+
+
 def load_backend(
     spec: str,
     *,
@@ -86,10 +151,15 @@ def load_backend(
     prompt_format: str = "auto",
     trust_remote_code: bool = False,
     cache_dir: Path | None = None,
+    serving: ServingOptions | None = None,
 ) -> Backend:
     """The backend for a model spec; raises `ModelLoadError` with one clear message."""
     from hakari.backends.hf import HFBackend, resolve_device, resolve_dtype
 
+    prefix = _serving_prefix(spec)
+    if prefix is not None:
+        opts = LoadOptions(dtype, prompt_format, trust_remote_code, serving or ServingOptions())
+        return SERVING_SPECS[prefix][1](spec.strip(), opts)
     # Check cheap options before a slow load or conversion.
     resolve_dtype(dtype)
     resolve_device(device)
@@ -121,6 +191,10 @@ def check_spec(spec: str, *, dtype: str = "float32", device: str = "auto") -> No
     run. (Whether a hub id exists is only known when it loads.)"""
     from hakari.backends.hf import resolve_device, resolve_dtype
 
+    prefix = _serving_prefix(spec)
+    if prefix is not None:
+        SERVING_SPECS[prefix][0](spec.strip())
+        return
     resolve_dtype(dtype)
     resolve_device(device)
     spec, _ = parse_adapter_spec(spec)  # SPEC+adapter:DIR: DIR must hold an adapter
@@ -181,6 +255,7 @@ def _unknown_spec_message(spec: str) -> str:
     if "/" in spec or Path(spec).expanduser().exists():
         hint = f" (did you mean hf:{spec}?)"
     return (
-        f"unknown model {spec!r}{hint}; use a packaged model ({names}) or "
-        "hf:<local folder or hub id>[@revision], optionally +adapter:<adapter folder>"
+        f"unknown model {spec!r}{hint}; use a packaged model ({names}), "
+        "hf:<local folder or hub id>[@revision], optionally +adapter:<adapter folder>, "
+        "openai:<model>@<base url> or vllm:<local folder or hub id>[@revision]"
     )

@@ -1,0 +1,368 @@
+"""`OpenAIBackend`: the `Backend` protocol on OpenAI-compatible servers (vLLM, SGLang,
+`transformers serve`, hosted APIs), async inside, synchronous outside.
+
+* Completion prompts go to `/completions`, chat prompts (`messages`) to
+  `/chat/completions`; the server applies the model's chat template.
+* Requests run concurrently (`ServingOptions.concurrency` per replica) on one event loop
+  that lives as long as the backend (`asyncio.Runner`), so connections are reused across
+  calls; the runner and the cache never see a coroutine.
+* Every answer is handed to `on_batch` as it arrives: the cache commits it at once, and a
+  kill loses only the requests in flight.
+* Stop strings follow hakari's rule (only after the first non-whitespace character) by
+  asking, and re-asking only when needed: see `hakari.backends.serving`.
+* Regex constraints go in the body at `regex_field`; an answer that does not fullmatch its
+  regex means the server ignored the constraint: counted (`ignored_constraints`), warned
+  about once, and reported by the runner for the decoding.
+* Log-likelihood: `/completions` with `echo` and `logprobs` (what lm-evaluation-harness
+  does); a server that returns no prompt log-probs gets one clear message.
+* The identity is the model name plus a hash of what the server reports about it
+  (`/models`), never the URL: replicas and a restarted server share one cache.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import openai
+
+from hakari.backends.base import (
+    GenerationRequest,
+    GenerationResult,
+    LoglikRequest,
+    LoglikResult,
+    ModelIdentity,
+    OnBatch,
+)
+from hakari.backends.openai.faults import classify, fatal_message
+from hakari.backends.openai.pool import Replica, ReplicaPool
+from hakari.backends.openai.protocol import (
+    Choice,
+    NoLogprobs,
+    chat_messages,
+    extra_fields,
+    parse_chat,
+    parse_completion,
+    parse_echo_logprobs,
+    render_messages,
+    sampling_fields,
+)
+from hakari.backends.openai.spec import NO_KEY, OpenAISpec, api_key, redact
+from hakari.backends.serving import (
+    ServingOptions,
+    final_result,
+    first_stops,
+    needs_reask,
+    reask_stops,
+)
+from hakari.errors import HakariInputError, ModelLoadError
+
+log = logging.getLogger(__name__)
+PROMPT_FORMATS = ("auto", "chat", "completion")
+# Fields of a /models entry that change between calls or servers without changing the model.
+_VOLATILE_MODEL_FIELDS = {"created", "object", "permission", "root", "parent"}
+
+
+class CannotScore(HakariInputError):
+    pass
+
+
+class OpenAIBackend:
+    """A model behind one or more OpenAI-compatible base URLs (replicas)."""
+
+    def __init__(
+        self,
+        spec: OpenAISpec,
+        *,
+        prompt_format: str = "auto",
+        options: ServingOptions | None = None,
+        check_server: bool = True,
+    ) -> None:
+        if prompt_format not in PROMPT_FORMATS:
+            raise ModelLoadError(
+                f"unknown prompt format {prompt_format!r}; use one of {', '.join(PROMPT_FORMATS)}",
+                field="prompt_format",
+            )
+        self.spec = spec
+        self.options = options or ServingOptions()
+        self.options.check()
+        self._key = api_key()
+        # A server applies the chat template itself; "auto" means chat, as for a local
+        # model with a template. Base models on a server: --prompt-format completion.
+        self.supports_chat = prompt_format != "completion"
+        self.ignored_constraints = 0
+        self._warned_ignored = False
+        self._runner = asyncio.Runner()
+        self._pool = ReplicaPool(
+            [Replica(url, self._client(url)) for url in spec.base_urls],
+            self.options,
+            describe_fatal=self._describe_fatal,
+            redact=self._redact,
+        )
+        revision = self._runner.run(self._check_servers()) if check_server else ""
+        self.identity = ModelIdentity(
+            backend="openai",
+            name=spec.model,
+            revision=revision,
+            dtype="server",
+            prompt_format="chat" if self.supports_chat else "completion",
+        )
+
+    def _client(self, url: str) -> openai.AsyncOpenAI:
+        return openai.AsyncOpenAI(
+            base_url=url,
+            api_key=self._key or NO_KEY,
+            max_retries=0,  # faults.py decides every retry
+            timeout=self.options.request_timeout,
+        )
+
+    def _redact(self, message: str) -> str:
+        return redact(message, self._key)
+
+    def _describe_fatal(self, exc: BaseException, replica: Replica[openai.AsyncOpenAI]) -> str:
+        if isinstance(exc, HakariInputError):
+            return str(exc)
+        return fatal_message(
+            exc, url=replica.url, model=self.spec.model, regex_field=self.options.regex_field
+        )
+
+    # -- before the run ------------------------------------------------------------------
+
+    async def _check_servers(self) -> str:
+        """GET /models on every replica: fails at once on a wrong URL, a refused
+        connection, a missing or wrong key, or a model the server does not serve.
+        Returns the identity's revision: a hash of what the servers report."""
+        cards = await asyncio.gather(*(self._model_card(r) for r in self._pool.replicas))
+        known = [c for c in cards if c is not None]
+        if not known:
+            return ""
+        first = known[0]
+        for card, replica in zip(cards, self._pool.replicas, strict=True):
+            if card is not None and card != first:
+                log.warning(
+                    "replica %s reports model %s differently (%s vs %s)",
+                    replica.url,
+                    self.spec.model,
+                    card,
+                    first,
+                )
+        blob = json.dumps(first, sort_keys=True)
+        return "server-" + hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    async def _model_card(self, replica: Replica[openai.AsyncOpenAI]) -> dict[str, Any] | None:
+        last: BaseException | None = None
+        for attempt in range(3):
+            try:
+                raw = await replica.client.models.with_raw_response.list(
+                    timeout=min(self.options.request_timeout, 30.0)
+                )
+                data = json.loads(raw.http_response.content)
+                break
+            except openai.APIConnectionError as exc:
+                if isinstance(exc, openai.APITimeoutError) and attempt < 2:
+                    last = exc
+                    continue
+                raise ModelLoadError(
+                    self._redact(
+                        f"cannot reach {replica.url}: {exc.__cause__ or exc} (is the server "
+                        "running, and is the URL right?)"
+                    ),
+                    field="model",
+                ) from None
+            except openai.APIStatusError as exc:
+                if classify(exc) is not None and attempt < 2:
+                    last = exc
+                    await asyncio.sleep(0.5 * 2**attempt)
+                    continue
+                raise ModelLoadError(self._redact(self._describe_fatal(exc, replica))) from None
+            except ValueError as exc:  # not JSON
+                last = exc
+        else:
+            raise ModelLoadError(
+                self._redact(f"{replica.url}: /models keeps failing ({last})"), field="model"
+            )
+        entries = data.get("data") if isinstance(data, dict) else None
+        if not isinstance(entries, list) or not entries:
+            return None  # a server that lists nothing (transformers serve with a pinned model)
+        ids = [e.get("id") for e in entries if isinstance(e, dict)]
+        for entry in entries:
+            if isinstance(entry, dict) and entry.get("id") == self.spec.model:
+                return {k: v for k, v in entry.items() if k not in _VOLATILE_MODEL_FIELDS}
+        raise ModelLoadError(
+            f"{replica.url} does not serve model {self.spec.model!r}; it serves: "
+            + ", ".join(str(i) for i in ids[:20]),
+            field="model",
+        )
+
+    # -- prompts -------------------------------------------------------------------------
+
+    def _is_chat(self, request: GenerationRequest | LoglikRequest) -> bool:
+        return bool(request.messages) and self.supports_chat
+
+    def render_prompt(self, request: GenerationRequest | LoglikRequest) -> str:
+        if request.messages and self._is_chat(request):
+            return render_messages(request.messages)
+        return request.prompt
+
+    # -- generation ----------------------------------------------------------------------
+
+    def generate(
+        self,
+        requests: Sequence[GenerationRequest],
+        *,
+        batch_size: int | None = None,
+        on_batch: OnBatch[GenerationResult] | None = None,
+    ) -> list[GenerationResult]:
+        results: list[GenerationResult | None] = [None] * len(requests)
+
+        def done(index: int, result: GenerationResult) -> None:
+            results[index] = result
+            self._check_constraint(requests[index], result)
+            if on_batch is not None:
+                on_batch([(index, result)])
+
+        jobs = list(enumerate(requests))
+        self._runner.run(self._pool.run(jobs, self._generate_one, lambda j, r: done(j[0], r)))
+        return [r for r in results if r is not None]
+
+    async def _generate_one(
+        self, replica: Replica[openai.AsyncOpenAI], job: tuple[int, GenerationRequest]
+    ) -> GenerationResult:
+        request = job[1]
+        choice = await self._ask(replica, request, first_stops(request))
+        if needs_reask(request, choice.text, choice.finish, choice.eos):
+            choice = await self._ask(replica, request, reask_stops(request) or ())
+        return final_result(request, choice.text, choice.finish, choice.n_tokens, choice.eos)
+
+    async def _ask(
+        self,
+        replica: Replica[openai.AsyncOpenAI],
+        request: GenerationRequest,
+        stops: Sequence[str],
+    ) -> Choice:
+        body = sampling_fields(request, stops)
+        extra = extra_fields(request, self.options.regex_field)
+        if self._is_chat(request):
+            assert request.messages is not None
+            raw = await replica.client.chat.completions.with_raw_response.create(
+                model=self.spec.model,
+                messages=chat_messages(request.messages),  # type: ignore[arg-type]
+                extra_body=extra or None,
+                **body,
+            )
+            return parse_chat(raw.http_response.content)
+        raw_c = await replica.client.completions.with_raw_response.create(
+            model=self.spec.model, prompt=request.prompt, extra_body=extra or None, **body
+        )
+        return parse_completion(raw_c.http_response.content, 1)[0]
+
+    def _check_constraint(self, request: GenerationRequest, result: GenerationResult) -> None:
+        if request.regex is None or result.finish_reason == "length":
+            return
+        if re.fullmatch(request.regex, result.text) is not None:
+            return
+        self.ignored_constraints += 1
+        if not self._warned_ignored:
+            self._warned_ignored = True
+            log.warning(
+                "%s ignored a regex constraint (answer %r does not match %r): counted and "
+                "reported in results; use a server that applies %s",
+                self.spec.model,
+                result.text[:40],
+                request.regex[:60],
+                self.options.regex_field,
+            )
+
+    # -- log-likelihood --------------------------------------------------------------------
+
+    def loglik(
+        self,
+        requests: Sequence[LoglikRequest],
+        *,
+        batch_size: int | None = None,
+        on_batch: OnBatch[LoglikResult] | None = None,
+    ) -> list[LoglikResult]:
+        """Sum log-probs of each continuation: one `/completions` request per (context,
+        continuation) with `echo`, `logprobs=1`, `max_tokens=1`; the continuation's tokens
+        are those whose text offset lies past the context. Trailing whitespace of the
+        context moves to the continuation, as in lm-evaluation-harness and the HF backend."""
+        if any(self._is_chat(r) for r in requests):
+            raise CannotScore(
+                "log-likelihood through a server needs completion prompts (a chat endpoint "
+                "cannot echo the prompt's log-probs): add --prompt-format completion",
+                field="--decoding",
+            )
+        values: list[list[tuple[float, int] | None]] = [
+            [None] * len(r.continuations) for r in requests
+        ]
+        results: list[LoglikResult | None] = [None] * len(requests)
+
+        def done(job: tuple[int, int, str, str], value: tuple[float, int]) -> None:
+            i, j = job[0], job[1]
+            values[i][j] = value
+            if all(v is not None for v in values[i]):
+                scored = [v for v in values[i] if v is not None]
+                results[i] = LoglikResult(
+                    logprobs=tuple(v[0] for v in scored), n_tokens=tuple(v[1] for v in scored)
+                )
+                if on_batch is not None:
+                    on_batch([(i, results[i])])  # type: ignore[list-item]
+
+        jobs = []
+        for i, request in enumerate(requests):
+            context = request.prompt
+            spaces = len(context) - len(context.rstrip())
+            for j, continuation in enumerate(request.continuations):
+                ctx, cont = context, continuation
+                if spaces:
+                    ctx, cont = context[:-spaces], context[-spaces:] + continuation
+                jobs.append((i, j, ctx, cont))
+        for i, request in enumerate(requests):
+            if not request.continuations:
+                done_empty = LoglikResult(logprobs=(), n_tokens=())
+                results[i] = done_empty
+                if on_batch is not None:
+                    on_batch([(i, done_empty)])
+        self._runner.run(self._pool.run(jobs, self._score_one, done))
+        return [r for r in results if r is not None]
+
+    async def _score_one(
+        self, replica: Replica[openai.AsyncOpenAI], job: tuple[int, int, str, str]
+    ) -> tuple[float, int]:
+        _, _, context, continuation = job
+        if not continuation:
+            return 0.0, 0
+        raw = await replica.client.completions.with_raw_response.create(
+            model=self.spec.model,
+            prompt=context + continuation,
+            max_tokens=1,
+            temperature=0.0,
+            echo=True,
+            logprobs=1,
+        )
+        try:
+            return parse_echo_logprobs(
+                raw.http_response.content, len(context), len(context) + len(continuation)
+            )
+        except NoLogprobs:
+            raise CannotScore(
+                f"{replica.url} cannot score continuations: it returned no prompt log-probs "
+                "for echo=True, logprobs=1 (vLLM does; transformers serve does not); use "
+                "--decoding greedy or constrained with this server",
+                field="--decoding",
+            ) from None
+
+    def close(self) -> None:
+        async def close_clients() -> None:
+            for replica in self._pool.replicas:
+                await replica.client.close()
+
+        try:
+            self._runner.run(close_clients())
+        finally:
+            self._runner.close()

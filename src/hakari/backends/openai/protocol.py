@@ -1,0 +1,165 @@
+"""Request bodies and response parsing for the OpenAI-compatible endpoints.
+
+Responses are read as plain JSON (not the client's pydantic models): a body that is not
+JSON, or lacks a field hakari needs, raises `MalformedResponse` and is retried; engine
+extensions (vLLM's `stop_reason`) are read where present.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from hakari.backends.base import GenerationRequest, Message
+from hakari.backends.openai.faults import MalformedResponse
+
+
+@dataclass(frozen=True)
+class Choice:
+    text: str
+    finish: str  # "stop", "length", ...
+    n_tokens: int
+    eos: bool = False  # the engine said it stopped at EOS (vLLM: stop_reason null)
+
+
+def sampling_fields(request: GenerationRequest, stops: Sequence[str]) -> dict[str, Any]:
+    """The generation settings, spelt as the OpenAI API (top_k as vLLM's extension)."""
+    body: dict[str, Any] = {
+        "max_tokens": request.max_new_tokens,
+        "temperature": request.temperature,
+    }
+    if request.top_p != 1.0:
+        body["top_p"] = request.top_p
+    if request.seed is not None:
+        body["seed"] = request.seed
+    if stops:
+        body["stop"] = list(stops)
+    return body
+
+
+def extra_fields(request: GenerationRequest, regex_field: str) -> dict[str, Any]:
+    """Fields outside the OpenAI API: top_k, and the regex at `regex_field` (dotted:
+    "structured_outputs.regex" → {"structured_outputs": {"regex": ...}})."""
+    extra: dict[str, Any] = {}
+    if request.top_k > 0:
+        extra["top_k"] = request.top_k
+    if request.regex is not None:
+        *parents, leaf = regex_field.split(".")
+        node = extra
+        for name in parents:
+            node = node.setdefault(name, {})
+        node[leaf] = request.regex
+    return extra
+
+
+def chat_messages(messages: Sequence[Message]) -> list[dict[str, str]]:
+    return [{"role": m.role, "content": m.content} for m in messages]
+
+
+def render_messages(messages: Sequence[Message]) -> str:
+    """What identifies a chat prompt in the cache: the messages as JSON (the server
+    applies the model's chat template)."""
+    return json.dumps(chat_messages(messages), ensure_ascii=False)
+
+
+def load_body(content: bytes) -> dict[str, Any]:
+    try:
+        data = json.loads(content)
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise MalformedResponse(f"not JSON: {str(e)[:80]}") from e
+    if not isinstance(data, dict):
+        raise MalformedResponse("not a JSON object")
+    return data
+
+
+def _choices(data: dict[str, Any], expected: int) -> list[dict[str, Any]]:
+    choices = data.get("choices")
+    if not isinstance(choices, list) or len(choices) != expected:
+        raise MalformedResponse(f"expected {expected} choice(s), got {choices!r:.80}")
+    if not all(isinstance(c, dict) for c in choices):
+        raise MalformedResponse("a choice is not an object")
+    return sorted(choices, key=lambda c: c.get("index", 0) if isinstance(c, dict) else 0)
+
+
+def _finish(choice: dict[str, Any]) -> tuple[str, bool]:
+    finish = choice.get("finish_reason")
+    if not isinstance(finish, str):
+        raise MalformedResponse("choice without finish_reason")
+    # vLLM says which stop ended the text: null means EOS (or a stop token).
+    eos = finish == "stop" and "stop_reason" in choice and choice["stop_reason"] is None
+    return finish, eos
+
+
+def _usage_tokens(data: dict[str, Any], n_choices: int) -> int | None:
+    usage = data.get("usage")
+    if n_choices == 1 and isinstance(usage, dict):
+        tokens = usage.get("completion_tokens")
+        if isinstance(tokens, int):
+            return tokens
+    return None
+
+
+def parse_completion(content: bytes, n_prompts: int) -> list[Choice]:
+    """Choices of a /completions answer, in prompt order."""
+    data = load_body(content)
+    out = []
+    for choice in _choices(data, n_prompts):
+        text = choice.get("text")
+        if not isinstance(text, str):
+            raise MalformedResponse("choice without text")
+        finish, eos = _finish(choice)
+        out.append(Choice(text, finish, 0, eos))
+    tokens = _usage_tokens(data, n_prompts)
+    if tokens is not None:
+        out[0] = Choice(out[0].text, out[0].finish, tokens, out[0].eos)
+    return out
+
+
+def parse_chat(content: bytes) -> Choice:
+    data = load_body(content)
+    (choice,) = _choices(data, 1)
+    message = choice.get("message")
+    if not isinstance(message, dict):
+        raise MalformedResponse("choice without message")
+    text = message.get("content")
+    if text is None:
+        text = ""  # a refusal or tool call: no text
+    if not isinstance(text, str):
+        raise MalformedResponse("message content is not text")
+    finish, eos = _finish(choice)
+    return Choice(text, finish, _usage_tokens(data, 1) or 0, eos)
+
+
+class NoLogprobs(Exception):
+    """The server answered without the prompt log-probabilities asked for."""
+
+
+def parse_echo_logprobs(content: bytes, start: int, end: int) -> tuple[float, int]:
+    """Sum log-prob and token count of the echoed prompt tokens whose text starts in
+    [start, end) (the continuation), from a /completions answer with echo + logprobs."""
+    data = load_body(content)
+    (choice,) = _choices(data, 1)
+    logprobs = choice.get("logprobs")
+    if logprobs is None:
+        raise NoLogprobs
+    if not isinstance(logprobs, dict):
+        raise MalformedResponse("logprobs is not an object")
+    offsets = logprobs.get("text_offset")
+    values = logprobs.get("token_logprobs")
+    if not isinstance(offsets, list) or not isinstance(values, list):
+        raise NoLogprobs
+    if len(offsets) != len(values):
+        raise MalformedResponse("text_offset and token_logprobs differ in length")
+    total, n = 0.0, 0
+    for offset, value in zip(offsets, values, strict=True):
+        if not isinstance(offset, int) or not start <= offset < end:
+            continue
+        if not isinstance(value, int | float):
+            raise MalformedResponse(f"no log-prob for the continuation token at {offset}")
+        total += float(value)
+        n += 1
+    if n == 0 and end > start:
+        raise MalformedResponse("no echoed token inside the continuation")
+    return total, n

@@ -1,0 +1,67 @@
+"""`openai:<model>@<base_url>[,<base_url>...]`: which model, on which servers, with which key.
+
+The API key comes from the environment only (`HAKARI_API_KEY`, else `OPENAI_API_KEY`,
+else none, which local vLLM servers accept). It is never part of a spec, a cache key,
+results, samples or logs, and `redact` scrubs it from every message hakari shows, even
+one a server echoed back.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from hakari.errors import ModelLoadError
+
+PREFIX = "openai:"
+KEY_VARIABLES = ("HAKARI_API_KEY", "OPENAI_API_KEY")
+NO_KEY = "EMPTY"  # what the openai client sends when the server needs no key
+_SPEC = re.compile(r"^(?P<model>[^@\s]+(?:@[^@\s]+)*?)@(?P<urls>https?://\S+)$")
+
+
+@dataclass(frozen=True)
+class OpenAISpec:
+    model: str
+    base_urls: tuple[str, ...]
+
+
+def parse_spec(spec: str) -> OpenAISpec:
+    """`openai:<model>@<url>[,<url>...]` → model and replica URLs (validated, no
+    trailing slash)."""
+    body = spec[len(PREFIX) :] if spec.startswith(PREFIX) else spec
+    match = _SPEC.match(body.strip())
+    if match is None:
+        raise ModelLoadError(
+            f"{spec!r}: expected openai:<model>@<base url>[,<base url>...], "
+            "e.g. openai:Qwen/Qwen2.5-7B-Instruct@http://localhost:8000/v1",
+            field="model",
+        )
+    urls = tuple(u.strip().rstrip("/") for u in match["urls"].split(",") if u.strip())
+    for url in urls:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ModelLoadError(f"{spec!r}: {url!r} is not an http(s) URL", field="model")
+        if parts.username or parts.password:
+            raise ModelLoadError(
+                f"{spec!r}: put credentials in HAKARI_API_KEY, not in the URL", field="model"
+            )
+    if len(set(urls)) != len(urls):
+        raise ModelLoadError(f"{spec!r}: a replica URL is listed twice", field="model")
+    return OpenAISpec(model=match["model"], base_urls=urls)
+
+
+def api_key() -> str | None:
+    for name in KEY_VARIABLES:
+        value = os.environ.get(name)
+        if value:
+            return value
+    return None
+
+
+def redact(message: str, key: str | None) -> str:
+    """`message` with the API key (and any bearer token) replaced by `***`."""
+    if key:
+        message = message.replace(key, "***")
+    return re.sub(r"(?i)(bearer\s+)[^\s\"',}]+", r"\1***", message)

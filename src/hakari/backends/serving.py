@@ -1,0 +1,118 @@
+"""What the serving backends (an OpenAI-compatible server, vLLM in-process) share: their
+options, and how they keep `GenerationRequest`'s output rules on engines that stop
+differently.
+
+Engines stop at the first occurrence of a stop string, even one inside the leading
+whitespace of the output; hakari's rule is that stop strings count only after the first
+non-whitespace character (`hakari.backends.base.GenerationRequest`). The serving
+backends therefore **ask, and re-ask only when needed**: the first request carries every
+stop string (cheap: a model that answers "positive\\n" stops after one line); when the
+engine stopped with nothing but whitespace, the answer may have been cut inside the
+leading whitespace, and the request is sent again with only the stop strings that start
+with a non-whitespace character (those can never match inside leading whitespace). The
+final text always goes through `apply_output_rules`, which also applies the character
+budget and cuts stop strings a server left in its text. Greedy answers are identical to
+an engine that knew the rule; a sampled first answer that is re-asked is discarded whole,
+so the second draw comes from the same distribution.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from hakari.backends.base import GenerationRequest, GenerationResult, apply_output_rules
+
+FinishReason = Literal["stop", "length", "eos", "regex_done"]
+
+
+@dataclass(frozen=True)
+class ServingOptions:
+    """Options of the serving backends (CLI: `--concurrency`, `--request-timeout`, ...).
+
+    None of them changes an answer, so none is part of a cache key."""
+
+    concurrency: int = 32  # requests in flight per replica (vLLM batches them)
+    request_timeout: float = 120.0  # seconds one HTTP request may take; a stall is retried
+    max_attempts: int = 8  # per request, the first try included
+    max_retry_time: float = 900.0  # seconds per request, all attempts and waits included
+    backoff_base: float = 0.5  # seconds before the first retry (doubles, full jitter)
+    backoff_cap: float = 30.0
+    replica_failures: int = 5  # consecutive failures that take a replica out
+    regex_field: str = "structured_outputs.regex"  # vLLM ≥ 0.12; SGLang: "regex"
+    # vLLM in-process
+    tensor_parallel_size: int = 1
+    data_parallel_size: int = 1
+    distributed_executor_backend: str | None = None  # "ray" for several nodes
+    gpu_memory_utilization: float = 0.9
+    max_model_len: int | None = None
+
+    def check(self) -> None:
+        from hakari.errors import HakariInputError
+
+        positive = {
+            "--concurrency": self.concurrency,
+            "--request-timeout": self.request_timeout,
+            "--max-attempts": self.max_attempts,
+            "--tensor-parallel-size": self.tensor_parallel_size,
+            "--data-parallel-size": self.data_parallel_size,
+        }
+        for name, value in positive.items():
+            if value < 1 and not (name == "--request-timeout" and value > 0):
+                raise HakariInputError(f"must be at least 1 (got {value})", field=name)
+        if not self.regex_field or any(not part for part in self.regex_field.split(".")):
+            raise HakariInputError(
+                f"{self.regex_field!r} is not a field name (e.g. structured_outputs.regex)",
+                field="--regex-field",
+            )
+
+
+def first_stops(request: GenerationRequest) -> tuple[str, ...]:
+    """The stop strings of the first ask (none under a regex: the regex ends the answer)."""
+    if request.regex is not None:
+        return ()
+    return tuple(s for s in request.stop if s)
+
+
+def reask_stops(request: GenerationRequest) -> tuple[str, ...] | None:
+    """The stop strings of a re-ask, or None when no re-ask could change the answer
+    (no stop string starts with whitespace)."""
+    stops = first_stops(request)
+    if not any(s[0].isspace() for s in stops):
+        return None
+    return tuple(s for s in stops if not s[0].isspace())
+
+
+def needs_reask(
+    request: GenerationRequest, text: str, engine_finish: str, stopped_by_eos: bool = False
+) -> bool:
+    """Whether an engine's answer may have been cut inside its leading whitespace."""
+    return (
+        engine_finish == "stop"
+        and not stopped_by_eos
+        and not text.strip()
+        and reask_stops(request) is not None
+    )
+
+
+def final_result(
+    request: GenerationRequest, text: str, engine_finish: str, n_tokens: int, eos: bool = False
+) -> GenerationResult:
+    """The result under hakari's rules from an engine's raw text and finish reason
+    ("stop", "length", anything else is read as "stop")."""
+    if engine_finish == "length":
+        text = text.rstrip("\ufffd")  # a character the token budget cut in half
+    stops = () if request.regex is not None else first_stops(request)
+    text, rule = apply_output_rules(text, stop=stops, max_new_chars=request.max_new_chars)
+    finish: FinishReason
+    if rule is not None:
+        finish = rule
+    elif engine_finish == "length":
+        finish = "length"
+    elif request.regex is not None:
+        finish = "regex_done"
+    elif eos or not stops:
+        finish = "eos"
+    else:
+        finish = "stop"
+    return GenerationResult(text=text, n_tokens=n_tokens, finish_reason=finish)

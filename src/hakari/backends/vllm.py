@@ -1,0 +1,476 @@
+"""`VLLMBackend`: vLLM in this process (`vllm:<local folder or hub id>[@revision]`), for
+models too big or runs too long for transformers' loop. Needs `pip install 'hakari[vllm]'`
+(Linux, a CUDA GPU); vLLM is imported only when such a backend is built.
+
+* Every `generate` call is one `LLM.generate` over all its prompts (the runner passes a
+  whole chunk of a task × decoding: 64 instances × every template); vLLM schedules them.
+  Prompts are tokenized here exactly as the transformers backend does (chat template
+  rendered to text, then encoded without special tokens; completion prompts with them)
+  and passed as `TokensPrompt`, so both backends feed the model the same ids.
+* Regex constraints: `SamplingParams(structured_outputs=StructuredOutputsParams(regex=...))`
+  with `structured_outputs_config={"backend": "guidance"}`: llguidance, as in-process.
+* Stop strings follow hakari's rule by re-asking, as the servers do (`hakari.backends.serving`).
+* Log-likelihood: `SamplingParams(max_tokens=1, prompt_logprobs=1)` on context +
+  continuation (what lm-evaluation-harness does), summed over the continuation's tokens.
+* Scale: `tensor_parallel_size` splits the model over GPUs; `distributed_executor_backend=
+  "ray"` spans nodes; `data_parallel_size` > 1 starts that many Ray actors, each with its
+  own `LLM`, and deals the prompts out to them (vLLM's own offline data parallelism is for
+  MoE models only). LoRA adapters go through `LoRARequest`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hakari.backends.base import (
+    GenerationRequest,
+    GenerationResult,
+    LoglikRequest,
+    LoglikResult,
+    Message,
+    ModelIdentity,
+    OnBatch,
+)
+from hakari.backends.serving import (
+    ServingOptions,
+    final_result,
+    first_stops,
+    needs_reask,
+    reask_stops,
+)
+from hakari.errors import HakariInputError, ModelLoadError
+
+log = logging.getLogger(__name__)
+PREFIX = "vllm:"
+DTYPES = {
+    "auto": "auto",
+    "float32": "float32",
+    "fp32": "float32",
+    "bfloat16": "bfloat16",
+    "bf16": "bfloat16",
+    "float16": "float16",
+    "fp16": "float16",
+    "half": "float16",
+}
+INSTALL_HINT = "vLLM is not installed: pip install 'hakari[vllm]' (Linux with a CUDA GPU)"
+
+
+@dataclass(frozen=True)
+class Lora:
+    path: Path
+    sha256: str
+
+
+@dataclass(frozen=True)
+class Raw:
+    """What an engine returns for one prompt: plain data, so it crosses a Ray actor."""
+
+    text: str
+    finish: str
+    eos: bool
+    n_tokens: int
+
+
+def sampling_kwargs(request: GenerationRequest, stops: Sequence[str]) -> dict[str, Any]:
+    """`SamplingParams` arguments for a request (the regex separately: see `VLLMEngine`)."""
+    return {
+        "n": 1,
+        "temperature": request.temperature,
+        "top_p": request.top_p,
+        "top_k": max(request.top_k, 0),  # 0: all tokens
+        "seed": request.seed,
+        "max_tokens": request.max_new_tokens,
+        "stop": list(stops) or None,
+        "skip_special_tokens": True,
+    }
+
+
+class VLLMEngine:
+    """One `vllm.LLM` and the calls hakari makes on it. Runs in this process, or inside a
+    Ray actor per data-parallel rank (then its arguments and results are plain data)."""
+
+    def __init__(self, llm_kwargs: dict[str, Any]) -> None:
+        from vllm import LLM
+
+        self.llm = LLM(**llm_kwargs)
+
+    def commit_hash(self) -> str | None:
+        config = getattr(getattr(self.llm.llm_engine, "model_config", None), "hf_config", None)
+        value = getattr(config, "_commit_hash", None)
+        return value if isinstance(value, str) else None
+
+    def generate(
+        self,
+        prompts: list[list[int]],
+        settings: list[dict[str, Any]],
+        regexes: list[str | None],
+        lora: tuple[str, int, str] | None,
+    ) -> list[Raw]:
+        from vllm import SamplingParams
+        from vllm.inputs import TokensPrompt
+        from vllm.sampling_params import StructuredOutputsParams
+
+        params = [
+            SamplingParams(
+                **kwargs,
+                structured_outputs=(
+                    StructuredOutputsParams(regex=regex) if regex is not None else None
+                ),
+            )
+            for kwargs, regex in zip(settings, regexes, strict=True)
+        ]
+        outputs = self.llm.generate(
+            [TokensPrompt(prompt_token_ids=ids) for ids in prompts],
+            params,
+            use_tqdm=False,
+            lora_request=self._lora(lora),
+        )
+        raws = []
+        for out in outputs:
+            first = out.outputs[0]
+            finish = str(first.finish_reason)
+            # vLLM: stop_reason None = EOS, an int = a stop token id, a str = a stop string
+            eos = finish == "stop" and not isinstance(first.stop_reason, str)
+            raws.append(Raw(first.text, finish, eos, len(first.token_ids)))
+        return raws
+
+    def score(
+        self, rows: list[tuple[list[int], int]], lora: tuple[str, int, str] | None
+    ) -> list[tuple[float, int]]:
+        """Sum log-prob of ids[n_ctx:] given ids[:n_ctx], for each (ids, n_ctx)."""
+        from vllm import SamplingParams
+        from vllm.inputs import TokensPrompt
+
+        params = SamplingParams(max_tokens=1, temperature=0.0, prompt_logprobs=1, detokenize=False)
+        outputs = self.llm.generate(
+            [TokensPrompt(prompt_token_ids=ids) for ids, _ in rows],
+            params,
+            use_tqdm=False,
+            lora_request=self._lora(lora),
+        )
+        scores = []
+        for (ids, n_ctx), out in zip(rows, outputs, strict=True):
+            logprobs = out.prompt_logprobs
+            total = sum(logprobs[pos][ids[pos]].logprob for pos in range(n_ctx, len(ids)))
+            scores.append((float(total), len(ids) - n_ctx))
+        return scores
+
+    @staticmethod
+    def _lora(lora: tuple[str, int, str] | None) -> Any:
+        if lora is None:
+            return None
+        from vllm.lora.request import LoRARequest
+
+        return LoRARequest(lora[0], lora[1], lora[2])
+
+
+class VLLMBackend:
+    """The `Backend` protocol on one or more vLLM engines (data-parallel ranks)."""
+
+    def __init__(
+        self,
+        engines: Sequence[Any],
+        tokenizer: Any,
+        *,
+        name: str,
+        revision: str,
+        dtype: str,
+        prompt_format: str = "auto",
+        lora: Lora | None = None,
+        remote: bool = False,
+    ) -> None:
+        self.engines = list(engines)
+        self.tokenizer = tokenizer
+        self.remote = remote  # engines are Ray actor handles
+        self.supports_chat = bool(getattr(tokenizer, "chat_template", None))
+        if prompt_format == "chat" and not self.supports_chat:
+            raise ModelLoadError(
+                f"prompt format 'chat' asked for, but {name} has no chat template",
+                field="prompt_format",
+            )
+        self.use_chat = self.supports_chat and prompt_format != "completion"
+        self.lora = lora
+        self._lora_arg = (lora.path.name, 1, str(lora.path)) if lora is not None else None
+        self.identity = ModelIdentity(
+            backend="vllm",
+            name=name + (f"+adapter:{lora.path}" if lora is not None else ""),
+            revision=revision + (f"+adapter-{lora.sha256[:16]}" if lora is not None else ""),
+            dtype=dtype,
+            prompt_format="chat" if self.use_chat else "completion",
+        )
+        self.max_length = int(getattr(tokenizer, "model_max_length", 0) or 0)
+
+    @classmethod
+    def from_spec(
+        cls,
+        spec: str,
+        *,
+        dtype: str = "auto",
+        prompt_format: str = "auto",
+        trust_remote_code: bool = False,
+        options: ServingOptions | None = None,
+        lora: Lora | None = None,
+    ) -> VLLMBackend:
+        from hakari.models import folder_revision
+
+        opts = options or ServingOptions()
+        opts.check()
+        source, revision = parse_spec(spec)
+        if dtype not in DTYPES:
+            raise ModelLoadError(
+                f"unknown dtype {dtype!r} for vLLM; use auto, float32, bfloat16 or float16",
+                field="dtype",
+            )
+        try:
+            import vllm  # noqa: F401
+        except ImportError:
+            raise ModelLoadError(INSTALL_HINT, field="model") from None
+        folder = Path(source).expanduser()
+        local = folder.is_dir()
+        if local and revision is not None:
+            raise ModelLoadError(f"{spec}: a local folder takes no @revision", field="model")
+        model = str(folder.resolve()) if local else source
+        kwargs = llm_kwargs(
+            model, revision, DTYPES[dtype], trust_remote_code, opts, lora_rank(lora)
+        )
+        engines, remote = start_engines(kwargs, opts.data_parallel_size)
+        from transformers import AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(
+            model, revision=revision, trust_remote_code=trust_remote_code
+        )
+        if local:
+            identity_revision = folder_revision(folder)
+        else:
+            commit = None if remote else engines[0].commit_hash()
+            identity_revision = commit or revision or ""
+        return cls(
+            engines,
+            tokenizer,
+            name=model,
+            revision=identity_revision,
+            dtype=DTYPES[dtype],
+            prompt_format=prompt_format,
+            lora=lora,
+            remote=remote,
+        )
+
+    # -- prompts -------------------------------------------------------------------------
+
+    def _is_chat(self, request: GenerationRequest | LoglikRequest) -> bool:
+        return bool(request.messages) and self.use_chat
+
+    def render_prompt(self, request: GenerationRequest | LoglikRequest) -> str:
+        if request.messages and self._is_chat(request):
+            return self._render_chat(request.messages)
+        return request.prompt
+
+    def _render_chat(self, messages: tuple[Message, ...]) -> str:
+        chat = [{"role": m.role, "content": m.content} for m in messages]
+        return str(
+            self.tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
+        )
+
+    def _encode(self, request: GenerationRequest | LoglikRequest) -> list[int]:
+        text = self.render_prompt(request)
+        ids = self.tokenizer(text, add_special_tokens=not self._is_chat(request))["input_ids"]
+        return list(ids)
+
+    # -- generation ----------------------------------------------------------------------
+
+    def generate(
+        self,
+        requests: Sequence[GenerationRequest],
+        *,
+        batch_size: int | None = None,
+        on_batch: OnBatch[GenerationResult] | None = None,
+    ) -> list[GenerationResult]:
+        prompts = [self._encode(r) for r in requests]
+        raws = self._run_generate(prompts, list(requests), [first_stops(r) for r in requests])
+        again = [
+            i for i, (r, raw) in enumerate(zip(requests, raws, strict=True))
+            if needs_reask(r, raw.text, raw.finish, raw.eos)
+        ]  # fmt: skip
+        if again:
+            second = self._run_generate(
+                [prompts[i] for i in again],
+                [requests[i] for i in again],
+                [reask_stops(requests[i]) or () for i in again],
+            )
+            for i, raw in zip(again, second, strict=True):
+                raws[i] = raw
+        results = [
+            final_result(r, raw.text, raw.finish, raw.n_tokens, raw.eos)
+            for r, raw in zip(requests, raws, strict=True)
+        ]
+        if on_batch is not None:
+            on_batch(list(enumerate(results)))
+        return results
+
+    def _run_generate(
+        self,
+        prompts: list[list[int]],
+        requests: list[GenerationRequest],
+        stops: list[tuple[str, ...]],
+    ) -> list[Raw]:
+        settings = [sampling_kwargs(r, s) for r, s in zip(requests, stops, strict=True)]
+        regexes = [r.regex for r in requests]
+        return self._dispatch("generate", [prompts, settings, regexes])
+
+    def _dispatch(self, method: str, columns: list[list[Any]]) -> list[Any]:
+        """Call `method` on the engines with each column dealt out round-robin across
+        data-parallel ranks; results come back in the original order."""
+        n_engines = len(self.engines)
+        if n_engines == 1 and not self.remote:
+            return list(getattr(self.engines[0], method)(*columns, self._lora_arg))
+        size = len(columns[0])
+        shards = [list(range(rank, size, n_engines)) for rank in range(n_engines)]
+        calls = []
+        for engine, shard in zip(self.engines, shards, strict=True):
+            args = [[column[i] for i in shard] for column in columns]
+            if self.remote:
+                calls.append(getattr(engine, method).remote(*args, self._lora_arg))
+            else:
+                calls.append(getattr(engine, method)(*args, self._lora_arg))
+        if self.remote:
+            import ray
+
+            calls = ray.get(calls)
+        out: list[Any] = [None] * size
+        for shard, values in zip(shards, calls, strict=True):
+            for i, value in zip(shard, values, strict=True):
+                out[i] = value
+        return out
+
+    # -- log-likelihood ------------------------------------------------------------------
+
+    def loglik(
+        self,
+        requests: Sequence[LoglikRequest],
+        *,
+        batch_size: int | None = None,
+        on_batch: OnBatch[LoglikResult] | None = None,
+    ) -> list[LoglikResult]:
+        """Sum log-probs of each continuation, tokenized as the transformers backend does
+        (trailing whitespace of the context moves to the continuation; the
+        continuation's tokens are those of tokenize(context + continuation) past
+        tokenize(context); an empty context gets the BOS token)."""
+        rows: list[tuple[list[int], int]] = []
+        owners: list[tuple[int, int]] = []
+        values: list[list[tuple[float, int]]] = [
+            [(0.0, 0)] * len(r.continuations) for r in requests
+        ]
+        for i, request in enumerate(requests):
+            context = self.render_prompt(request)
+            add_special = not self._is_chat(request)
+            for j, continuation in enumerate(request.continuations):
+                if continuation:
+                    rows.append(self._pair(context, continuation, add_special))
+                    owners.append((i, j))
+        if rows:
+            for (i, j), value in zip(owners, self._dispatch("score", [rows]), strict=True):
+                values[i][j] = value
+        results = [LoglikResult(tuple(v[0] for v in vs), tuple(v[1] for v in vs)) for vs in values]
+        if on_batch is not None:
+            on_batch(list(enumerate(results)))
+        return results
+
+    def _pair(self, context: str, continuation: str, add_special: bool) -> tuple[list[int], int]:
+        spaces = len(context) - len(context.rstrip())
+        if spaces:
+            context, continuation = context[:-spaces], context[-spaces:] + continuation
+        ctx = list(self.tokenizer(context, add_special_tokens=add_special)["input_ids"])
+        whole = list(
+            self.tokenizer(context + continuation, add_special_tokens=add_special)["input_ids"]
+        )
+        if not ctx:
+            bos = self.tokenizer.bos_token_id
+            if bos is None:
+                raise HakariInputError("an empty context needs a BOS token", field="prompt")
+            whole, ctx = [int(bos), *whole], [int(bos)]
+        return whole, len(ctx)
+
+    def close(self) -> None:
+        if self.remote:
+            import ray
+
+            for engine in self.engines:
+                ray.kill(engine)
+        self.engines = []
+
+
+def parse_spec(spec: str) -> tuple[str, str | None]:
+    body = spec[len(PREFIX) :] if spec.startswith(PREFIX) else spec
+    source, at, revision = body.rpartition("@") if "@" in body else (body, "", "")
+    if not source or (at and not revision):
+        raise ModelLoadError(
+            f"{spec!r}: expected vllm:<local folder or hub id>[@revision]", field="model"
+        )
+    return source, (revision or None)
+
+
+def lora_rank(lora: Lora | None) -> int | None:
+    if lora is None:
+        return None
+    import json
+
+    config = json.loads((lora.path / "adapter_config.json").read_text(encoding="utf-8"))
+    return int(config.get("r", 16))
+
+
+def llm_kwargs(
+    model: str,
+    revision: str | None,
+    dtype: str,
+    trust_remote_code: bool,
+    opts: ServingOptions,
+    max_lora_rank: int | None,
+) -> dict[str, Any]:
+    """The `vllm.LLM(...)` arguments for a model and hakari's options."""
+    kwargs: dict[str, Any] = {
+        "model": model,
+        "revision": revision,
+        "tokenizer_revision": revision,
+        "dtype": dtype,
+        "trust_remote_code": trust_remote_code,
+        "tensor_parallel_size": opts.tensor_parallel_size,
+        "gpu_memory_utilization": opts.gpu_memory_utilization,
+        "structured_outputs_config": {"backend": "guidance"},
+        "seed": 0,
+    }
+    if opts.max_model_len is not None:
+        kwargs["max_model_len"] = opts.max_model_len
+    backend = opts.distributed_executor_backend
+    if opts.data_parallel_size > 1:
+        backend = "ray"  # each rank's LLM places its workers through Ray
+    if backend is not None:
+        kwargs["distributed_executor_backend"] = backend
+    if max_lora_rank is not None:
+        kwargs["enable_lora"] = True
+        kwargs["max_lora_rank"] = max_lora_rank
+    return kwargs
+
+
+def start_engines(kwargs: dict[str, Any], data_parallel_size: int) -> tuple[list[Any], bool]:
+    """One in-process engine, or one Ray actor per data-parallel rank (`RAY_ADDRESS`
+    joins a running cluster)."""
+    try:
+        if data_parallel_size == 1:
+            return [VLLMEngine(kwargs)], False
+        try:
+            import ray
+        except ImportError:
+            raise ModelLoadError(
+                "--data-parallel-size needs Ray: pip install ray", field="--data-parallel-size"
+            ) from None
+        if not ray.is_initialized():
+            ray.init(address=os.environ.get("RAY_ADDRESS"))
+        actor = ray.remote(VLLMEngine)
+        return [actor.remote(kwargs) for _ in range(data_parallel_size)], True
+    except (OSError, ValueError, RuntimeError) as exc:
+        raise ModelLoadError(f"vLLM cannot load {kwargs['model']}: {exc}", field="model") from exc

@@ -1,0 +1,113 @@
+"""A stand-in for `vllm` (offline `LLM` API) that checks arguments and records calls.
+
+`RESPONDER(prompt_token_ids, params) -> str` gives the model's full raw output (before
+stop strings); the stand-in applies `stop` and `max_tokens` the way vLLM does (stop at the
+first occurrence of any stop string, even in leading whitespace; the stop string is
+left out of the text; `stop_reason` is that string, None at EOS). Prompt log-probs are
+a fixed function of the token id and its position: `fake_logprob(pos, token_id)`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from vllm.inputs import TokensPrompt
+from vllm.outputs import CompletionOutput, Logprob, RequestOutput
+from vllm.sampling_params import SamplingParams, StructuredOutputsParams
+
+__all__ = ["LLM", "SamplingParams", "StructuredOutputsParams", "TokensPrompt"]
+__version__ = "0.33.0+stand-in"
+
+CALLS: list[tuple[str, dict[str, Any]]] = []
+RESPONDER: Callable[[list[int], SamplingParams], str] = lambda ids, params: " positive\n"  # noqa: E731
+
+# LLM(...) keyword arguments hakari may pass: LLM's own and EngineArgs' (vLLM 0.33).
+_LLM_ARGS = {
+    "model", "tokenizer", "tokenizer_mode", "skip_tokenizer_init", "trust_remote_code",
+    "tensor_parallel_size", "dtype", "quantization", "revision", "tokenizer_revision", "seed",
+    "gpu_memory_utilization", "swap_space", "cpu_offload_gb", "enforce_eager",
+    "max_model_len", "distributed_executor_backend", "data_parallel_size",
+    "structured_outputs_config", "enable_lora", "max_lora_rank", "max_loras",
+}  # fmt: skip
+
+
+def fake_logprob(pos: int, token_id: int) -> float:
+    return -((token_id * 7 + pos) % 11 + 1) / 10
+
+
+class LLM:
+    def __init__(self, model: str, **kwargs: Any) -> None:
+        unknown = set(kwargs) - _LLM_ARGS
+        if unknown:
+            raise TypeError(f"LLM() got unexpected keyword arguments {sorted(unknown)}")
+        config = kwargs.get("structured_outputs_config")
+        if config is not None and config.get("backend") not in (
+            "auto", "xgrammar", "guidance", "outlines", "lm-format-enforcer"
+        ):  # fmt: skip
+            raise ValueError(f"unknown structured outputs backend {config}")
+        CALLS.append(("LLM", {"model": model, **kwargs}))
+        self.model = model
+        self.kwargs = kwargs
+        self.llm_engine = None
+
+    def generate(
+        self,
+        prompts: Sequence[TokensPrompt] | TokensPrompt,
+        sampling_params: SamplingParams | Sequence[SamplingParams] | None = None,
+        *,
+        use_tqdm: bool = True,
+        lora_request: Any = None,
+    ) -> list[RequestOutput]:
+        prompt_list = [prompts] if isinstance(prompts, dict) else list(prompts)
+        if isinstance(sampling_params, SamplingParams) or sampling_params is None:
+            params_list = [sampling_params or SamplingParams()] * len(prompt_list)
+        else:
+            params_list = list(sampling_params)
+            if len(params_list) != len(prompt_list):
+                raise ValueError("The lengths of prompts and sampling_params must be the same.")
+        if lora_request is not None and not self.kwargs.get("enable_lora"):
+            raise ValueError("LoRA is not enabled! Please set enable_lora=True")
+        CALLS.append(
+            ("generate", {"prompts": prompt_list, "params": params_list, "lora": lora_request})
+        )
+        return [
+            self._one(i, p["prompt_token_ids"], sp)
+            for i, (p, sp) in enumerate(zip(prompt_list, params_list, strict=True))
+        ]
+
+    def _one(self, i: int, ids: list[int], params: SamplingParams) -> RequestOutput:
+        prompt_logprobs = None
+        if params.prompt_logprobs is not None:
+            prompt_logprobs = [None] + [
+                {tok: Logprob(logprob=fake_logprob(pos, tok), rank=1)}
+                for pos, tok in enumerate(ids)
+                if pos > 0
+            ]
+        raw = RESPONDER(ids, params)
+        text, finish, stop_reason = raw, "stop", None
+        stops = [params.stop] if isinstance(params.stop, str) else list(params.stop or [])
+        hits = [(raw.find(s), s) for s in stops if raw.find(s) >= 0]
+        if hits:
+            at, which = min(hits)
+            text, stop_reason = raw[:at], which
+        limit = params.max_tokens if params.max_tokens is not None else 16
+        if len(text) > limit:  # one character a token, in this stand-in
+            text, finish, stop_reason = text[:limit], "length", None
+        out = CompletionOutput(
+            index=0,
+            text=text,
+            token_ids=list(range(len(text))),
+            cumulative_logprob=None,
+            logprobs=None,
+            finish_reason=finish,
+            stop_reason=stop_reason,
+        )
+        return RequestOutput(
+            request_id=str(i),
+            prompt=None,
+            prompt_token_ids=ids,
+            prompt_logprobs=prompt_logprobs,
+            outputs=[out],
+            finished=True,
+        )
