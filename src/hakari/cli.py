@@ -40,6 +40,8 @@ def _print_error(message: str, notes: list[str] | None = None) -> None:
     for note in notes or []:
         err_console.print(Text(_one_line(note)), soft_wrap=True)
 
+SERVING = "Servers and vLLM"  # help panel of the serving options
+
 
 def _fail(exc: HakariInputError) -> NoReturn:
     """Bad input: one line on stderr (plus what was saved, if a run got that far), exit 2."""
@@ -61,7 +63,8 @@ def run(
         typer.Option(
             "--model",
             "-m",
-            help="Model spec, repeatable: smollm2-135m, gemma3-270m, hf:<path or hub id>[@rev].",
+            help="Model spec, repeatable: smollm2-135m, gemma3-270m, hf:<path or hub id>[@rev], "
+            "openai:<model>@<base url>[,<url>...], vllm:<path or hub id>[@rev].",
         ),
     ] = None,
     tasks: Annotated[
@@ -115,8 +118,39 @@ def run(
             "(Appendix B: whole output, golds as they are).",
         ),
     ] = "first-line",
+    concurrency: Annotated[
+        int, typer.Option(help="openai: requests in flight per replica.", rich_help_panel=SERVING)
+    ] = 32,
+    request_timeout: Annotated[
+        float, typer.Option(help="openai: seconds per request.", rich_help_panel=SERVING)
+    ] = 120.0,
+    max_attempts: Annotated[
+        int, typer.Option(help="openai: tries per request.", rich_help_panel=SERVING)
+    ] = 8,
+    regex_field: Annotated[
+        str,
+        typer.Option(
+            help="openai: body field of the regex (SGLang: regex).", rich_help_panel=SERVING
+        ),
+    ] = "structured_outputs.regex",
+    tensor_parallel_size: Annotated[
+        int, typer.Option(help="vllm: GPUs per model copy.", rich_help_panel=SERVING)
+    ] = 1,
+    data_parallel_size: Annotated[
+        int, typer.Option(help="vllm: model copies (Ray actors).", rich_help_panel=SERVING)
+    ] = 1,
+    distributed_executor_backend: Annotated[
+        str | None, typer.Option(help="vllm: mp or ray (several nodes).", rich_help_panel=SERVING)
+    ] = None,
+    gpu_memory_utilization: Annotated[
+        float, typer.Option(help="vllm: share of GPU memory.", rich_help_panel=SERVING)
+    ] = 0.9,
+    max_model_len: Annotated[
+        int | None, typer.Option(help="vllm: context length.", rich_help_panel=SERVING)
+    ] = None,
 ) -> None:
     """Evaluate models on tasks across all their templates (default: the demo suite)."""
+    from hakari.backends.serving import ServingOptions
     from hakari.report import print_report
     from hakari.runner import DEFAULT_MODEL, DEFAULT_TASKS, evaluate
     from hakari.runner.rundir import RUNS_ROOT
@@ -147,6 +181,17 @@ def run(
             n_boot=n_boot,
             progress=True,
             qa_mode=qa_mode,  # type: ignore[arg-type]
+            serving=ServingOptions(
+                concurrency=concurrency,
+                request_timeout=request_timeout,
+                max_attempts=max_attempts,
+                regex_field=regex_field,
+                tensor_parallel_size=tensor_parallel_size,
+                data_parallel_size=data_parallel_size,
+                distributed_executor_backend=distributed_executor_backend,
+                gpu_memory_utilization=gpu_memory_utilization,
+                max_model_len=max_model_len,
+            ),
         )
     except HakariInputError as exc:
         _fail(exc)

@@ -50,6 +50,10 @@ class DecodingResult(_Model):
     cached: int = 0  # requests answered from the cache
     wall_s: float = 0.0
     skipped: str | None = None  # why this decoding does not apply to the task
+    # constrained: answers that do not fullmatch their regex although generation was not
+    # cut by the budget, i.e. the engine ignored the constraint (0 for an engine that
+    # applies it; None for other decodings)
+    constraint_misses: int | None = None
 
 
 class TaskResult(_Model):

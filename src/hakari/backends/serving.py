@@ -60,6 +60,12 @@ class ServingOptions:
         for name, value in positive.items():
             if value < 1 and not (name == "--request-timeout" and value > 0):
                 raise HakariInputError(f"must be at least 1 (got {value})", field=name)
+        executors = (None, "mp", "ray", "uni", "external_launcher")
+        if self.distributed_executor_backend not in executors:
+            raise HakariInputError(
+                f"{self.distributed_executor_backend!r}: use mp, ray, uni or external_launcher",
+                field="--distributed-executor-backend",
+            )
         if not self.regex_field or any(not part for part in self.regex_field.split(".")):
             raise HakariInputError(
                 f"{self.regex_field!r} is not a field name (e.g. structured_outputs.regex)",

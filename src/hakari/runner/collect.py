@@ -32,6 +32,9 @@ class Collected:
     golds: list[Any] = field(default_factory=list)
     predictions: dict[str, list[Any]] = field(default_factory=lambda: defaultdict(list))
     fallbacks: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    # constrained decoding: finished answers that do not fullmatch their regex (an
+    # engine that ignored the constraint); a budget-cut answer is a prefix, not counted
+    constraint_misses: int = 0
 
 
 def task_instances(task: Task, opts: RunOptions) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -77,6 +80,11 @@ def run_decoding(
                 backend, requests, cache, batch_size=opts.batch_size, on_progress=advance
             )
             outputs = [r.text for r in results]
+            if decoding == "constrained":
+                collected.constraint_misses += sum(
+                    r.finish_reason != "length" and re.fullmatch(rp.regex, r.text) is None
+                    for rp, r in zip(chunk, results, strict=True)
+                )
         generated += n_new
         cached += len(chunk) - n_new
         for rp, output in zip(chunk, outputs, strict=True):

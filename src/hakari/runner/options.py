@@ -7,12 +7,13 @@ defaults without importing the engine.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal, cast
 
 from hakari.backends.base import Backend
+from hakari.backends.serving import ServingOptions
 from hakari.errors import HakariInputError
 from hakari.extract import DEFAULT_QA_MODE, QAMode
 from hakari.prompts import select_templates
@@ -50,6 +51,7 @@ class RunOptions:
     seed: int = 0
     progress: bool = True
     qa_mode: QAMode = DEFAULT_QA_MODE
+    serving: ServingOptions = field(default_factory=ServingOptions)
 
 
 def parse_decodings(value: str | Sequence[str]) -> list[Decoding]:
@@ -93,6 +95,7 @@ def config_dict(
         "device": opts.device,
         "n_boot": opts.n_boot,
         "data_dir": str(opts.data_dir) if opts.data_dir else None,
+        "serving": asdict(opts.serving),
         "started": datetime.now().isoformat(timespec="seconds"),
     }
 

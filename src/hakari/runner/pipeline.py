@@ -15,6 +15,7 @@ from pathlib import Path
 
 from hakari.aggregate import BootstrapResult
 from hakari.backends.base import Backend
+from hakari.backends.serving import ServingOptions
 from hakari.cache import ResponseCache
 from hakari.extract import DEFAULT_QA_MODE, QAMode
 from hakari.results import DecodingResult, EvalResults, ModelResult, TaskResult, library_versions
@@ -62,6 +63,7 @@ def evaluate(
     backend_factory: BackendFactory | None = None,
     qa_mode: QAMode = DEFAULT_QA_MODE,
     new_run_under: str | Path | None = None,
+    serving: ServingOptions | None = None,
 ) -> EvalResults:
     """Evaluate every model on every task with every decoding and template.
 
@@ -72,6 +74,9 @@ def evaluate(
     gets `results.json` and `samples.jsonl`, published together at the end. When a model
     fails, the models that finished are published (`results.failed` names the rest) and
     the error is raised again with a note that says what was saved.
+
+    `serving` holds the options of the serving backends (`openai:`, `vllm:` specs):
+    concurrency, timeouts and retries, parallelism.
 
     `backend_factory(spec) -> Backend` replaces the built-in model loader: it is called
     once per model spec, after validation, and the backend is closed when its model is
@@ -100,8 +105,10 @@ def evaluate(
         n_boot=n_boot,
         progress=progress,
         qa_mode=qa_mode,
+        serving=serving or ServingOptions(),
     )
     preflight.check_options(opts)
+    opts.serving.check()
     decoding_list = parse_decodings(list(decodings))
     loaded = [load_task(t) for t in tasks]
     preflight.check_tasks(loaded, opts, decoding_list)
@@ -226,6 +233,7 @@ def default_factory(opts: RunOptions) -> BackendFactory:
             device=opts.device,
             prompt_format=opts.prompt_format,
             cache_dir=opts.cache_dir,
+            serving=opts.serving,
         )
 
     return factory
@@ -273,6 +281,8 @@ def evaluate_model(
                 for metric, boot in kept.items():
                     per_metric.setdefault(metric, {})[model_spec] = boot
             dec.generated, dec.cached = generated, cached
+            if decoding == "constrained":
+                dec.constraint_misses = collected.constraint_misses
             dec.wall_s = round(time.perf_counter() - started, 3)
             task_result.decodings[decoding] = dec
         result.tasks[spec.name] = task_result

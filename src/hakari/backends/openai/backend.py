@@ -104,7 +104,11 @@ class OpenAIBackend:
             describe_fatal=self._describe_fatal,
             redact=self._redact,
         )
-        revision = self._runner.run(self._check_servers()) if check_server else ""
+        try:
+            revision = self._runner.run(self._check_servers()) if check_server else ""
+        except BaseException:
+            self.close()
+            raise
         self.identity = ModelIdentity(
             backend="openai",
             name=spec.model,
