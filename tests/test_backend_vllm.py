@@ -9,6 +9,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -33,7 +34,7 @@ def vllm(monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
         sys.modules.pop(name, None)
 
 
-def load(spec: str, **kwargs: object):  # noqa: ANN201
+def load(spec: str, **kwargs: object) -> Any:
     from hakari.backends.vllm import VLLMBackend
 
     return VLLMBackend.from_spec(spec, **kwargs)  # type: ignore[arg-type]
@@ -75,7 +76,7 @@ def test_generate_is_one_call_with_the_hf_backends_token_ids(
     assert len(generate_calls) == 1
     call = generate_calls[0]
     assert [p["prompt_token_ids"] for p in call["prompts"]] == smollm2_backend._encode(requests)
-    greedy, chat, regex, sampled = call["params"]
+    greedy, _chat, regex, sampled = call["params"]
     assert greedy.temperature == 0.0 and greedy.stop == ["\n"] and greedy.max_tokens == 12
     assert greedy.structured_outputs is None and greedy.top_k == 0
     assert regex.structured_outputs.regex == "[0-2]" and regex.stop is None
@@ -114,7 +115,7 @@ def test_loglik_uses_prompt_logprobs_on_the_hf_backends_tokens(
     ]
     results = backend.loglik(requests)
     (call,) = [c for kind, c in vllm.CALLS if kind == "generate"]
-    (params,) = set(map(id, call["params"]))  # one SamplingParams for every row
+    assert len(set(map(id, call["params"]))) == 1  # one SamplingParams for every row
     first = call["params"][0]
     assert (first.prompt_logprobs, first.max_tokens, first.detokenize) == (1, 1, False)
     hf_pairs = [p for pairs in smollm2_backend._encode_pairs(requests) for p in pairs if p.targets]
