@@ -141,8 +141,14 @@ def metrics(out: Path) -> dict[str, Any]:
     return {"templates": dec["templates"], "aggregate": dec["aggregate"]}
 
 
-def prompt_of(body: dict[str, Any]) -> str:
-    return json.dumps(body.get("messages") or body.get("prompt"))
+def ask_of(body: dict[str, Any]) -> str:
+    """A request as the model sees it: the prompt and the stop strings (a re-ask after an
+    answer cut in its leading whitespace has fewer stops: see hakari.backends.serving)."""
+    return json.dumps([body.get("messages") or body.get("prompt"), body.get("stop")])
+
+
+def first_asks(bodies: list[dict[str, Any]]) -> int:
+    return sum("stop" in b for b in bodies)
 
 
 @pytest.fixture(scope="module")
@@ -153,7 +159,9 @@ def clean_run(served: Served, tmp_path_factory: pytest.TempPathFactory) -> Path:
         run(served, proxy, out / "cache", out / "run")
     finally:
         proxy.close()
-    assert len(proxy.upstream_ok) == TOTAL
+    assert first_asks(proxy.upstream_ok) == TOTAL
+    assert max(Counter(ask_of(b) for b in proxy.upstream_ok).values()) == 1
+    (out / "asks.json").write_text(json.dumps(sorted(ask_of(b) for b in proxy.upstream_ok)))
     return out / "run"
 
 
@@ -174,9 +182,9 @@ def test_faults_do_not_change_results(
         assert metrics(tmp_path / "faulty") == metrics(clean_run)
         dec = faulty.models[next(iter(faulty.models))].tasks[TASK].decodings["greedy"]
         assert (dec.generated, dec.cached) == (TOTAL, 0)
-        # each prompt reached the model once: faults never cost a second generation
-        assert max(Counter(prompt_of(b) for b in proxy.upstream_ok).values()) == 1
-        assert len(proxy.upstream_ok) == TOTAL
+        # each request reached the model once: faults never cost a second generation
+        asks = sorted(ask_of(b) for b in proxy.upstream_ok)
+        assert asks == json.loads((clean_run.parent / "asks.json").read_text())
 
         answered = len(proxy.upstream_ok)
         again = run(served, proxy, tmp_path / "cache", tmp_path / "again")
@@ -219,6 +227,9 @@ def test_kill_minus_9_then_rerun(served: Served, clean_run: Path, tmp_path: Path
         killed.wait()
         done_before = cached_rows(cache)
         assert 3 <= done_before < TOTAL
+        deadline = time.monotonic() + served.timeout
+        while proxy.in_flight and time.monotonic() < deadline:  # the request the kill cut off
+            time.sleep(0.05)
         sent_before = len(proxy.upstream_ok)
 
         resumed = subprocess.run(cmd("resumed"), capture_output=True, text=True, timeout=600)
@@ -229,7 +240,7 @@ def test_kill_minus_9_then_rerun(served: Served, clean_run: Path, tmp_path: Path
     (model,) = data["models"].values()
     dec = model["tasks"][TASK]["decodings"]["greedy"]
     assert (dec["generated"], dec["cached"]) == (TOTAL - done_before, done_before)
-    assert len(proxy.upstream_ok) - sent_before == TOTAL - done_before
+    assert first_asks(proxy.upstream_ok[sent_before:]) == TOTAL - done_before
     assert metrics(tmp_path / "resumed") == metrics(clean_run)
 
 
