@@ -134,18 +134,19 @@ def test_loglik_uses_prompt_logprobs_on_the_hf_backends_tokens(
 
 
 def test_lora_request(vllm: ModuleType, smollm2_folder: Path, tmp_path: Path) -> None:
-    from hakari.backends.vllm import Lora
+    from hakari.models import load_backend
 
     adapter = tmp_path / "adapter"
     adapter.mkdir()
     (adapter / "adapter_config.json").write_text(json.dumps({"peft_type": "LORA", "r": 8}))
-    backend = load(f"vllm:{smollm2_folder}", lora=Lora(adapter, "ab" * 32))
+    (adapter / "adapter_model.safetensors").write_bytes(b"weights")
+    backend = load_backend(f"vllm:{smollm2_folder}+adapter:{adapter}")
     backend.generate([GenerationRequest(prompt="Q:", max_new_tokens=3)])
     (_, llm_kwargs), (_, call) = vllm.CALLS
     assert llm_kwargs["enable_lora"] is True and llm_kwargs["max_lora_rank"] == 8
     assert (call["lora"].lora_name, call["lora"].lora_int_id) == ("adapter", 1)
-    assert call["lora"].lora_path == str(adapter)
-    assert backend.identity.revision.endswith("+adapter-" + "ab" * 8)
+    assert call["lora"].lora_path == str(adapter.resolve())
+    assert backend.identity.revision.endswith("+adapter-" + backend.lora.sha256[:16])
 
 
 def test_data_parallel_ranks_are_ray_actors(vllm: ModuleType, smollm2_folder: Path) -> None:

@@ -40,6 +40,7 @@ def _print_error(message: str, notes: list[str] | None = None) -> None:
     for note in notes or []:
         err_console.print(Text(_one_line(note)), soft_wrap=True)
 
+
 SERVING = "Servers and vLLM"  # help panel of the serving options
 
 

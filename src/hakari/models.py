@@ -131,9 +131,7 @@ def _load_vllm(spec: str, opts: LoadOptions) -> Backend:
 
 
 # prefix → (cheap check before any model loads, loader)
-SERVING_SPECS: dict[
-    str, tuple[Callable[[str], None], Callable[[str, LoadOptions], Backend]]
-] = {
+SERVING_SPECS: dict[str, tuple[Callable[[str], None], Callable[[str, LoadOptions], Backend]]] = {
     "openai:": (_check_openai, _load_openai),
     "vllm:": (_check_vllm, _load_vllm),
 }

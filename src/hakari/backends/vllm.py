@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hakari.adapters import AdapterRef
 from hakari.backends.base import (
     GenerationRequest,
     GenerationResult,
@@ -58,12 +59,6 @@ DTYPES = {
     "half": "float16",
 }
 INSTALL_HINT = "vLLM is not installed: pip install 'hakari[vllm]' (Linux with a CUDA GPU)"
-
-
-@dataclass(frozen=True)
-class Lora:
-    path: Path
-    sha256: str
 
 
 @dataclass(frozen=True)
@@ -181,7 +176,7 @@ class VLLMBackend:
         revision: str,
         dtype: str,
         prompt_format: str = "auto",
-        lora: Lora | None = None,
+        lora: AdapterRef | None = None,
         remote: bool = False,
     ) -> None:
         self.engines = list(engines)
@@ -214,7 +209,7 @@ class VLLMBackend:
         prompt_format: str = "auto",
         trust_remote_code: bool = False,
         options: ServingOptions | None = None,
-        lora: Lora | None = None,
+        lora: AdapterRef | None = None,
     ) -> VLLMBackend:
         from hakari.models import folder_revision
 
@@ -414,7 +409,7 @@ def parse_spec(spec: str) -> tuple[str, str | None]:
     return source, (revision or None)
 
 
-def lora_rank(lora: Lora | None) -> int | None:
+def lora_rank(lora: AdapterRef | None) -> int | None:
     if lora is None:
         return None
     import json
