@@ -64,13 +64,16 @@ def _send(handler: BaseHTTPRequestHandler, reply: Reply) -> None:
         handler.connection.close()
         return
     data = reply.body if isinstance(reply.body, bytes) else json.dumps(reply.body).encode()
-    handler.send_response(reply.status)
-    handler.send_header("content-type", "application/json")
-    for name, value in reply.headers.items():
-        handler.send_header(name, value)
-    handler.send_header("content-length", str(len(data)))
-    handler.end_headers()
-    handler.wfile.write(data)
+    try:
+        handler.send_response(reply.status)
+        handler.send_header("content-type", "application/json")
+        for name, value in reply.headers.items():
+            handler.send_header(name, value)
+        handler.send_header("content-length", str(len(data)))
+        handler.end_headers()
+        handler.wfile.write(data)
+    except (BrokenPipeError, ConnectionResetError):  # the client gave up (a stall, a kill)
+        handler.close_connection = True
 
 
 class _Server(ThreadingHTTPServer):

@@ -308,3 +308,13 @@ def test_loglik_needs_logprobs(servers: list[StubServer]) -> None:
         )
     for x in (b, chat_backend):
         x.close()
+
+
+def test_check_spec_asks_the_server(servers: list[StubServer]) -> None:
+    from hakari.models import check_spec
+
+    server = serve(servers, echo_prompt)
+    check_spec(f"openai:stub-model@{server.url}")  # runs before any model of a run loads
+    with pytest.raises(ModelLoadError, match="does not serve model 'other'"):
+        check_spec(f"openai:other@{server.url}")
+    assert not server.generations()

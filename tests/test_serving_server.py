@@ -245,10 +245,10 @@ def test_kill_minus_9_then_rerun(served: Served, clean_run: Path, tmp_path: Path
 
 
 def test_greedy_answers_agree_with_the_transformers_backend(
-    clean_run: Path, tmp_path: Path, hakari_cache_dir: Path
+    served: Served, clean_run: Path, tmp_path: Path
 ) -> None:
     hakari.evaluate(
-        models=["smollm2-135m"],
+        models=[f"hf:{served.model}"],  # the folder the server runs
         tasks=[TASK],
         decodings=["greedy"],
         limit=LIMIT,

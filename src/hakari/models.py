@@ -98,9 +98,12 @@ class LoadOptions:
 
 
 def _check_openai(spec: str) -> None:
-    from hakari.backends.openai import parse_spec
+    """The spec's form, then GET /models on every replica (one cheap request each): a
+    wrong URL, a refused connection, a bad key or an unknown model stops the run before
+    any model runs, not when its turn comes."""
+    from hakari.backends.openai import OpenAIBackend, parse_spec
 
-    parse_spec(spec)
+    OpenAIBackend(parse_spec(spec), options=ServingOptions(request_timeout=30.0)).close()
 
 
 def _load_openai(spec: str, opts: LoadOptions) -> Backend:
