@@ -29,7 +29,7 @@ from tests.report_fixtures import (
 )
 
 REPO = Path(__file__).resolve().parents[1]
-OLD_RESULTS = REPO / "docs" / "results" / "japanese-zero-shot.results.json"
+OLD_RESULTS = REPO / "docs" / "results" / "japanese-zero-shot.previous.results.json"
 OUR_TAGS = {
     "html", "head", "meta", "title", "style", "body", "header", "h1", "h2", "h3", "h4", "h5",
     "p", "nav", "a", "section", "pre", "div", "dl", "dt", "dd", "table", "caption", "thead",
