@@ -51,3 +51,9 @@ class CacheError(HakariInputError):
             "--cache-dir at another folder (or move the damaged file away)",
             file=path,
         )
+
+
+def one_line(exc: BaseException, limit: int = 160) -> str:
+    """An exception's message on one line, shortened: for errors that quote a library's."""
+    text = " ".join(str(exc).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

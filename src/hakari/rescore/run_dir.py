@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from hakari import aggregate as agg
-from hakari.errors import HakariInputError
+from hakari.errors import HakariInputError, one_line
 from hakari.jsonl_input import read_jsonl, row_line, strip_line
 from hakari.rescore.common import (
     JudgeOptions,
@@ -48,7 +48,7 @@ def read_run(run_dir: Path) -> tuple[EvalResults, list[dict[str, Any]]]:
         results = EvalResults.read(results_path)
     except (OSError, ValueError) as exc:
         raise HakariInputError(
-            f"cannot read results: {str(exc)[:300]}", file=str(results_path)
+            f"cannot read results: {one_line(exc, 300)}", file=str(results_path)
         ) from None
     samples = read_jsonl(samples_path)
     for row in samples:

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from hakari.errors import ModelLoadError
+from hakari.errors import ModelLoadError, one_line
 from hakari.scoring.registry import MetricInfo, ScoringConfig, register_family
 
 PAPER_BERTSCORE_MODEL = "microsoft/deberta-base-mnli"
@@ -98,7 +98,7 @@ class BertScoreFamily:
             )
         except (OSError, ValueError) as exc:
             raise ModelLoadError(
-                f"BERTScore model {self.model!r} could not be loaded ({str(exc)[:200]}); "
+                f"BERTScore model {self.model!r} could not be loaded ({one_line(exc)}); "
                 "without the hub use --bertscore-model minilm (the packaged "
                 "all-MiniLM-L6-v2) or a local folder",
                 field="--bertscore-model",
@@ -140,7 +140,7 @@ def _config_layers(model: str) -> int:
         cfg = AutoConfig.from_pretrained(model)
     except (OSError, ValueError) as exc:
         raise ModelLoadError(
-            f"BERTScore model {model!r} not found ({str(exc)[:160]}); without the hub use "
+            f"BERTScore model {model!r} not found ({one_line(exc)}); without the hub use "
             "--bertscore-model minilm",
             field="--bertscore-model",
         ) from None
@@ -177,7 +177,7 @@ class SbertFamily:
             model = SentenceTransformer(self.model, device=resolve_device(self.config.device))
         except (OSError, ValueError) as exc:
             raise ModelLoadError(
-                f"SBERT model {self.model!r} could not be loaded ({str(exc)[:200]})",
+                f"SBERT model {self.model!r} could not be loaded ({one_line(exc)})",
                 field="--sbert-model",
             ) from None
         self._encoder = lambda texts: model.encode(

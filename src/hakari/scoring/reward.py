@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from hakari.errors import HakariInputError, ModelLoadError
+from hakari.errors import HakariInputError, ModelLoadError, one_line
 from hakari.scoring.neural import resolve_device
 from hakari.scoring.registry import MetricInfo, ScoringConfig, register_family
 
@@ -64,7 +64,7 @@ class RewardModel:
             )
         except (OSError, ValueError) as exc:
             raise ModelLoadError(
-                f"reward model {self.spec!r} could not be loaded ({str(exc)[:200]})",
+                f"reward model {self.spec!r} could not be loaded ({one_line(exc)})",
                 field="--reward-model",
             ) from None
         if tokenizer.pad_token is None:
