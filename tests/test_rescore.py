@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 import hakari.judges
+import hakari.models
 from hakari.backends.base import GenerationRequest
 from hakari.cli import app
 from hakari.runner import evaluate
@@ -45,6 +46,13 @@ def _pair_judge(request: GenerationRequest) -> str:
 def judge_factory(monkeypatch: pytest.MonkeyPatch) -> JudgeFactory:
     factory = JudgeFactory(_pair_judge)
     monkeypatch.setattr(hakari.judges, "load_judge_backend", factory)
+    real_check = hakari.models.check_spec
+
+    def check(spec: str, **kwargs: str) -> None:  # the fake judges' names pass
+        if spec not in ("fake-judge", "j"):
+            real_check(spec, **kwargs)
+
+    monkeypatch.setattr(hakari.models, "check_spec", check)
     return factory
 
 
@@ -100,6 +108,7 @@ def test_score_input_keeps_rows_and_adds_scores(
         (ROWS, ["--prediction-field", "out..text"], "not a field path"),
         (ROWS, ["--metrics", "reward", "--prompt-field", "q"], "--reward-model"),
         (ROWS, ["--judge", "x", "--judge-prompt", "nope"], "unknown judge prompt"),
+        (ROWS, ["--judge", "smollm3-9b", "--prompt-field", "q"], "unknown model 'smollm3-9b'"),
     ],
 )
 def test_score_input_errors_before_any_model(

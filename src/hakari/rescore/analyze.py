@@ -71,6 +71,9 @@ def analyze_run(
         raise HakariInputError(
             f"{prompt.tag} is not an error-analysis prompt", field="--judge-prompt"
         )
+    from hakari.models import check_spec
+
+    check_spec(judge.spec, dtype=judge.dtype, device=judge.device)
     chosen = select_low(samples, metric, n)
     rendered = []
     for (_, task, _), rows in chosen.items():

@@ -97,6 +97,11 @@ def score_samples(
             f"judge prompt {judge_prompt.tag} shows the instruction: give --prompt-field",
             field="--prompt-field",
         )
+    if judge_options is not None:
+        from hakari.models import check_spec
+
+        # A typo in --judge fails here, before any metric model loads.
+        check_spec(judge_options.spec, dtype=judge_options.dtype, device=judge_options.device)
     out = SampleScores()
     if suite is not None:
         suite.prepare()
