@@ -2,7 +2,9 @@
 
 The gold's form says the task's answer type (see `extract.gold_answer`): a label is right
 when it equals the gold; a list of strings is a QA gold, right when the answer is an
-exact match after the task's own SQuAD/JSQuAD normalisation; a number (STS) is "right"
+exact match after the task's own SQuAD/JSQuAD normalisation, with golds NFKC-normalised
+only where the run's `qa_mode` did so for its metrics (`first-line`; `paper` leaves golds
+as they are, and old runs without the field used `first-line`); a number (STS) is "right"
 within `NUMBER_TOLERANCE` of the gold, a reading aid only: the task's metric is a
 correlation over all instances, not a per-sample verdict.
 """
@@ -24,7 +26,9 @@ def _language(data: ReportData, task: str) -> str:
     return "en"
 
 
-def is_correct(answer: Any, gold: Any, data: ReportData, task: str) -> bool | None:
+def is_correct(
+    answer: Any, gold: Any, data: ReportData, task: str, *, qa_mode: str = "first-line"
+) -> bool | None:
     if gold is None or answer is None:
         return None if gold is None else False
     if isinstance(gold, list):
@@ -33,7 +37,11 @@ def is_correct(answer: Any, gold: Any, data: ReportData, task: str) -> bool | No
         lang = "ja" if _language(data, task) == "ja" else "en"
         try:
             scores = per_item_scores(
-                "exact_match", [str(answer)], [[str(g) for g in gold]], lang=lang, nfkc=True
+                "exact_match",
+                [str(answer)],
+                [[str(g) for g in gold]],
+                lang=lang,
+                nfkc=qa_mode != "paper",
             )
         except (ValueError, TypeError):
             return None

@@ -167,6 +167,7 @@ def read_samples(data: ReportData, per_template: int) -> dict[str, list[SampleBl
             continue
         names = {r.identity.get("name", k): run.labels[k] for k, r in run.results.models.items()}
         names.update({k: run.labels[k] for k in run.results.models})
+        qa_mode = str(run.results.config.get("qa_mode") or "first-line")
         with run.samples.open(encoding="utf-8") as fh:
             for line in fh:
                 head = _group_of(line)
@@ -199,7 +200,9 @@ def read_samples(data: ReportData, per_template: int) -> dict[str, list[SampleBl
                         output=str(rec.get("output", "")),
                         answer=rec.get("answer"),
                         fallback=bool(rec.get("fallback")),
-                        correct=is_correct(rec.get("answer"), rec.get("gold"), data, task),
+                        correct=is_correct(
+                            rec.get("answer"), rec.get("gold"), data, task, qa_mode=qa_mode
+                        ),
                     )
                 )
     out: dict[str, list[SampleBlock]] = {}
