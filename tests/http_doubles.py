@@ -152,6 +152,7 @@ class StubServer(_Running, _Recorder):
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # no 40 ms delayed-ACK wait per answer
 
             def log_message(self, *args: Any) -> None:
                 pass
@@ -222,6 +223,7 @@ class FaultProxy(_Running, _Recorder):
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # no 40 ms delayed-ACK wait per answer
 
             def log_message(self, *args: Any) -> None:
                 pass
