@@ -1,8 +1,8 @@
 """hakari's declared dependencies leave room for vLLM: `pip install 'hakari[vllm]'` must be
 able to pick vLLM 0.33.0's exact pins (from its package metadata, 2026-11: torch==2.14.0,
 transformers>=5.16.1,<5.21, llguidance>=1.7,<1.8, openai>=2.25). The full resolution
-against the package index is `scripts/check_vllm_resolves.sh` (needs the index, ~3 min;
-.ci/run runs it)."""
+against the package index is `scripts/check_vllm_resolves.py` (uv on the index, ~15 s;
+.ci/run runs it and fails on a conflict)."""
 
 from __future__ import annotations
 
