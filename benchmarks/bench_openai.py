@@ -34,6 +34,7 @@ from hakari.cache import ResponseCache, cached_generate, generation_to_payload
 
 ROOT = Path(__file__).resolve().parents[1]
 LEVELS = (1, 4, 16)
+PER_REQUEST = (8, 32)  # --prompts-per-request rows, at concurrency 16
 
 
 def free_port() -> int:
@@ -55,7 +56,7 @@ def wait_ready(url: str, proc: subprocess.Popen[bytes], seconds: float = 180) ->
 
 
 def timed_run(backend: OpenAIBackend, requests: list[GenerationRequest]) -> tuple[float, float]:
-    """(requests/s, client CPU ms per request) of one cached run on a fresh cache."""
+    """(prompts/s, client CPU ms per prompt) of one cached run on a fresh cache."""
     with tempfile.TemporaryDirectory() as tmp:
         cache = ResponseCache(Path(tmp) / "responses.sqlite3")
         wall, cpu = time.perf_counter(), time.process_time()
@@ -66,7 +67,7 @@ def timed_run(backend: OpenAIBackend, requests: list[GenerationRequest]) -> tupl
     return len(requests) / wall, 1000 * cpu / len(requests)
 
 
-def bench_stub(n: int) -> list[tuple[str, int, float, float]]:
+def bench_stub(n: int) -> list[tuple[str, int, int, float, float]]:
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, str(ROOT / "tests" / "http_doubles.py"), "--port", str(port)],
@@ -77,19 +78,21 @@ def bench_stub(n: int) -> list[tuple[str, int, float, float]]:
     rows = []
     try:
         wait_ready(url, proc)
-        for level in LEVELS:
+        settings = [(level, 1) for level in LEVELS] + [(16, per) for per in PER_REQUEST]
+        for level, per_request in settings:
             backend = OpenAIBackend(
                 parse_spec(f"openai:stub-model@{url}"),
                 prompt_format="completion",
-                options=ServingOptions(concurrency=level),
+                options=ServingOptions(concurrency=level, prompts_per_request=per_request),
             )
             warm = [GenerationRequest(prompt=f"warm {i}", max_new_tokens=5) for i in range(50)]
             backend.generate(warm)
             requests = [
-                GenerationRequest(prompt=f"c{level} prompt {i}", max_new_tokens=5) for i in range(n)
+                GenerationRequest(prompt=f"c{level}/{per_request} prompt {i}", max_new_tokens=5)
+                for i in range(n)
             ]
             rps, cpu = timed_run(backend, requests)
-            rows.append(("instant stub server", level, rps, cpu))
+            rows.append(("instant stub server", level, per_request, rps, cpu))
             backend.close()
     finally:
         proc.terminate()
@@ -112,7 +115,7 @@ def demo_requests(limit: int, use_chat: bool) -> list[GenerationRequest]:
     return out
 
 
-def bench_server(limit: int) -> list[tuple[str, int, float, float]]:
+def bench_server(limit: int) -> list[tuple[str, int, int, float, float]]:
     from hakari.backends.packaged import SMOLLM2, converted_model
     from hakari.cache import default_cache_dir
     from hakari.models import load_backend
@@ -139,7 +142,7 @@ def bench_server(limit: int) -> list[tuple[str, int, float, float]]:
                 )
                 backend.generate(requests[:2])  # warm the model
                 rps, cpu = timed_run(backend, requests)
-                rows.append(("transformers serve, SmolLM2 (CPU)", level, rps, cpu))
+                rows.append(("transformers serve, SmolLM2 (CPU)", level, 1, rps, cpu))
                 backend.close()
         finally:
             proc.terminate()
@@ -150,7 +153,7 @@ def bench_server(limit: int) -> list[tuple[str, int, float, float]]:
     local.generate(requests, batch_size=8)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     rows.append(
-        ("in-process HFBackend, batch 8", 0, len(requests) / wall, 1000 * cpu / len(requests))
+        ("in-process HFBackend, batch 8", 0, 0, len(requests) / wall, 1000 * cpu / len(requests))
     )
     local.close()
     return rows
@@ -181,10 +184,12 @@ def main() -> None:
     rows = bench_stub(args.n_stub)
     if not args.no_server:
         rows += bench_server(args.limit)
-    print(f"\n{'server':36} {'concurrency':>11} {'requests/s':>11} {'client CPU ms/req':>18}")
-    for name, level, rps, cpu in rows:
+    head = f"{'server':36} {'concurrency':>11} {'prompts/req':>11} {'prompts/s':>10}"
+    print(f"\n{head} {'client CPU ms/prompt':>21}")
+    for name, level, per_request, rps, cpu in rows:
         shown = str(level) if level else "-"
-        print(f"{name:36} {shown:>11} {rps:11.1f} {cpu:18.2f}")
+        per = str(per_request) if per_request else "-"
+        print(f"{name:36} {shown:>11} {per:>11} {rps:10.1f} {cpu:21.2f}")
     print(f"\n{'response cache':44} {'µs per row':>10}")
     for name, us in bench_commits():
         print(f"{name:44} {us:10.1f}")

@@ -43,6 +43,16 @@ def completion(text: str, finish: str = "stop", **extra: Any) -> dict[str, Any]:
             "usage": {"completion_tokens": max(1, len(text) // 4)}}  # fmt: skip
 
 
+def completions(texts: list[str], finish: str = "stop", reverse: bool = False) -> dict[str, Any]:
+    """An answer to a list of prompts: one choice per prompt, `index` = its position
+    (vLLM's order is not promised: `reverse` checks that clients go by the index)."""
+    choices = [{"index": i, "text": t, "finish_reason": finish} for i, t in enumerate(texts)]
+    if reverse:
+        choices.reverse()
+    return {"id": "cmpl-1", "object": "text_completion", "choices": choices,
+            "usage": {"completion_tokens": sum(max(1, len(t) // 4) for t in texts)}}  # fmt: skip
+
+
 def chat(text: str, finish: str = "stop") -> dict[str, Any]:
     message = {"role": "assistant", "content": text}
     return {"id": "chat-1", "object": "chat.completion",
@@ -287,6 +297,9 @@ class FaultProxy(_Running, _Recorder):
 def _instant(seen: Seen) -> Reply:
     if seen.path.endswith("/chat/completions"):
         return Reply(body=chat(" positive"))
+    prompt = seen.body.get("prompt")
+    if isinstance(prompt, list):
+        return Reply(body=completions([" positive"] * len(prompt)))
     return Reply(body=completion(" positive"))
 
 

@@ -128,6 +128,14 @@ def run(
     max_attempts: Annotated[
         int, typer.Option(help="openai: tries per request.", rich_help_panel=SERVING)
     ] = 8,
+    prompts_per_request: Annotated[
+        int,
+        typer.Option(
+            help="openai: completion prompts per request (vLLM, SGLang: 8-32; transformers "
+            "serve: 1).",
+            rich_help_panel=SERVING,
+        ),
+    ] = 1,
     regex_field: Annotated[
         str,
         typer.Option(
@@ -186,6 +194,7 @@ def run(
                 concurrency=concurrency,
                 request_timeout=request_timeout,
                 max_attempts=max_attempts,
+                prompts_per_request=prompts_per_request,
                 regex_field=regex_field,
                 tensor_parallel_size=tensor_parallel_size,
                 data_parallel_size=data_parallel_size,

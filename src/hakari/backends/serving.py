@@ -40,6 +40,9 @@ class ServingOptions:
     backoff_cap: float = 30.0
     replica_failures: int = 5  # consecutive failures that take a replica out
     regex_field: str = "structured_outputs.regex"  # vLLM ≥ 0.12; SGLang: "regex"
+    # Completion prompts per /completions request (vLLM, SGLang and OpenAI take a list;
+    # transformers serve does not): fewer HTTP round trips for the same answers.
+    prompts_per_request: int = 1
     # vLLM in-process
     tensor_parallel_size: int = 1
     data_parallel_size: int = 1
@@ -54,6 +57,7 @@ class ServingOptions:
             "--concurrency": self.concurrency,
             "--request-timeout": self.request_timeout,
             "--max-attempts": self.max_attempts,
+            "--prompts-per-request": self.prompts_per_request,
             "--tensor-parallel-size": self.tensor_parallel_size,
             "--data-parallel-size": self.data_parallel_size,
         }

@@ -40,7 +40,7 @@ from hakari.backends.base import (
     ModelIdentity,
     OnBatch,
 )
-from hakari.backends.openai.faults import classify, fatal_message
+from hakari.backends.openai.faults import classify, fatal_message, server_detail
 from hakari.backends.openai.pool import Replica, ReplicaPool
 from hakari.backends.openai.protocol import (
     Choice,
@@ -235,39 +235,103 @@ class OpenAIBackend:
     ) -> list[GenerationResult]:
         results: list[GenerationResult | None] = [None] * len(requests)
 
-        def done(index: int, result: GenerationResult) -> None:
-            results[index] = result
-            self._check_constraint(requests[index], result)
+        def done(batch: Sequence[int], answers: Sequence[GenerationResult]) -> None:
+            for index, result in zip(batch, answers, strict=True):
+                results[index] = result
+                self._check_constraint(requests[index], result)
             if on_batch is not None:
-                on_batch([(index, result)])
+                on_batch(list(zip(batch, answers, strict=True)))
 
-        jobs = list(enumerate(requests))
-        self._runner.run(self._pool.run(jobs, self._generate_one, lambda j, r: done(j[0], r)))
+        batches = self._batches(requests)
+        self._runner.run(
+            self._pool.run(
+                batches,
+                lambda replica, batch: self._generate_batch(replica, [requests[i] for i in batch]),
+                done,
+            )
+        )
         return [r for r in results if r is not None]
 
-    async def _generate_one(
-        self, replica: Replica[openai.AsyncOpenAI], job: tuple[int, GenerationRequest]
-    ) -> GenerationResult:
-        request = job[1]
-        choice = await self._ask(replica, request, first_stops(request))
-        if needs_reask(request, choice.text, choice.finish, choice.eos):
-            choice = await self._ask(replica, request, reask_stops(request) or ())
-        return final_result(request, choice.text, choice.finish, choice.n_tokens, choice.eos)
+    def _batches(self, requests: Sequence[GenerationRequest]) -> list[tuple[int, ...]]:
+        """Indices of the requests that go together in one HTTP request: completion
+        prompts whose bodies differ only in the prompt, up to `prompts_per_request` of
+        them; a chat request always alone (the endpoint takes one conversation)."""
+        per_request = self.options.prompts_per_request
+        if per_request == 1:
+            return [(i,) for i in range(len(requests))]
+        groups: dict[str, list[int]] = {}
+        singles: list[tuple[int, ...]] = []
+        for i, request in enumerate(requests):
+            if self._is_chat(request):
+                singles.append((i,))
+                continue
+            body = self._body(request, first_stops(request))
+            groups.setdefault(json.dumps(body, sort_keys=True), []).append(i)
+        batches = [
+            tuple(group[s : s + per_request])
+            for group in groups.values()
+            for s in range(0, len(group), per_request)
+        ]
+        return sorted(batches + singles)
+
+    async def _generate_batch(
+        self, replica: Replica[openai.AsyncOpenAI], batch: Sequence[GenerationRequest]
+    ) -> list[GenerationResult]:
+        """Answers of one batch (see `_batches`), re-asking only the prompts that need it
+        (hakari's stop rule, `hakari.backends.serving`)."""
+        choices = await self._ask(replica, batch, first_stops(batch[0]))
+        again = [
+            i
+            for i, (request, choice) in enumerate(zip(batch, choices, strict=True))
+            if needs_reask(request, choice.text, choice.finish, choice.eos)
+        ]
+        if again:
+            stops = reask_stops(batch[again[0]]) or ()
+            redone = await self._ask(replica, [batch[i] for i in again], stops)
+            for i, choice in zip(again, redone, strict=True):
+                choices[i] = choice
+        return [
+            final_result(r, c.text, c.finish, c.n_tokens, c.eos)
+            for r, c in zip(batch, choices, strict=True)
+        ]
+
+    def _body(self, request: GenerationRequest, stops: Sequence[str]) -> dict[str, Any]:
+        body = sampling_fields(request, stops) | extra_fields(request, self.options.regex_field)
+        body["model"] = self.spec.model
+        return body
 
     async def _ask(
         self,
         replica: Replica[openai.AsyncOpenAI],
-        request: GenerationRequest,
+        batch: Sequence[GenerationRequest],
         stops: Sequence[str],
-    ) -> Choice:
-        body = sampling_fields(request, stops) | extra_fields(request, self.options.regex_field)
-        body["model"] = self.spec.model
-        if self._is_chat(request):
-            assert request.messages is not None
-            body["messages"] = chat_messages(request.messages)
-            return parse_chat(await self._post(replica, "/chat/completions", body))
-        body["prompt"] = request.prompt
-        return parse_completion(await self._post(replica, "/completions", body), 1)[0]
+    ) -> list[Choice]:
+        """One HTTP request for requests that share everything but the prompt."""
+        body = self._body(batch[0], stops)
+        if self._is_chat(batch[0]):
+            assert len(batch) == 1 and batch[0].messages is not None
+            body["messages"] = chat_messages(batch[0].messages)
+            return [parse_chat(await self._post(replica, "/chat/completions", body))]
+        if len(batch) == 1:
+            body["prompt"] = batch[0].prompt
+            return parse_completion(await self._post(replica, "/completions", body), 1)
+        body["prompt"] = [r.prompt for r in batch]
+        try:
+            content = await self._post(replica, "/completions", body)
+        except openai.APIStatusError as exc:
+            detail = server_detail(exc)
+            top = self.options.regex_field.split(".")[0]
+            if exc.status_code in (400, 422) and top not in detail and "regex" not in detail:
+                raise HakariInputError(
+                    self._redact(
+                        f"{replica.url} rejected a request with {len(batch)} prompts "
+                        f"({exc.status_code}: {detail[:160]}); a server that takes one prompt "
+                        "per request (transformers serve) needs --prompts-per-request 1"
+                    ),
+                    field="--prompts-per-request",
+                ) from None
+            raise
+        return parse_completion(content, len(batch))
 
     @staticmethod
     async def _post(replica: Replica[openai.AsyncOpenAI], path: str, body: dict[str, Any]) -> bytes:

@@ -88,7 +88,7 @@ def fatal_message(exc: BaseException, *, url: str, model: str, regex_field: str)
     """One line saying why a request cannot succeed, for a failure `classify` rejected."""
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
-        detail = _server_detail(exc)
+        detail = server_detail(exc)
         if status == 401:
             return (
                 f"{url}: the server refused the API key (401: {detail}); set HAKARI_API_KEY "
@@ -112,7 +112,7 @@ def fatal_message(exc: BaseException, *, url: str, model: str, regex_field: str)
     return f"{url}: {type(exc).__name__}: {exc}"
 
 
-def _server_detail(exc: openai.APIStatusError) -> str:
+def server_detail(exc: openai.APIStatusError) -> str:
     body = exc.body
     if isinstance(body, dict):
         inner = body.get("error", body)

@@ -80,7 +80,13 @@ def _choices(data: dict[str, Any], expected: int) -> list[dict[str, Any]]:
         raise MalformedResponse(f"expected {expected} choice(s), got {choices!r:.80}")
     if not all(isinstance(c, dict) for c in choices):
         raise MalformedResponse("a choice is not an object")
-    return sorted(choices, key=lambda c: c.get("index", 0) if isinstance(c, dict) else 0)
+    if expected == 1:
+        return choices
+    # Several prompts: each answer must say which prompt it belongs to, exactly once.
+    indices = [c.get("index") for c in choices]
+    if sorted(i for i in indices if type(i) is int) != list(range(expected)):
+        raise MalformedResponse(f"choice indices {indices!r:.80} are not 0..{expected - 1}")
+    return sorted(choices, key=lambda c: int(c["index"]))
 
 
 def _finish(choice: dict[str, Any]) -> tuple[str, bool]:
