@@ -421,3 +421,38 @@ def test_pfgen_generate_options(
         app, ["pfgen", "generate", "--model", "smollm2-135m", "--data-dir", str(tmp_path), *args]
     )
     assert_one_line(result.exit_code, result.output, needle)
+
+
+# Values click cannot parse or that break a declared range, in every command group: one
+# `error:` line naming the option and the command's help, exit 2 (not click's usage box).
+TYPED_OPTION_CASES = {
+    "run-alpha-word": (["run", "--alpha", "abc"], "--alpha"),
+    "run-batch-size-0": (["run", "--batch-size", "0"], "--batch-size"),
+    "run-limit-word": (["run", "--limit", "ten"], "--limit"),
+    "run-prompts-per-request-word": (
+        ["run", "--prompts-per-request", "x"],
+        "--prompts-per-request",
+    ),
+    "run-markup-value": (["run", "--alpha", "[bold]x[/bold]"], "--alpha"),
+    "run-unknown-option": (["run", "--alpah", "1"], "--alpah"),
+    "score-batch-size-0": (["score", "--batch-size", "0"], "--batch-size"),
+    "meta-confidence-word": (["meta", "x.jsonl", "--confidence", "high"], "--confidence"),
+    "report-missing-input": (["report"], "inputs"),
+    "pfgen-bootstrap-word": (["pfgen", "score", "x", "--bootstrap", "many"], "--bootstrap"),
+    "finetune-epochs-word": (["finetune", "--epochs", "one"], "--epochs"),
+    "tasks-show-missing-name": (["tasks", "show"], "name"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TYPED_OPTION_CASES))
+def test_bad_option_values_are_one_line(no_model_loads: list[str], case: str) -> None:
+    args, needle = TYPED_OPTION_CASES[case]
+    result = runner.invoke(app, args)
+    assert_one_line(result.exit_code, result.output, needle, "--help")
+    assert "Usage:" not in result.output and "╭" not in result.output
+
+
+def test_help_is_still_help() -> None:
+    for args in (["run", "--help"], ["tasks"], []):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0 and "Usage" in result.output, (args, result.output)

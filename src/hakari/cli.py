@@ -3,20 +3,60 @@
 from __future__ import annotations
 
 import json
+import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
+from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
+from typer.core import TyperGroup
 
 from hakari.errors import HakariInputError
+
+
+class _OneLineUsageErrors(TyperGroup):
+    """Bad option values (`--alpha abc`, `--batch-size 0`), unknown options and missing
+    arguments end like every other bad input: one `error:` line on stderr naming the
+    option, exit code 2, instead of click's usage box. Help stays help. (typer ≥ 0.29
+    carries its own copy of click: its exceptions live in `typer._click`.)"""
+
+    def main(  # type: ignore[override]
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except NoArgsIsHelpError as exc:
+            exc.show()  # `hakari` or `hakari tasks` alone: the help text
+            sys.exit(0)
+        except UsageError as exc:
+            command = exc.ctx.command_path if exc.ctx is not None else "hakari"
+            _print_error(f"{exc.format_message()} (see: {command} --help)")
+            sys.exit(2)
+        except ClickException as exc:
+            exc.show()
+            sys.exit(exc.exit_code)
+        except typer.Abort:
+            err_console.print("Aborted.")
+            sys.exit(1)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
 
 app = typer.Typer(
     help="hakari (秤): fair, variance-aware evaluation of LLMs across instruction templates.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    cls=_OneLineUsageErrors,
 )
 tasks_app = typer.Typer(help="List, show and export tasks.", no_args_is_help=True)
 app.add_typer(tasks_app, name="tasks")
