@@ -228,3 +228,52 @@ def test_a_new_run_folder_is_removed_when_no_model_finished(tmp_path: Path) -> N
             backend_factory=lambda s: FakeBackend(fails_after(3)),
         )
     assert list((tmp_path / "runs").iterdir()) == []
+
+
+def test_cli_records_the_command_as_typed_without_secrets(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """config.argv holds the command line (API keys and URL passwords scrubbed); the
+    Markdown and HTML reports show it as text, whatever it holds."""
+    from hakari.report import markdown_report
+    from hakari.reports import build_html, load_inputs
+    from hakari.results import EvalResults
+
+    secret = "sk-argv-secret-123456"
+    monkeypatch.setenv("HAKARI_API_KEY", secret)
+    monkeypatch.setattr(
+        "hakari.models.load_backend", lambda spec, **kw: FakeBackend(lambda r: "positive")
+    )
+    out = tmp_path / "run"
+    hostile_dir = tmp_path / "<script>alert(1)|````x"
+    hostile_dir.mkdir()
+    args = ["run", "--tasks", TASK, "--limit", "2", "--no-cache", "--n-boot", "0",
+            "--output", str(out), "--data-dir", str(hostile_dir),
+            "--regex-field", f"{secret}.x", "--alpha", "0.5"]  # fmt: skip
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    results, _ = read_pair(out)
+    argv = results["config"]["argv"]
+    assert argv[0] == "hakari" and argv[1:4] == ["run", "--tasks", TASK]
+    assert "***.x" in argv and secret not in json.dumps(argv)
+    assert argv[-2:] == ["--alpha", "0.5"]
+
+    markdown = markdown_report(EvalResults.read(out / "results.json"))
+    assert "<script>" in markdown.split("### Summary")[0]  # inside a code block: text
+    fence = next(line for line in markdown.splitlines() if line.startswith("```"))
+    assert fence == "`````text"  # longer than the 4 backticks in the folder name
+    html = build_html(load_inputs([out]))
+    assert "<script>alert(1)" not in html and "&lt;script&gt;alert(1)" in html
+    assert "rebuilt from the run" not in html
+
+
+def test_recorded_text_loses_keys_tokens_and_url_passwords(monkeypatch: pytest.MonkeyPatch) -> None:
+    from hakari.backends.openai.spec import redact_secrets
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-live-abcdef")
+    assert redact_secrets("--key=sk-live-abcdef") == "--key=***"
+    assert redact_secrets("hf:https://me:pa55@host/x") == "hf:https://***@host/x"
+    assert redact_secrets("Authorization: Bearer tok123") == "Authorization: Bearer ***"
+    assert (
+        redact_secrets("openai:m@http://localhost:8000/v1") == "openai:m@http://localhost:8000/v1"
+    )

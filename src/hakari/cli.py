@@ -17,6 +17,16 @@ from typer.core import TyperGroup
 
 from hakari.errors import HakariInputError
 
+_invoked_args: list[str] = []  # the command line of this invocation, after "hakari"
+
+
+def _recorded_argv() -> list[str]:
+    """The command as typed, for results.json: API keys, bearer tokens and URL passwords
+    replaced by ***."""
+    from hakari.backends.openai.spec import redact_secrets
+
+    return ["hakari", *(redact_secrets(a) for a in _invoked_args)]
+
 
 class _OneLineUsageErrors(TyperGroup):
     """Bad option values (`--alpha abc`, `--batch-size 0`), unknown options and missing
@@ -32,6 +42,8 @@ class _OneLineUsageErrors(TyperGroup):
         standalone_mode: bool = True,
         **extra: Any,
     ) -> Any:
+        global _invoked_args
+        _invoked_args = list(args) if args is not None else sys.argv[1:]
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         try:
@@ -230,6 +242,7 @@ def run(
             n_boot=n_boot,
             progress=True,
             qa_mode=qa_mode,  # type: ignore[arg-type]
+            argv=_recorded_argv(),
             serving=ServingOptions(
                 concurrency=concurrency,
                 request_timeout=request_timeout,

@@ -257,10 +257,24 @@ def _md_row(cells: list[str]) -> str:
     return "| " + " | ".join(md_cell(c) for c in cells) + " |"
 
 
+def _md_command(config: dict[str, Any]) -> list[str]:
+    """The command that made the run, in a code block: a fence longer than any run of
+    backticks in it, so no argument can close it (nothing inside is read as Markdown)."""
+    from hakari.reports.page import run_command
+
+    if not config:
+        return []
+    command, recorded = run_command(config)
+    runs = [len(m) for m in re.findall(r"`+", command)]
+    fence = "`" * max(3, max(runs, default=0) + 1)
+    how = "" if recorded else " (rebuilt from the run's config)"
+    return [f"Command{how}:\n", f"{fence}text", " ".join(command.splitlines()), fence, ""]
+
+
 def markdown_report(results: EvalResults) -> str:
     """The report as Markdown: every cell and heading escaped (model names, task names and
     template ids are user text)."""
-    lines: list[str] = ["### Summary\n"]
+    lines: list[str] = [*_md_command(results.config), "### Summary\n"]
     lines.append(_md_row(SUMMARY_HEADER))
     lines.append("|" + "|".join("---" for _ in SUMMARY_HEADER) + "|")
     rows = list(summary_rows(results))

@@ -52,6 +52,7 @@ class RunOptions:
     progress: bool = True
     qa_mode: QAMode = DEFAULT_QA_MODE
     serving: ServingOptions = field(default_factory=ServingOptions)
+    argv: Sequence[str] | None = None  # the command line, secrets scrubbed (CLI runs only)
 
 
 def parse_decodings(value: str | Sequence[str]) -> list[Decoding]:
@@ -96,6 +97,7 @@ def config_dict(
         "n_boot": opts.n_boot,
         "data_dir": str(opts.data_dir) if opts.data_dir else None,
         "serving": asdict(opts.serving),
+        "argv": list(opts.argv) if opts.argv is not None else None,
         "started": datetime.now().isoformat(timespec="seconds"),
     }
 

@@ -64,6 +64,7 @@ def evaluate(
     qa_mode: QAMode = DEFAULT_QA_MODE,
     new_run_under: str | Path | None = None,
     serving: ServingOptions | None = None,
+    argv: Sequence[str] | None = None,
 ) -> EvalResults:
     """Evaluate every model on every task with every decoding and template.
 
@@ -77,6 +78,9 @@ def evaluate(
 
     `serving` holds the options of the serving backends (`openai:`, `vllm:` specs):
     concurrency, timeouts and retries, parallelism.
+
+    `argv` is the command line that asked for the run (the CLI passes it, secrets
+    scrubbed); recorded as `config.argv` so reports show the command as typed.
 
     `backend_factory(spec) -> Backend` replaces the built-in model loader: it is called
     once per model spec, after validation, and the backend is closed when its model is
@@ -106,6 +110,7 @@ def evaluate(
         progress=progress,
         qa_mode=qa_mode,
         serving=serving or ServingOptions(),
+        argv=tuple(argv) if argv is not None else None,
     )
     preflight.check_options(opts)
     opts.serving.check()

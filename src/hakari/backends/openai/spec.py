@@ -60,6 +60,17 @@ def api_key() -> str | None:
     return None
 
 
+def redact_secrets(text: str) -> str:
+    """`text` without the API keys of the environment, bearer tokens and the user:password
+    part of URLs: for anything hakari records that a user typed (the command line)."""
+    for name in KEY_VARIABLES:
+        value = os.environ.get(name)
+        if value:
+            text = text.replace(value, "***")
+    text = re.sub(r"(?i)(\w+://)[^/@\s]+@", r"\1***@", text)
+    return redact(text, None)
+
+
 def redact(message: str, key: str | None) -> str:
     """`message` with the API key (and any bearer token) replaced by `***`."""
     if key:
