@@ -65,7 +65,11 @@ def test_paired_model_names_are_escaped_in_markdown(tmp_path: Path) -> None:
         backend_factory=lambda s: FakeBackend(lambda r: table[r.prompt], name="x"),
     )
     md = markdown_report(res)
-    assert "<img" not in md and "a\\|&lt;img src=x onerror=alert(1)&gt;" in md
+    # The command block at the top is a fenced code block (never read as HTML); every
+    # table cell and heading below it escapes.
+    command, body = md.split("### Summary", 1)
+    assert command.splitlines()[2].startswith("```") and command.rstrip().endswith("```")
+    assert "<img" not in body and "a\\|&lt;img src=x onerror=alert(1)&gt;" in body
 
 
 def test_one_model_has_no_paired_section(tmp_path: Path) -> None:
