@@ -135,6 +135,7 @@ def test_cli_second_model_fails_to_load_first_saved(
         raise ModelLoadError(f"cannot load model {spec!r}: 404 not found", field="--model")
 
     monkeypatch.setattr("hakari.models.load_backend", load)
+    monkeypatch.setattr("hakari.hub.hub_model", lambda repo, revision: False)  # hub answers
     out = tmp_path / "run"
     result = CliRunner().invoke(
         app,

@@ -83,7 +83,9 @@ def resolve_source(spec: str, *, cache_dir: Path | None = None) -> ModelSource:
                 f"{spec}: {source} is neither a local folder nor a hub id (owner/name)",
                 field="--model",
             )
-        return ModelSource(source, source, revision, None, False)
+        from hakari.hub import hub_model
+
+        return ModelSource(source, source, revision, None, hub_model(source, revision))
     raise ModelLoadError(_unknown_spec_message(spec), field="--model")
 
 
@@ -185,11 +187,11 @@ def load_backend(
 
 
 def check_spec(spec: str, *, dtype: str = "float32", device: str = "auto") -> None:
-    """Resolve a model spec without loading weights (milliseconds): a packaged model's
-    package is installed, a local folder holds a config.json, a hub id has the form
-    owner/name, dtype and device exist. `evaluate` runs it for every `--model` before the
-    first model loads, so that a typo in the second spec cannot cost the first model's
-    run. (Whether a hub id exists is only known when it loads.)"""
+    """Resolve a model spec without loading weights: a packaged model's package is
+    installed, a local folder holds a config.json, a hub id has the form owner/name and is
+    in the local cache or on a hub that answers within seconds (`hakari.hub`), dtype and
+    device exist. `evaluate` runs it for every `--model` before the first model loads, so
+    that a typo in the second spec cannot cost the first model's run."""
     from hakari.backends.hf import resolve_device, resolve_dtype
 
     prefix = _serving_prefix(spec)
@@ -226,6 +228,9 @@ def check_spec(spec: str, *, dtype: str = "float32", device: str = "auto") -> No
             f"{spec}: {source} is neither a local folder nor a hub id (owner/name)",
             field="--model",
         )
+    from hakari.hub import hub_model
+
+    hub_model(source, revision)  # in the local cache, or on a hub that answers
 
 
 def _parse_hf(spec: str) -> tuple[str, str | None]:
