@@ -14,6 +14,16 @@ from pathlib import Path
 import pytest
 
 from hakari.backends.hf import HFBackend
+from tests.http_doubles import StubServer
+
+
+@pytest.fixture
+def servers() -> Iterator[list[StubServer]]:
+    """Loopback stub servers a test starts (tests/http_doubles.py); closed after it."""
+    started: list[StubServer] = []
+    yield started
+    for s in started:
+        s.close()
 
 
 @pytest.fixture(scope="session")

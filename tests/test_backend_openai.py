@@ -9,7 +9,7 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 
@@ -30,14 +30,6 @@ FAST = ServingOptions(
 def api_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.setenv("HAKARI_API_KEY", SECRET)
-
-
-@pytest.fixture
-def servers() -> Iterator[list[StubServer]]:
-    started: list[StubServer] = []
-    yield started
-    for s in started:
-        s.close()
 
 
 def serve(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -36,14 +36,6 @@ BATCHED = ServingOptions(
 def api_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.setenv("HAKARI_API_KEY", SECRET)
-
-
-@pytest.fixture
-def servers() -> Iterator[list[StubServer]]:
-    started: list[StubServer] = []
-    yield started
-    for s in started:
-        s.close()
 
 
 def echo(seen: Seen) -> Reply:
