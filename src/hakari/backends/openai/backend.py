@@ -325,8 +325,8 @@ class OpenAIBackend:
                 raise HakariInputError(
                     self._redact(
                         f"{replica.url} rejected a request with {len(batch)} prompts "
-                        f"({exc.status_code}: {detail[:160]}); a server that takes one prompt "
-                        "per request (transformers serve) needs --prompts-per-request 1"
+                        f"({exc.status_code}: {detail[:160]}); if this server takes one prompt "
+                        "per request (transformers serve does), use --prompts-per-request 1"
                     ),
                     field="--prompts-per-request",
                 ) from None
