@@ -456,3 +456,16 @@ def test_help_is_still_help() -> None:
     for args in (["run", "--help"], ["tasks"], []):
         result = runner.invoke(app, args)
         assert result.exit_code == 0 and "Usage" in result.output, (args, result.output)
+
+
+def test_chat_format_on_a_model_without_a_template_is_found_before_loading(
+    tmp_path: Path, no_model_loads: list[str]
+) -> None:
+    folder = tmp_path / "base-model"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    (folder / "tokenizer_config.json").write_text(json.dumps({"model_max_length": 512}))
+    for model in ("gemma3-270m", f"hf:{folder}"):
+        code, out = invoke("--model", "smollm2-135m", "--model", model, "--prompt-format", "chat")
+        assert_one_line(code, out, "--prompt-format", "no chat template", model)
+    assert no_model_loads == []

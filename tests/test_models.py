@@ -70,6 +70,7 @@ def test_missing_package_names_the_pip_command() -> None:
         package="hakari_no_such_package",
         pip_install="pip install hakari-ghost==1.0",
         upstream="",
+        chat_template=False,
     )
     with pytest.raises(ModelLoadError, match=r"pip install hakari-ghost==1\.0"):
         _FileInPackage(ghost, "ghost.gguf").sha256()
@@ -132,3 +133,33 @@ def test_hf_folder_loads_with_its_fingerprint(
     assert identity.name == str(tiny_random_folder.resolve())
     assert identity.revision == folder_revision(tiny_random_folder)
     assert identity.prompt_format == "chat"  # the SmolLM2 tokenizer has a chat template
+
+
+def test_packaged_chat_template_flags_match_the_converted_tokenizers(
+    smollm2_backend: object, gemma_backend: object
+) -> None:
+    """The table `--prompt-format chat` is checked against before a run (no load) says
+    what the converted tokenizers really carry."""
+    from hakari.backends.hf import HFBackend
+    from hakari.models import has_chat_template
+
+    for spec, backend in (("smollm2-135m", smollm2_backend), ("gemma3-270m", gemma_backend)):
+        assert isinstance(backend, HFBackend)
+        assert has_chat_template(spec) is backend.supports_chat, spec
+
+
+def test_chat_template_of_a_local_folder_is_read_from_its_files(tmp_path: Path) -> None:
+    from hakari.models import has_chat_template
+
+    folder = tmp_path / "m"
+    folder.mkdir()
+    assert has_chat_template(f"hf:{folder}") is None  # no tokenizer config: unknown
+    (folder / "tokenizer_config.json").write_text(json.dumps({"model_max_length": 8}))
+    assert has_chat_template(f"hf:{folder}") is False
+    (folder / "tokenizer_config.json").write_text(json.dumps({"chat_template": "{{ x }}"}))
+    assert has_chat_template(f"hf:{folder}") is True
+    (folder / "tokenizer_config.json").write_text("{}")
+    (folder / "chat_template.jinja").write_text("{{ x }}")
+    assert has_chat_template(f"hf:{folder}") is True
+    assert has_chat_template("hf:owner/model") is None
+    assert has_chat_template("openai:m@http://localhost:8000/v1") is None

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -231,6 +232,27 @@ def check_spec(spec: str, *, dtype: str = "float32", device: str = "auto") -> No
     from hakari.hub import hub_model
 
     hub_model(source, revision)  # in the local cache, or on a hub that answers
+
+
+def has_chat_template(spec: str) -> bool | None:
+    """Whether a local-model spec's tokenizer has a chat template, known without loading
+    it: packaged models by their table, local folders by their tokenizer files; None for
+    hub ids (known once downloaded) and serving specs (the server applies it)."""
+    spec, _ = parse_adapter_spec(spec.strip())
+    if spec in PACKAGED_MODELS:
+        return PACKAGED_MODELS[spec].chat_template
+    if not spec.startswith(HF_PREFIX):
+        return None
+    folder = Path(_parse_hf(spec)[0]).expanduser()
+    if not folder.is_dir():
+        return None
+    if any((folder / name).is_file() for name in ("chat_template.jinja", "chat_template.json")):
+        return True
+    try:
+        config = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return bool(config.get("chat_template")) if isinstance(config, dict) else None
 
 
 def _parse_hf(spec: str) -> tuple[str, str | None]:

