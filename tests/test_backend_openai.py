@@ -266,18 +266,44 @@ def test_chat_prompts_go_to_chat_completions(servers: list[StubServer]) -> None:
     b.close()
 
 
-def test_loglik_through_echo_logprobs(servers: list[StubServer]) -> None:
+def vllm_echo(bos: str = "", leading_space: bool = False) -> Callable[[Seen], Reply]:
+    """Answers echo + logprobs as vLLM does: every token decoded on its own, `text_offset`
+    the running sum of those texts' lengths (so the BOS token's text shifts every offset;
+    SentencePiece models get their first word's space back), the first token without a
+    log-prob, one generated token after the prompt, `usage.prompt_tokens`. Words are
+    tokens; a CJK character is three byte tokens that decode to "", "" and the character.
+    A token's log-prob is -0.5 per character of its text (-0.5 for a byte token)."""
+
     def respond(seen: Seen) -> Reply:
         prompt = seen.body["prompt"]
-        words = re.findall(r"\s*\S+", prompt)  # tokens: words with their leading space
-        offsets = [sum(len(w) for w in words[:i]) for i in range(len(words))]
-        logprobs = [None] + [-0.5 * len(w) for w in words[1:]]
-        lp = {"tokens": words, "token_logprobs": logprobs, "text_offset": offsets}
-        # the generated token (max_tokens=1) comes after the prompt
-        lp = {k: [*v, x] for (k, v), x in zip(lp.items(), ["!", -9.0, len(prompt)], strict=True)}
-        return Reply(body=completion(prompt + "!", finish="length", logprobs=lp))
+        pieces: list[str] = [bos] if bos else []
+        for word in re.findall(r"\s*[^\s\u3000-\u9fff]+|\s*[\u3000-\u9fff]", prompt):
+            if re.fullmatch(r"\s*[\u3000-\u9fff]", word):
+                pieces += ["", "", word]
+            else:
+                pieces.append(word)
+        if leading_space:
+            pieces[1 if bos else 0] = " " + pieces[1 if bos else 0].lstrip()
+        logprobs: list[float | None] = [None] + [-0.5 * max(len(p), 1) for p in pieces[1:]]
+        offsets = [sum(len(p) for p in pieces[:i]) for i in range(len(pieces) + 1)]
+        lp = {"tokens": [*pieces, "!"], "token_logprobs": [*logprobs, -9.0],
+              "text_offset": offsets, "top_logprobs": None}  # fmt: skip
+        body = completion(prompt + "!", finish="length", logprobs=lp, stop_reason=None)
+        body["usage"] = {"prompt_tokens": len(pieces), "completion_tokens": 1}
+        return Reply(body=body)
 
-    server = serve(servers, respond)
+    return respond
+
+
+@pytest.mark.parametrize(
+    ("bos", "leading_space"),
+    [("", False), ("<|begin_of_text|>", False), ("<s>", True), ("<bos>", False)],
+    ids=["no-bos", "llama3-bos", "sentencepiece", "gemma-bos"],
+)
+def test_loglik_through_echo_logprobs(
+    servers: list[StubServer], bos: str, leading_space: bool
+) -> None:
+    server = serve(servers, vllm_echo(bos, leading_space))
     b = backend(server.url)
     (result,) = b.loglik([LoglikRequest(prompt="The answer is ", continuations=("yes", "no no"))])
     assert result.logprobs == (-2.0, -3.0)  # " yes" = 4 chars; " no" + " no"
@@ -286,6 +312,48 @@ def test_loglik_through_echo_logprobs(servers: list[StubServer]) -> None:
     bodies = [seen.body for seen in server.generations()]
     assert all((b["echo"], b["logprobs"], b["max_tokens"]) == (True, 1, 1) for b in bodies)
     assert sorted(b["prompt"] for b in bodies) == ["The answer is no no", "The answer is yes"]
+    b.close()
+
+
+@pytest.mark.parametrize("bos", ["", "<s>"])
+def test_loglik_of_japanese_continuations_through_byte_tokens(
+    servers: list[StubServer], bos: str
+) -> None:
+    server = serve(servers, vllm_echo(bos))
+    b = backend(server.url)
+    (result,) = b.loglik([LoglikRequest(prompt="答え：", continuations=("含意", "矛盾する"))])
+    assert result.n_tokens == (6, 12)  # three byte tokens a character
+    assert result.logprobs == (-3.0, -6.0)
+    b.close()
+
+
+def test_loglik_without_a_context_needs_a_bos_token(servers: list[StubServer]) -> None:
+    with_bos = serve(servers, vllm_echo("<s>"))
+    (result,) = backend(with_bos.url).loglik([LoglikRequest(prompt="", continuations=("Yes",))])
+    assert result.n_tokens == (1,) and result.logprobs == (-1.5,)
+    no_bos = serve(servers, vllm_echo(""))
+    b = backend(no_bos.url)
+    with pytest.raises(HakariInputError, match="adds no BOS token"):
+        b.loglik([LoglikRequest(prompt="", continuations=("Yes",))])
+    assert len(no_bos.generations()) == 1  # not retried
+    b.close()
+
+
+def test_an_end_token_of_the_generation_config_is_eos(servers: list[StubServer]) -> None:
+    """vLLM's stop_reason: null for the EOS token, an integer for another end token of the
+    model's generation_config (Gemma's <end_of_turn>), a string for a stop string. An empty
+    answer that ended on an end token is final; one cut by a stop string is re-asked."""
+    reasons = iter([106, "\n"])
+
+    def respond(seen: Seen) -> Reply:
+        return Reply(body=completion("\n", stop_reason=next(reasons, "\n")))
+
+    server = serve(servers, respond)
+    b = backend(server.url)
+    (ended,) = b.generate([GenerationRequest(prompt="Q", max_new_tokens=5)])
+    assert ended.finish_reason == "eos" and len(server.generations()) == 1
+    b.generate([GenerationRequest(prompt="R", max_new_tokens=5)])
+    assert len(server.generations()) == 3  # the stop string in the leading newline: asked again
     b.close()
 
 

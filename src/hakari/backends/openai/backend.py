@@ -44,6 +44,7 @@ from hakari.backends.openai.faults import classify, fatal_message, server_detail
 from hakari.backends.openai.pool import Replica, ReplicaPool
 from hakari.backends.openai.protocol import (
     Choice,
+    NoFirstTokenLogprob,
     NoLogprobs,
     chat_messages,
     extra_fields,
@@ -370,8 +371,9 @@ class OpenAIBackend:
     ) -> list[LoglikResult]:
         """Sum log-probs of each continuation: one `/completions` request per (context,
         continuation) with `echo`, `logprobs=1`, `max_tokens=1`; the continuation's tokens
-        are those whose text offset lies past the context. Trailing whitespace of the
-        context moves to the continuation, as in lm-evaluation-harness and the HF backend."""
+        are the echoed tokens whose text offset lies within its length of the prompt's
+        end (`parse_echo_logprobs`). Trailing whitespace of the context moves to the
+        continuation, as in lm-evaluation-harness and the HF backend."""
         if any(self._is_chat(r) for r in requests):
             raise CannotScore(
                 "log-likelihood through a server needs completion prompts (a chat endpoint "
@@ -428,7 +430,13 @@ class OpenAIBackend:
         }
         content = await self._post(replica, "/completions", body)
         try:
-            return parse_echo_logprobs(content, len(context), len(context) + len(continuation))
+            return parse_echo_logprobs(content, len(continuation))
+        except NoFirstTokenLogprob:
+            raise CannotScore(
+                f"{self.spec.model} adds no BOS token, so a continuation with nothing before "
+                "it has no log-prob for its first token: give the task a prompt",
+                field="prompt",
+            ) from None
         except NoLogprobs:
             raise CannotScore(
                 f"{replica.url} cannot score continuations: it returned no prompt log-probs "

@@ -93,8 +93,14 @@ def _finish(choice: dict[str, Any]) -> tuple[str, bool]:
     finish = choice.get("finish_reason")
     if not isinstance(finish, str):
         raise MalformedResponse("choice without finish_reason")
-    # vLLM says which stop ended the text: null means EOS (or a stop token).
-    eos = finish == "stop" and "stop_reason" in choice and choice["stop_reason"] is None
+    # vLLM says which stop ended the text: null is the model's EOS token, an integer one of
+    # the other end tokens of its generation_config (Gemma's <end_of_turn>: hakari sends
+    # no stop token ids), a string one of the request's stop strings.
+    eos = (
+        finish == "stop"
+        and "stop_reason" in choice
+        and (choice["stop_reason"] is None or type(choice["stop_reason"]) is int)
+    )
     return finish, eos
 
 
@@ -142,9 +148,14 @@ class NoLogprobs(Exception):
     """The server answered without the prompt log-probabilities asked for."""
 
 
-def parse_echo_logprobs(content: bytes, start: int, end: int) -> tuple[float, int]:
-    """Sum log-prob and token count of the echoed prompt tokens whose text starts in
-    [start, end) (the continuation), from a /completions answer with echo + logprobs."""
+def parse_echo_logprobs(content: bytes, continuation_chars: int) -> tuple[float, int]:
+    """Sum log-prob and token count of the echoed prompt's last `continuation_chars`
+    characters (the continuation), from a /completions answer with echo + logprobs.
+
+    `text_offset` counts the characters of each token decoded on its own, so it is shifted
+    by whatever the server prepends: the BOS token's text (`<|begin_of_text|>` adds 17 on
+    vLLM), a SentencePiece leading space. The continuation is therefore found from the end
+    of the prompt, whose offset is that of the first generated token."""
     data = load_body(content)
     (choice,) = _choices(data, 1)
     logprobs = choice.get("logprobs")
@@ -158,14 +169,53 @@ def parse_echo_logprobs(content: bytes, start: int, end: int) -> tuple[float, in
         raise NoLogprobs
     if len(offsets) != len(values):
         raise MalformedResponse("text_offset and token_logprobs differ in length")
+    if not all(type(offset) is int for offset in offsets):
+        raise MalformedResponse("text_offset holds something that is not an integer")
+    n_prompt = _echoed_prompt_tokens(data, len(offsets))
+    prompt_end = _prompt_end(logprobs, offsets, n_prompt)
+    start = prompt_end - continuation_chars
     total, n = 0.0, 0
-    for offset, value in zip(offsets, values, strict=True):
-        if not isinstance(offset, int) or not start <= offset < end:
+    for position in range(n_prompt):
+        if not start <= offsets[position] < prompt_end:
             continue
-        if not isinstance(value, int | float):
-            raise MalformedResponse(f"no log-prob for the continuation token at {offset}")
+        value = values[position]
+        if value is None and position == 0:
+            raise NoFirstTokenLogprob
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            raise MalformedResponse(f"no log-prob for the continuation token at {position}")
         total += float(value)
         n += 1
-    if n == 0 and end > start:
+    if n == 0 and continuation_chars > 0:
         raise MalformedResponse("no echoed token inside the continuation")
     return total, n
+
+
+class NoFirstTokenLogprob(Exception):
+    """The continuation starts the prompt and the model adds no BOS token, so its first
+    token has no log-prob (nothing comes before it)."""
+
+
+def _echoed_prompt_tokens(data: dict[str, Any], n_entries: int) -> int:
+    """How many of the echoed entries are the prompt's: `usage.prompt_tokens` where the
+    server reports it, else all but the one token generated (`max_tokens=1`)."""
+    usage = data.get("usage")
+    reported = usage.get("prompt_tokens") if isinstance(usage, dict) else None
+    if type(reported) is int and 1 <= reported <= n_entries:
+        return reported
+    if n_entries < 2:
+        raise MalformedResponse("echo returned no prompt tokens")
+    return n_entries - 1
+
+
+def _prompt_end(logprobs: dict[str, Any], offsets: list[int], n_prompt: int) -> int:
+    """The offset where the echoed prompt ends: that of the first generated token, or the
+    last prompt token's offset plus its text when nothing follows it."""
+    if n_prompt < len(offsets):
+        return offsets[n_prompt]
+    tokens = logprobs.get("tokens")
+    if not isinstance(tokens, list) or len(tokens) != len(offsets):
+        raise MalformedResponse("echo without the generated token or the tokens' text")
+    last = tokens[n_prompt - 1]
+    if not isinstance(last, str):
+        raise MalformedResponse("a token's text is not a string")
+    return offsets[n_prompt - 1] + len(last)
