@@ -184,3 +184,50 @@ def test_spec_errors(vllm: ModuleType, smollm2_folder: Path) -> None:
         load("vllm:model@")
     with pytest.raises(ModelLoadError, match="unknown dtype"):
         load(f"vllm:{smollm2_folder}", dtype="int3")
+
+
+@pytest.mark.parametrize(
+    ("config", "rank"),
+    [({"r": 8}, 8), ({"r": 4}, 8), ({"r": 48}, 64), ({"r": 320}, 320), ({"r": 1}, 1),
+     ({"r": 16, "rank_pattern": {"q_proj": 96}}, 128)],
+)  # fmt: skip
+def test_max_lora_rank_is_a_rank_vllm_accepts(
+    vllm: ModuleType, smollm2_folder: Path, tmp_path: Path, config: dict[str, Any], rank: int
+) -> None:
+    """vLLM's max_lora_rank is one of 1, 8, 16, ..., 512 (a pydantic Literal): an adapter of
+    rank 4 or 48 loads with the next one up, and a per-module rank_pattern counts."""
+    adapter = tmp_path / "adapter"
+    adapter.mkdir()
+    (adapter / "adapter_config.json").write_text(json.dumps({"peft_type": "LORA", **config}))
+    (adapter / "adapter_model.safetensors").write_bytes(b"weights")
+    from hakari.models import load_backend
+
+    load_backend(f"vllm:{smollm2_folder}+adapter:{adapter}")
+    assert vllm.CALLS[0][1]["max_lora_rank"] == rank
+
+
+@pytest.mark.parametrize("config", [{"r": 1024}, {"r": "8"}, {"r": 8, "rank_pattern": {"q": 0}}])
+def test_an_adapter_rank_vllm_cannot_take_is_one_line(
+    vllm: ModuleType, smollm2_folder: Path, tmp_path: Path, config: dict[str, Any]
+) -> None:
+    adapter = tmp_path / "adapter"
+    adapter.mkdir()
+    (adapter / "adapter_config.json").write_text(json.dumps({"peft_type": "LORA", **config}))
+    (adapter / "adapter_model.safetensors").write_bytes(b"weights")
+    from hakari.models import load_backend
+
+    with pytest.raises(ModelLoadError, match="rank"):
+        load_backend(f"vllm:{smollm2_folder}+adapter:{adapter}")
+    assert not vllm.CALLS  # before any engine starts
+
+
+def test_an_end_token_of_the_generation_config_ends_the_answer(
+    vllm: ModuleType, smollm2_folder: Path
+) -> None:
+    """Gemma's <end_of_turn> is in its generation_config's eos_token_id: vLLM stops there
+    with an integer stop_reason. An empty answer that ended so is final, not re-asked."""
+    vllm.RESPONDER = lambda ids, params: " <end_of_turn>\n"
+    backend = load(f"vllm:{smollm2_folder}", prompt_format="completion")
+    (result,) = backend.generate([GenerationRequest(prompt="Q:", max_new_tokens=8)])
+    assert result.finish_reason == "eos" and result.text == " "
+    assert [kind for kind, _ in vllm.CALLS] == ["LLM", "generate"]

@@ -407,6 +407,7 @@ def test_export_to_an_unwritable_place(tmp_path: Path) -> None:
     [
         (["--temperature", "nan"], "--temperature"),
         (["--temperature", "-1"], "--temperature"),
+        (["--model", "vllm:owner/model", "--temperature", "2.5"], "--temperature"),
         (["--top-p", "0"], "--top-p"),
         (["--top-k", "-2"], "--top-k"),
         (["--output-dir", "BLOCKED/x"], "--output-dir"),

@@ -4,7 +4,11 @@ repo or revision are one line each; a cached copy loads without the network wait
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import huggingface_hub
@@ -121,3 +125,50 @@ def test_cli_with_the_real_hub_client_fails_before_any_model(
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert result.exit_code == 2 and len(lines) == 1, result.output
     assert "hf:hakari-no-such-owner/no-such-model" in lines[0] and loaded == []
+
+
+def hub_cache(root: Path, repo_id: str, commit: str, files: Path) -> Path:
+    """A Hugging Face hub cache holding `files` as `repo_id`'s snapshot at `commit`, with
+    `main` pointing at it (the layout `hf download` leaves)."""
+    repo = root / f"models--{repo_id.replace('/', '--')}"
+    snapshot = repo / "snapshots" / commit
+    snapshot.mkdir(parents=True)
+    for item in files.iterdir():
+        (snapshot / item.name).symlink_to(item)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(commit)
+    return root
+
+
+def test_cached_commit_reads_the_snapshot_a_revision_resolves_to(tmp_path: Path) -> None:
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    files = tmp_path / "files"
+    files.mkdir()
+    (files / "config.json").write_text("{}")
+    cache = str(hub_cache(tmp_path / "hub", "owner/model", commit, files))
+    assert hub.cached_commit("owner/model", None, cache_dir=cache) == commit
+    assert hub.cached_commit("owner/model", "main", cache_dir=cache) == commit
+    assert hub.cached_commit("owner/model", commit, cache_dir=cache) == commit
+    assert hub.cached_commit("owner/model", "v2", cache_dir=cache) is None
+    assert hub.cached_commit("owner/other", None, cache_dir=cache) is None
+
+
+def test_a_hub_model_is_identified_by_the_commit_it_loaded(
+    tmp_path: Path, smollm2_folder: Path
+) -> None:
+    """transformers ≥ 5.18 no longer keeps config._commit_hash: the identity (and so the
+    cache key and results.json) must still name the commit, not just 'main'. Loads
+    hf:owner/model from a hub cache on disk, offline, in a fresh process."""
+    commit = "89abcdef0123456789abcdef0123456789abcdef"
+    cache = hub_cache(tmp_path / "hub", "hakari-test/smollm2", commit, smollm2_folder)
+    code = (
+        "from hakari.models import load_backend\n"
+        "b = load_backend('hf:hakari-test/smollm2', device='cpu')\n"
+        "print(b.identity.name, b.identity.revision)\n"
+    )
+    env = {**os.environ, "HF_HUB_CACHE": str(cache), "HF_HUB_OFFLINE": "1"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["hakari-test/smollm2", commit]

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
+from pathlib import Path
 
 from hakari.errors import ModelLoadError, one_line
 
@@ -68,3 +70,19 @@ def hub_model(repo_id: str, revision: str | None) -> bool:
             "hf:<local folder>",
             field="--model",
         ) from None
+
+
+def cached_commit(repo_id: str, revision: str | None, cache_dir: str | None = None) -> str | None:
+    """The commit that `repo_id@revision` resolved to in the local Hugging Face cache (the
+    snapshot folder a load just read), or None when no snapshot holds its config.json.
+
+    Model identities need it: transformers ≥ 5.18 no longer keeps `config._commit_hash`,
+    so a hub id asked for at a branch (`main`) would otherwise be recorded without the
+    commit whose weights produced the answers."""
+    from huggingface_hub import try_to_load_from_cache
+
+    found = try_to_load_from_cache(repo_id, "config.json", cache_dir=cache_dir, revision=revision)
+    if not isinstance(found, str):
+        return None
+    snapshot = Path(found).parent.name
+    return snapshot if re.fullmatch(r"[0-9a-f]{40}", snapshot) else None

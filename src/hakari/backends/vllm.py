@@ -94,11 +94,6 @@ class VLLMEngine:
 
         self.llm = LLM(**llm_kwargs)
 
-    def commit_hash(self) -> str | None:
-        config = getattr(getattr(self.llm.llm_engine, "model_config", None), "hf_config", None)
-        value = getattr(config, "_commit_hash", None)
-        return value if isinstance(value, str) else None
-
     def generate(
         self,
         prompts: list[list[int]],
@@ -211,6 +206,7 @@ class VLLMBackend:
         options: ServingOptions | None = None,
         lora: AdapterRef | None = None,
     ) -> VLLMBackend:
+        from hakari.hub import cached_commit
         from hakari.models import folder_revision
 
         opts = options or ServingOptions()
@@ -241,9 +237,8 @@ class VLLMBackend:
         )
         if local:
             identity_revision = folder_revision(folder)
-        else:
-            commit = None if remote else engines[0].commit_hash()
-            identity_revision = commit or revision or ""
+        else:  # the snapshot vLLM and the tokenizer loaded from the Hugging Face cache
+            identity_revision = cached_commit(model, revision) or revision or ""
         return cls(
             engines,
             tokenizer,
@@ -409,13 +404,35 @@ def parse_spec(spec: str) -> tuple[str, str | None]:
     return source, (revision or None)
 
 
+# vLLM's `LoRAConfig.max_lora_rank` is one of these (vllm/config/lora.py, `MaxLoRARanks`).
+VLLM_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
+
+
 def lora_rank(lora: AdapterRef | None) -> int | None:
+    """The `max_lora_rank` that admits the adapter: the smallest rank vLLM accepts that is
+    at least its largest rank (`r` and any per-module `rank_pattern`); r 4 → 8, 48 → 64."""
     if lora is None:
         return None
     import json
 
     config = json.loads((lora.path / "adapter_config.json").read_text(encoding="utf-8"))
-    return int(config.get("r", 16))
+    pattern = config.get("rank_pattern") or {}
+    ranks = [config.get("r", 8), *(pattern.values() if isinstance(pattern, dict) else [])]
+    if not all(type(r) is int and r > 0 for r in ranks):
+        raise ModelLoadError(
+            f"{lora.path / 'adapter_config.json'}: r and rank_pattern must be positive "
+            f"integers, got {ranks!r:.80}",
+            field="r",
+        )
+    needed = max(ranks)
+    for allowed in VLLM_LORA_RANKS:
+        if allowed >= needed:
+            return allowed
+    raise ModelLoadError(
+        f"{lora.path}: LoRA rank {needed} is above vLLM's largest max_lora_rank "
+        f"({VLLM_LORA_RANKS[-1]}); merge the adapter into the model and serve that",
+        field="r",
+    )
 
 
 def llm_kwargs(

@@ -230,11 +230,20 @@ def score(
 
 
 def _check_sampling(
-    temperature: float, top_p: float, top_k: int, num_examples: int, batch_size: int | None
+    temperature: float,
+    top_p: float,
+    top_k: int,
+    num_examples: int,
+    batch_size: int | None,
+    model: str = "",
 ) -> None:
     if not math.isfinite(temperature) or temperature < 0:
         raise HakariInputError(
             f"must be a finite number ≥ 0 (got {temperature})", field="--temperature"
+        )
+    if model.startswith("vllm:") and temperature > 2:  # vLLM's SamplingParams refuses it
+        raise HakariInputError(
+            f"vLLM takes temperatures in [0, 2] (got {temperature})", field="--temperature"
         )
     if not 0 < top_p <= 1:
         raise HakariInputError(f"must be in (0, 1] (got {top_p})", field="--top-p")
@@ -276,7 +285,7 @@ def generate(
             raise HakariInputError(f"must be one of {', '.join(MODES)}", field="--mode")
         if num_trials < 1:
             raise HakariInputError("must be at least 1", field="--num-trials")
-        _check_sampling(temperature, top_p, top_k, num_examples, batch_size)
+        _check_sampling(temperature, top_p, top_k, num_examples, batch_size, model)
         try:
             output_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:

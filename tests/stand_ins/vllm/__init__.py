@@ -3,13 +3,17 @@
 `RESPONDER(prompt_token_ids, params) -> str` gives the model's full raw output (before
 stop strings); the stand-in applies `stop` and `max_tokens` the way vLLM does (stop at the
 first occurrence of any stop string, even in leading whitespace; the stop string is
-left out of the text; `stop_reason` is that string, None at EOS). Prompt log-probs are
-a fixed function of the token id and its position: `fake_logprob(pos, token_id)`.
+left out of the text; `stop_reason` is that string, None at EOS, and the token id of an
+end token of the model's generation_config, `END_TOKENS`, where the raw output holds its
+text first). Prompt log-probs are a fixed function of the token id and its position:
+`fake_logprob(pos, token_id)`. The engine's model config, like vLLM's with transformers ≥
+5.18, has no `_commit_hash`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from types import SimpleNamespace
 from typing import Any
 
 from vllm.inputs import TokensPrompt
@@ -26,10 +30,12 @@ RESPONDER: Callable[[list[int], SamplingParams], str] = lambda ids, params: " po
 _LLM_ARGS = {
     "model", "tokenizer", "tokenizer_mode", "skip_tokenizer_init", "trust_remote_code",
     "tensor_parallel_size", "dtype", "quantization", "revision", "tokenizer_revision", "seed",
-    "gpu_memory_utilization", "swap_space", "cpu_offload_gb", "enforce_eager",
+    "gpu_memory_utilization", "cpu_offload_gb", "enforce_eager",
     "max_model_len", "distributed_executor_backend", "data_parallel_size",
     "structured_outputs_config", "enable_lora", "max_lora_rank", "max_loras",
 }  # fmt: skip
+MAX_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)  # vllm/config/lora.py
+END_TOKENS = {"<end_of_turn>": 106}  # Gemma's: in generation_config's eos_token_id
 
 
 def fake_logprob(pos: int, token_id: int) -> float:
@@ -46,10 +52,14 @@ class LLM:
             "auto", "xgrammar", "guidance", "outlines", "lm-format-enforcer"
         ):  # fmt: skip
             raise ValueError(f"unknown structured outputs backend {config}")
+        rank = kwargs.get("max_lora_rank", 16)
+        if rank not in MAX_LORA_RANKS:
+            raise ValueError(f"max_lora_rank: Input should be one of {MAX_LORA_RANKS}")
         CALLS.append(("LLM", {"model": model, **kwargs}))
         self.model = model
         self.kwargs = kwargs
-        self.llm_engine = None
+        hf_config = SimpleNamespace(model_type="llama")  # no _commit_hash
+        self.llm_engine = SimpleNamespace(model_config=SimpleNamespace(hf_config=hf_config))
 
     def generate(
         self,
@@ -85,11 +95,13 @@ class LLM:
                 if pos > 0
             ]
         raw = RESPONDER(ids, params)
-        text, finish, stop_reason = raw, "stop", None
+        text, finish = raw, "stop"
+        stop_reason: str | int | None = None
         stops = [params.stop] if isinstance(params.stop, str) else list(params.stop or [])
-        hits = [(raw.find(s), s) for s in stops if raw.find(s) >= 0]
+        hits: list[tuple[int, str | int]] = [(raw.find(s), s) for s in stops if s in raw]
+        hits += [(raw.find(end), token) for end, token in END_TOKENS.items() if end in raw]
         if hits:
-            at, which = min(hits)
+            at, which = min(hits, key=lambda hit: hit[0])
             text, stop_reason = raw[:at], which
         limit = params.max_tokens if params.max_tokens is not None else 16
         if len(text) > limit:  # one character a token, in this stand-in

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 
@@ -35,15 +36,17 @@ class SamplingParams:
     skip_special_tokens: bool = True
     structured_outputs: StructuredOutputsParams | None = None
 
-    def __post_init__(self) -> None:
-        if self.temperature < 0:
-            raise ValueError("temperature must be non-negative")
-        if not 0 < self.top_p <= 1:
-            raise ValueError("top_p must be in (0, 1]")
-        if self.top_k < -1:
-            raise ValueError("top_k must be -1 (disable), or at least 1")
+    def __post_init__(self) -> None:  # vLLM 0.33's SamplingParams._verify_args
+        if not math.isfinite(self.temperature) or not 0.0 <= self.temperature <= 2.0:
+            raise ValueError(f"temperature must be in [0, 2], got {self.temperature}.")
+        if not 0.0 < self.top_p <= 1.0:
+            raise ValueError(f"top_p must be in (0, 1], got {self.top_p}.")
+        if not isinstance(self.top_k, int) or self.top_k < -1:
+            raise ValueError(f"top_k must be 0 (disable), or at least 1, got {self.top_k}.")
         if self.max_tokens is not None and self.max_tokens < 1:
-            raise ValueError("max_tokens must be at least 1")
+            raise ValueError(f"max_tokens must be at least 1, got {self.max_tokens}.")
+        if self.stop and not self.detokenize:
+            raise ValueError("stop strings are only supported when detokenize is True.")
         if self.structured_outputs is not None and not isinstance(
             self.structured_outputs, StructuredOutputsParams
         ):

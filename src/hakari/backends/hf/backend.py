@@ -54,6 +54,7 @@ from hakari.backends.hf.scheduling import (
 )
 from hakari.constrained import RegexConstraintFactory
 from hakari.errors import HakariInputError, ModelLoadError
+from hakari.hub import cached_commit
 
 log = logging.getLogger(__name__)
 
@@ -126,7 +127,9 @@ class HFBackend:
             trust_remote_code=trust_remote_code,
             local_files_only=local_files_only,
         )
-        commit = getattr(model.config, "_commit_hash", None)
+        commit = getattr(model.config, "_commit_hash", None)  # transformers < 5.18 only
+        if not isinstance(commit, str) and not Path(source).is_dir():
+            commit = cached_commit(str(source), revision)
         return cls(
             model,
             tokenizer,
