@@ -329,8 +329,10 @@ def test_loglik_of_japanese_continuations_through_byte_tokens(
 
 def test_loglik_without_a_context_needs_a_bos_token(servers: list[StubServer]) -> None:
     with_bos = serve(servers, vllm_echo("<s>"))
-    (result,) = backend(with_bos.url).loglik([LoglikRequest(prompt="", continuations=("Yes",))])
+    b = backend(with_bos.url)
+    (result,) = b.loglik([LoglikRequest(prompt="", continuations=("Yes",))])
     assert result.n_tokens == (1,) and result.logprobs == (-1.5,)
+    b.close()
     no_bos = serve(servers, vllm_echo(""))
     b = backend(no_bos.url)
     with pytest.raises(HakariInputError, match="adds no BOS token"):

@@ -415,13 +415,14 @@ def lora_rank(lora: AdapterRef | None) -> int | None:
         return None
     import json
 
-    config = json.loads((lora.path / "adapter_config.json").read_text(encoding="utf-8"))
+    config_file = str(lora.path / "adapter_config.json")  # checked JSON by check_adapter
+    config = json.loads(Path(config_file).read_text(encoding="utf-8"))
     pattern = config.get("rank_pattern") or {}
     ranks = [config.get("r", 8), *(pattern.values() if isinstance(pattern, dict) else [])]
     if not all(type(r) is int and r > 0 for r in ranks):
         raise ModelLoadError(
-            f"{lora.path / 'adapter_config.json'}: r and rank_pattern must be positive "
-            f"integers, got {ranks!r:.80}",
+            f"LoRA ranks must be positive integers, got {ranks!r:.80}",
+            file=config_file,
             field="r",
         )
     needed = max(ranks)
@@ -429,8 +430,9 @@ def lora_rank(lora: AdapterRef | None) -> int | None:
         if allowed >= needed:
             return allowed
     raise ModelLoadError(
-        f"{lora.path}: LoRA rank {needed} is above vLLM's largest max_lora_rank "
-        f"({VLLM_LORA_RANKS[-1]}); merge the adapter into the model and serve that",
+        f"LoRA rank {needed} is above vLLM's largest max_lora_rank ({VLLM_LORA_RANKS[-1]}); "
+        "merge the adapter into the model and serve that",
+        file=config_file,
         field="r",
     )
 

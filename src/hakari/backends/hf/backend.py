@@ -117,7 +117,8 @@ class HFBackend:
         local_files_only: bool = False,
     ) -> HFBackend:
         """Load a local folder or a hub id (at `revision`). The identity's revision is
-        `identity_revision`, else the hub commit, else the revision asked for."""
+        `identity_revision`, else the commit of the hub snapshot loaded, else the revision
+        asked for."""
         model, tokenizer = load_pretrained(
             source,
             name=name,
@@ -127,14 +128,13 @@ class HFBackend:
             trust_remote_code=trust_remote_code,
             local_files_only=local_files_only,
         )
-        commit = getattr(model.config, "_commit_hash", None)  # transformers < 5.18 only
-        if not isinstance(commit, str) and not Path(source).is_dir():
-            commit = cached_commit(str(source), revision)
+        if identity_revision is None and not Path(source).is_dir():  # a hub id
+            identity_revision = cached_commit(str(source), revision)
         return cls(
             model,
             tokenizer,
             name=name,
-            revision=identity_revision or commit or revision or "",
+            revision=identity_revision or revision or "",
             prompt_format=prompt_format,
         )
 
