@@ -214,8 +214,10 @@ def test_an_adapter_rank_vllm_cannot_take_is_one_line(
     adapter.mkdir()
     (adapter / "adapter_config.json").write_text(json.dumps({"peft_type": "LORA", **config}))
     (adapter / "adapter_model.safetensors").write_bytes(b"weights")
-    from hakari.models import load_backend
+    from hakari.models import check_spec, load_backend
 
+    with pytest.raises(ModelLoadError, match="rank"):
+        check_spec(f"vllm:{smollm2_folder}+adapter:{adapter}")  # before the run starts
     with pytest.raises(ModelLoadError, match="rank"):
         load_backend(f"vllm:{smollm2_folder}+adapter:{adapter}")
     assert not vllm.CALLS  # before any engine starts

@@ -18,7 +18,8 @@ backend.
 The identity's revision (part of every cache key) is:
 
 * packaged model: the sha256 of its GGUF file;
-* hub id: the commit transformers resolved, else the revision asked for;
+* hub id: the commit of the Hugging Face cache snapshot it loaded from, else the
+  revision asked for;
 * local folder: `local-` + the sha256 (16 hex) of the name, size and mtime (ns) of every
   config, tokenizer and weight file in it (`*.json`, `*.safetensors`, `*.bin`, `*.model`,
   `*.jinja`, `*.txt`, `*.py`); cheap for big weights, and it changes when a file is
@@ -116,10 +117,11 @@ def _load_openai(spec: str, opts: LoadOptions) -> Backend:
 
 
 def _check_vllm(spec: str) -> None:
-    from hakari.backends.vllm import parse_spec
+    from hakari.backends.vllm import lora_rank, parse_spec
 
-    base, _ = parse_adapter_spec(spec)
+    base, adapter = parse_adapter_spec(spec)
     parse_spec(base)
+    lora_rank(adapter)  # a rank vLLM can take
 
 
 def _load_vllm(spec: str, opts: LoadOptions) -> Backend:
