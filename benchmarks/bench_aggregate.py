@@ -3,7 +3,7 @@
 Synthetic data at the paper's largest template count (JNLI/MNLI: 18 templates) and a
 JNLI-sized split (2,500 instances), 1,000 replicates. For each metric the table gives the
 best wall time over `--repeats` runs of `bootstrap` (scoring of the point estimates
-included), and the time per replicate of a naive loop that calls `metrics.compute` on
+included), and the time per replicate of a naive loop that calls `corpus.compute` on
 every resampled template (measured on a few replicates, then extrapolated to n_boot).
 
 Run: PYTHONPATH=src .venv/bin/python benchmarks/bench_aggregate.py [--metrics accuracy mcc]
@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from hakari import metrics
 from hakari.aggregate import bootstrap
+from hakari.scoring import corpus
 
 NLI_LABELS = ["entailment", "neutral", "contradiction"]
 
@@ -76,7 +76,7 @@ def _naive_per_replicate(metric: str, preds: dict[str, list[Any]], refs: list[An
         idx = rng.integers(0, len(refs), size=len(refs))
         ref_b = [refs[i] for i in idx]
         for t in rng.integers(0, len(columns), size=len(columns)):
-            metrics.compute(metric, [columns[t][i] for i in idx], ref_b)
+            corpus.compute(metric, [columns[t][i] for i in idx], ref_b)
     return (time.perf_counter() - start) / reps
 
 

@@ -22,7 +22,7 @@ import torch
 
 from hakari.backends.base import GenerationRequest
 from hakari.backends.hf import HFBackend
-from hakari.models import load_backend
+from hakari.backends.registry import load_backend
 
 TOPICS = ["sports", "politics", "science", "music", "cooking", "travel", "finance", "films"]
 SUBJECTS = ["The match", "A new law", "The telescope", "This album", "My soup", "The flight"]

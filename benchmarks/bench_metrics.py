@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from realsumm_jsonl import DEFAULT_SHARED, realsumm_rows
 
-from hakari.scoring import MetricSuite, ScoringConfig
+from hakari.scoring.samples import MetricSuite, ScoringConfig
 
 CASES = [
     ("ROUGE-1/2/Lsum (rouge-score)", ["rouge1", "rouge2", "rougeLsum"], {}),

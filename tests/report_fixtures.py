@@ -13,8 +13,8 @@ import json
 from pathlib import Path
 
 from hakari.backends.base import GenerationRequest, LoglikRequest
+from hakari.backends.fake import FakeBackend, hash_choice
 from hakari.runner import evaluate
-from tests.fakes import FakeBackend, hash_choice
 
 INJECT = "</table><script>window.__pwned=1</script> | \"dq\" 'sq' 日本語テキスト <b>bold</b>"
 HOSTILE_MODEL = '<script>window.__pwned=2</script>|"m"\''

@@ -11,8 +11,8 @@ from scipy.stats import pearsonr, spearmanr
 from sklearn.metrics import accuracy_score, matthews_corrcoef
 
 from hakari import aggregate as agg
-from hakari import metrics
 from hakari.aggregate import aggregate, alpha_sweep, bootstrap, scorers, sharpe_score
+from hakari.scoring import corpus
 
 # ----------------------------------------------------------------------------- Sharpe
 
@@ -173,7 +173,7 @@ def test_vectorised_em_f1_equal_per_item_scoring(lang: str) -> None:
         got = agg.resampled_template_scores(name, preds, golds, idx, lang=lang)
         expected = [
             [
-                metrics.compute(name, [p[i] for i in row], [golds[i] for i in row], lang=lang)
+                corpus.compute(name, [p[i] for i in row], [golds[i] for i in row], lang=lang)
                 for p in preds
             ]
             for row in idx
@@ -202,7 +202,7 @@ def test_bootstrap_equals_a_naive_implementation() -> None:
     picked = naive.integers(0, 3, size=(30, 3))
     for b in range(30):
         scores = [
-            metrics.compute("mcc", [preds[t][i] for i in idx[b]], [refs[i] for i in idx[b]])
+            corpus.compute("mcc", [preds[t][i] for i in idx[b]], [refs[i] for i in idx[b]])
             for t in picked[b]
         ]
         assert result.replicate_means[b] == pytest.approx(np.mean(scores), abs=1e-12)
@@ -229,7 +229,7 @@ def test_bootstrap_ci_contains_point_estimate() -> None:
     by_template = {f"{t}-0": p for t, p in enumerate(preds)}
     result = bootstrap(by_template, refs, "accuracy", alpha=1.0, n_boot=1000, seed=0)
     stats = result.stats
-    expected_points = {t: metrics.compute("accuracy", p, refs) for t, p in by_template.items()}
+    expected_points = {t: corpus.compute("accuracy", p, refs) for t, p in by_template.items()}
     assert result.per_template == pytest.approx(expected_points)
     assert stats.mean == pytest.approx(np.mean(list(expected_points.values())))
     assert stats.ci_low is not None and stats.ci_high is not None

@@ -374,7 +374,7 @@ def test_loglik_needs_logprobs(servers: list[StubServer]) -> None:
 
 
 def test_check_spec_asks_the_server(servers: list[StubServer]) -> None:
-    from hakari.models import check_spec
+    from hakari.backends.registry import check_spec
 
     server = serve(servers, echo_prompt)
     check_spec(f"openai:stub-model@{server.url}")  # runs before any model of a run loads

@@ -134,7 +134,7 @@ def test_loglik_uses_prompt_logprobs_on_the_hf_backends_tokens(
 
 
 def test_lora_request(vllm: ModuleType, smollm2_folder: Path, tmp_path: Path) -> None:
-    from hakari.models import load_backend
+    from hakari.backends.registry import load_backend
 
     adapter = tmp_path / "adapter"
     adapter.mkdir()
@@ -200,7 +200,7 @@ def test_max_lora_rank_is_a_rank_vllm_accepts(
     adapter.mkdir()
     (adapter / "adapter_config.json").write_text(json.dumps({"peft_type": "LORA", **config}))
     (adapter / "adapter_model.safetensors").write_bytes(b"weights")
-    from hakari.models import load_backend
+    from hakari.backends.registry import load_backend
 
     load_backend(f"vllm:{smollm2_folder}+adapter:{adapter}")
     assert vllm.CALLS[0][1]["max_lora_rank"] == rank
@@ -214,7 +214,7 @@ def test_an_adapter_rank_vllm_cannot_take_is_one_line(
     adapter.mkdir()
     (adapter / "adapter_config.json").write_text(json.dumps({"peft_type": "LORA", **config}))
     (adapter / "adapter_model.safetensors").write_bytes(b"weights")
-    from hakari.models import check_spec, load_backend
+    from hakari.backends.registry import check_spec, load_backend
 
     with pytest.raises(ModelLoadError, match="rank"):
         check_spec(f"vllm:{smollm2_folder}+adapter:{adapter}")  # before the run starts

@@ -3,8 +3,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from hakari.backends.base import GenerationRequest
-from hakari.cache import ResponseCache, cached_generate, request_key
-from tests.fakes import FakeBackend
+from hakari.backends.cache import ResponseCache, cached_generate, request_key
+from hakari.backends.fake import FakeBackend
 
 
 def test_keys_change_with_every_setting() -> None:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from hakari.chance import chance_rates, split_golds, task_chance_rates
 from hakari.errors import HakariInputError
+from hakari.scoring.chance import chance_rates, split_golds, task_chance_rates
 from hakari.tasks.loader import load_task
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"

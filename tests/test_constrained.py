@@ -10,13 +10,13 @@ import torch
 from transformers import AutoTokenizer, PreTrainedTokenizerBase
 
 from hakari.backends.base import GenerationRequest, Message
-from hakari.backends.hf import HFBackend
-from hakari.constrained import (
+from hakari.backends.constrained import (
     ConstraintError,
     RegexConstraintFactory,
     apply_bitmask,
     validate_regex,
 )
+from hakari.backends.hf import HFBackend
 from hakari.errors import HakariInputError
 
 JAPANESE_AND_ENGLISH = [

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from hakari.errors import HakariInputError
-from hakari.export import export_training_data, format_score
-from hakari.extract import extract_answer
+from hakari.tasks.export import export_training_data, format_score
+from hakari.tasks.extract import extract_answer
 from hakari.tasks.loader import load_task
 
 STS_REGEX = r"(5(\.0{1,2})?|[0-4](\.[0-9]{1,2})?)"

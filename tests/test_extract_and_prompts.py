@@ -4,8 +4,8 @@ import re
 
 import pytest
 
-from hakari.extract import extract_answer, gold_answer, normalize_qa_answer
-from hakari.prompts import render, select_templates
+from hakari.tasks.extract import extract_answer, gold_answer, normalize_qa_answer
+from hakari.tasks.prompts import render, select_templates
 from hakari.tasks.spec import TaskSpec
 
 BASE = {

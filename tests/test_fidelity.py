@@ -16,12 +16,12 @@ from hakari.backends.base import (
     stop_index,
     tokens_for_chars,
 )
+from hakari.backends.fake import FakeBackend
 from hakari.backends.hf import HFBackend
-from hakari.extract import extract_answer, find_answer, first_number
 from hakari.runner import evaluate
+from hakari.tasks.extract import extract_answer, find_answer, first_number
 from hakari.tasks.loader import builtin_task_paths, load_task
 from hakari.tasks.spec import TaskSpec
-from tests.fakes import FakeBackend
 
 BUILTIN = sorted(builtin_task_paths())
 ASCII_ALNUM = re.compile(r"[A-Za-z0-9]")

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from hakari.adapters import check_adapter, split_adapter_spec
+from hakari.backends.adapters import check_adapter, split_adapter_spec
 from hakari.cli import app
 from hakari.errors import HakariInputError, ModelLoadError
 from hakari.finetune.config import (

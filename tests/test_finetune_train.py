@@ -107,7 +107,7 @@ def test_three_step_lora_on_jcola_lowers_the_loss_and_evaluates_through_hakari_r
 
 
 def _adapter_hash(folder: Path) -> str:
-    from hakari.adapters import check_adapter
+    from hakari.backends.adapters import check_adapter
 
     return check_adapter(folder).sha256
 

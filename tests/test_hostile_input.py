@@ -29,7 +29,7 @@ def no_model_loads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         loaded.append(spec)
         raise AssertionError(f"a model was loaded before the bad input was reported: {spec}")
 
-    monkeypatch.setattr("hakari.models.load_backend", refuse)
+    monkeypatch.setattr("hakari.backends.registry.load_backend", refuse)
     return loaded
 
 
@@ -212,7 +212,7 @@ def test_read_only_cache(tmp_path: Path, no_model_loads: list[str]) -> None:
 
 def test_read_only_cache_database_file(tmp_path: Path) -> None:
     """A database opened read-only (as a read-only mount would give) is found on open."""
-    from hakari.cache import ResponseCache
+    from hakari.backends.cache import ResponseCache
     from hakari.errors import CacheError
 
     db = tmp_path / "responses.sqlite3"

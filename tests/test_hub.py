@@ -1,5 +1,5 @@
 """A hub model is checked before the run with one bounded metadata request
-(`hakari.hub`): not cached and not reachable, offline mode without a copy, an unknown
+(`hakari.backends.hub`): not cached and not reachable, offline mode without a copy, an unknown
 repo or revision are one line each; a cached copy loads without the network wait."""
 
 from __future__ import annotations
@@ -15,10 +15,11 @@ import huggingface_hub
 import pytest
 from typer.testing import CliRunner
 
-from hakari import hub
+from hakari.backends import hub
+from hakari.backends.registry import check_spec
+from hakari.backends.weights import resolve_source
 from hakari.cli import app
 from hakari.errors import ModelLoadError
-from hakari.models import check_spec, resolve_source
 
 
 class FakeHub:
@@ -118,7 +119,9 @@ def test_cli_with_the_real_hub_client_fails_before_any_model(
     machine with a network the repo does not exist. Either way one line, exit 2, and the
     packaged model before it never loads."""
     loaded: list[str] = []
-    monkeypatch.setattr("hakari.models.load_backend", lambda spec, **kw: loaded.append(spec))
+    monkeypatch.setattr(
+        "hakari.backends.registry.load_backend", lambda spec, **kw: loaded.append(spec)
+    )
     args = ["run", "--model", "smollm2-135m", "--model", "hf:hakari-no-such-owner/no-such-model",
             "--limit", "1", "--no-cache", "--n-boot", "0"]  # fmt: skip
     result = CliRunner().invoke(app, args)
@@ -162,7 +165,7 @@ def test_a_hub_model_is_identified_by_the_commit_it_loaded(
     commit = "89abcdef0123456789abcdef0123456789abcdef"
     cache = hub_cache(tmp_path / "hub", "hakari-test/smollm2", commit, smollm2_folder)
     code = (
-        "from hakari.models import load_backend\n"
+        "from hakari.backends.registry import load_backend\n"
         "b = load_backend('hf:hakari-test/smollm2', device='cpu')\n"
         "print(b.identity.name, b.identity.revision)\n"
     )

@@ -9,10 +9,10 @@ import pytest
 from scipy.special import expit
 from scipy.stats import sem
 
-from hakari import metrics
 from hakari.aggregate import aggregate, bootstrap, paired_bootstrap
 from hakari.aggregate.intervals import Replicates, template_se, template_statistics
 from hakari.aggregate.resampling import replicate_statistics
+from hakari.scoring import corpus
 
 # ----------------------------------------------------------------------------- influences
 
@@ -176,8 +176,8 @@ def test_paired_difference_equals_difference_of_point_estimates() -> None:
         ("weak", "mid"),
     ]
     for c in comparisons:
-        a = aggregate({t: metrics.compute("mcc", p, refs) for t, p in models[c.model_a].items()})
-        b = aggregate({t: metrics.compute("mcc", p, refs) for t, p in models[c.model_b].items()})
+        a = aggregate({t: corpus.compute("mcc", p, refs) for t, p in models[c.model_a].items()})
+        b = aggregate({t: corpus.compute("mcc", p, refs) for t, p in models[c.model_b].items()})
         assert (c.mean.a, c.mean.b, c.mean.diff) == (a.mean, b.mean, a.mean - b.mean)
         assert (c.sharpe.a, c.sharpe.b, c.sharpe.diff) == (a.sharpe, b.sharpe, a.sharpe - b.sharpe)
     first = comparisons[0].to_dict()
@@ -206,7 +206,7 @@ def test_paired_ci_comes_from_the_same_resamples() -> None:
         per_model = []
         for name in ("strong", "weak"):
             scores = [
-                metrics.compute(
+                corpus.compute(
                     "accuracy",
                     [pair[name][templates[t]][i] for i in idx[r]],
                     [refs[i] for i in idx[r]],

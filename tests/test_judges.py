@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from hakari.backends.base import GenerationRequest
-from hakari.cache import ResponseCache
+from hakari.backends.cache import ResponseCache
+from hakari.backends.fake import FakeBackend
 from hakari.errors import HakariInputError
 from hakari.judges import Judge, JudgeItem, load_prompt
 from hakari.judges.parse import parse_verdict
-from tests.fakes import FakeBackend
 
 # ------------------------------------------------------------------------- parsing
 

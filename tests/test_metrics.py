@@ -9,8 +9,8 @@ import pytest
 from scipy.stats import pearsonr, spearmanr
 from sklearn.metrics import matthews_corrcoef
 
-from hakari import metrics
-from hakari.metrics import compute, compute_detailed, normalize_answer, squad_em, squad_f1
+from hakari.scoring import corpus
+from hakari.scoring.corpus import compute, compute_detailed, normalize_answer, squad_em, squad_f1
 
 # ----------------------------------------------------------------------------- accuracy
 
@@ -19,7 +19,7 @@ def test_accuracy_counts_none_as_wrong() -> None:
     preds = ["a", None, "b", "b"]
     refs = ["a", "a", "b", "a"]
     assert compute("accuracy", preds, refs) == 0.5
-    np.testing.assert_array_equal(metrics.per_item_scores("accuracy", preds, refs), [1, 0, 1, 0])
+    np.testing.assert_array_equal(corpus.per_item_scores("accuracy", preds, refs), [1, 0, 1, 0])
 
 
 def test_accuracy_int_labels_and_strict_types() -> None:
@@ -55,7 +55,7 @@ def test_mcc_multiclass_with_none_matches_sklearn() -> None:
     preds[17] = None
     expected = matthews_corrcoef(refs, ["<none>" if p is None else p for p in preds])
     assert compute("mcc", preds, refs) == pytest.approx(expected, abs=1e-12)
-    assert metrics.per_item_scores("mcc", preds, refs) is None
+    assert corpus.per_item_scores("mcc", preds, refs) is None
 
 
 # ----------------------------------------------------------------------------- correlations
@@ -105,7 +105,7 @@ def test_correlation_rejects_none_and_nan() -> None:
 # ----------------------------------------------------------------------------- input errors
 
 
-@pytest.mark.parametrize("name", metrics.METRIC_NAMES)
+@pytest.mark.parametrize("name", corpus.METRIC_NAMES)
 def test_empty_input_is_a_clear_error(name: str) -> None:
     with pytest.raises(ValueError, match="empty input"):
         compute(name, [], [])
@@ -175,7 +175,7 @@ def test_squad_corpus_scores_are_on_unit_scale() -> None:
     refs = [["the Eiffel Tower"], ["Denver Broncos", "Broncos"], ["1995"]]
     assert compute("exact_match", preds, refs) == pytest.approx(1 / 3)
     assert compute("f1", preds, refs) == pytest.approx((2 / 3 + 1 + 0) / 3)
-    np.testing.assert_allclose(metrics.per_item_scores("f1", preds, refs), [2 / 3, 1, 0])
+    np.testing.assert_allclose(corpus.per_item_scores("f1", preds, refs), [2 / 3, 1, 0])
 
 
 # ----------------------------------------------------------------------------- JSQuAD (ja)

@@ -16,8 +16,9 @@ from hakari.backends.packaged import (
     _FileInPackage,
     converted_model,
 )
+from hakari.backends.registry import list_packaged_models, load_backend
+from hakari.backends.weights import folder_revision
 from hakari.errors import ModelLoadError
-from hakari.models import folder_revision, list_packaged_models, load_backend
 
 
 def _no_conversion(*args: object) -> None:
@@ -141,7 +142,7 @@ def test_packaged_chat_template_flags_match_the_converted_tokenizers(
     """The table `--prompt-format chat` is checked against before a run (no load) says
     what the converted tokenizers really carry."""
     from hakari.backends.hf import HFBackend
-    from hakari.models import has_chat_template
+    from hakari.backends.registry import has_chat_template
 
     for spec, backend in (("smollm2-135m", smollm2_backend), ("gemma3-270m", gemma_backend)):
         assert isinstance(backend, HFBackend)
@@ -149,7 +150,7 @@ def test_packaged_chat_template_flags_match_the_converted_tokenizers(
 
 
 def test_chat_template_of_a_local_folder_is_read_from_its_files(tmp_path: Path) -> None:
-    from hakari.models import has_chat_template
+    from hakari.backends.registry import has_chat_template
 
     folder = tmp_path / "m"
     folder.mkdir()

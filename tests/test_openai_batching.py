@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from hakari.backends.base import GenerationRequest, Message
+from hakari.backends.cache import ResponseCache, cached_generate
 from hakari.backends.openai import OpenAIBackend, parse_spec
 from hakari.backends.openai.faults import ServerError
 from hakari.backends.serving import ServingOptions
-from hakari.cache import ResponseCache, cached_generate
 from hakari.errors import HakariInputError
 from tests.http_doubles import Reply, Seen, StubServer, chat, completion, completions
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from hakari.report import markdown_report, print_report
+from hakari.backends.fake import FakeBackend
+from hakari.reports.terminal import markdown_report, print_report
 from hakari.runner import evaluate
-from tests.fakes import FakeBackend
 from tests.test_runner import TASK, half_oracle, oracle_table
 
 

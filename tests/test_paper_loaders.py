@@ -13,9 +13,9 @@ import datasets
 import pytest
 
 from hakari.errors import HakariInputError
-from hakari.prompts import render
 from hakari.tasks.data import iter_rows
 from hakari.tasks.loader import check_task_data, load_task
+from hakari.tasks.prompts import render
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 DATASETS = SHARED / "datasets"

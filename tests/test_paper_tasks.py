@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from hakari.extract import extract_answer, fallback_prediction, normalize_qa_answer
-from hakari.prompts import render
 from hakari.tasks.data import iter_rows
+from hakari.tasks.extract import extract_answer, fallback_prediction, normalize_qa_answer
 from hakari.tasks.loader import Task, builtin_task_paths, check_task_data, load_task
+from hakari.tasks.prompts import render
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 DATASETS = SHARED / "datasets"
@@ -252,7 +252,7 @@ def test_local_eval_splits_have_the_paper_row_counts(
 @pytest.mark.parametrize("name", ALL)
 def test_every_regex_can_constrain_decoding(tasks: dict[str, Task], name: str) -> None:
     pytest.importorskip("llguidance")
-    from hakari.constrained import validate_regex
+    from hakari.backends.constrained import validate_regex
 
     for t in tasks[name].spec.templates:
         assert validate_regex(t.regex) is None, (t.id, t.regex)

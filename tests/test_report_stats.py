@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 
 from hakari.aggregate import aggregate
-from hakari.report import NEGATIVE_MEAN_NOTE, markdown_report, print_report
+from hakari.reports.terminal import NEGATIVE_MEAN_NOTE, markdown_report, print_report
 from hakari.results import DecodingResult, EvalResults, ModelResult, TaskResult, TemplateResult
 
 

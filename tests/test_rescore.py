@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+import hakari.backends.registry
 import hakari.judges
-import hakari.models
 from hakari.backends.base import GenerationRequest
+from hakari.backends.fake import FakeBackend
 from hakari.cli import app
 from hakari.runner import evaluate
-from tests.fakes import FakeBackend
 
 runner = CliRunner()
 
@@ -46,13 +46,13 @@ def _pair_judge(request: GenerationRequest) -> str:
 def judge_factory(monkeypatch: pytest.MonkeyPatch) -> JudgeFactory:
     factory = JudgeFactory(_pair_judge)
     monkeypatch.setattr(hakari.judges, "load_judge_backend", factory)
-    real_check = hakari.models.check_spec
+    real_check = hakari.backends.registry.check_spec
 
     def check(spec: str, **kwargs: str) -> None:  # the fake judges' names pass
         if spec not in ("fake-judge", "j"):
             real_check(spec, **kwargs)
 
-    monkeypatch.setattr(hakari.models, "check_spec", check)
+    monkeypatch.setattr(hakari.backends.registry, "check_spec", check)
     return factory
 
 

@@ -12,11 +12,11 @@ import pytest
 from typer.testing import CliRunner
 
 from hakari.backends.base import GenerationRequest
+from hakari.backends.fake import FakeBackend
 from hakari.cli import app
 from hakari.errors import ModelLoadError
 from hakari.runner import evaluate
 from hakari.runner.rundir import new_run_dir
-from tests.fakes import FakeBackend
 
 TASK = "demo_sentiment_en"
 
@@ -134,8 +134,10 @@ def test_cli_second_model_fails_to_load_first_saved(
             return FakeBackend(lambda r: "positive", name=spec)
         raise ModelLoadError(f"cannot load model {spec!r}: 404 not found", field="--model")
 
-    monkeypatch.setattr("hakari.models.load_backend", load)
-    monkeypatch.setattr("hakari.hub.hub_model", lambda repo, revision: False)  # hub answers
+    monkeypatch.setattr("hakari.backends.registry.load_backend", load)
+    monkeypatch.setattr(
+        "hakari.backends.hub.hub_model", lambda repo, revision: False
+    )  # hub answers
     out = tmp_path / "run"
     result = CliRunner().invoke(
         app,
@@ -188,7 +190,8 @@ def test_cli_default_output_is_a_new_folder_per_run(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(
-        "hakari.models.load_backend", lambda spec, **kw: FakeBackend(lambda r: "positive")
+        "hakari.backends.registry.load_backend",
+        lambda spec, **kw: FakeBackend(lambda r: "positive"),
     )
     args = ["run", "--tasks", TASK, "--limit", "2", "--no-cache", "--n-boot", "0"]
     for _ in range(2):
@@ -236,14 +239,15 @@ def test_cli_records_the_command_as_typed_without_secrets(
 ) -> None:
     """config.argv holds the command line (API keys and URL passwords scrubbed); the
     Markdown and HTML reports show it as text, whatever it holds."""
-    from hakari.report import markdown_report
     from hakari.reports import build_html, load_inputs
+    from hakari.reports.terminal import markdown_report
     from hakari.results import EvalResults
 
     secret = "sk-argv-secret-123456"
     monkeypatch.setenv("HAKARI_API_KEY", secret)
     monkeypatch.setattr(
-        "hakari.models.load_backend", lambda spec, **kw: FakeBackend(lambda r: "positive")
+        "hakari.backends.registry.load_backend",
+        lambda spec, **kw: FakeBackend(lambda r: "positive"),
     )
     out = tmp_path / "run"
     hostile_dir = tmp_path / "<script>alert(1)|````x"

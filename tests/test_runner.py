@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from hakari.backends.base import GenerationRequest
-from hakari.prompts import iter_chunks
+from hakari.backends.fake import FakeBackend
 from hakari.runner import evaluate
 from hakari.tasks.loader import load_task
-from tests.fakes import FakeBackend
+from hakari.tasks.prompts import iter_chunks
 
 TASK = "demo_sentiment_en"
 

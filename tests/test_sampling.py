@@ -9,12 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from hakari.backends.fake import FakeBackend, hash_choice
 from hakari.runner import evaluate
 from hakari.runner.options import RunOptions
 from hakari.runner.preflight import scan_rows
 from hakari.runner.sampling import sample_positions
 from hakari.tasks.loader import load_task
-from tests.fakes import FakeBackend, hash_choice
 from tests.test_hostile_input import assert_one_line, invoke
 
 DATASETS = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
@@ -29,7 +29,7 @@ def model_loads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         loaded.append(spec)
         raise AssertionError(f"a model was loaded before the bad input was reported: {spec}")
 
-    monkeypatch.setattr("hakari.models.load_backend", refuse)
+    monkeypatch.setattr("hakari.backends.registry.load_backend", refuse)
     return loaded
 
 

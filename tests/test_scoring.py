@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from hakari.errors import HakariInputError, ModelLoadError
-from hakari.scoring import ScoringConfig, score_texts
+from hakari.scoring.samples import ScoringConfig, score_texts
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 REALSUMM = SHARED / "human-judgements" / "realsumm"
@@ -44,7 +44,7 @@ def test_rouge_lsum_uses_lines_as_sentences() -> None:
 
 
 def test_japanese_rouge_uses_a_word_tokenizer() -> None:
-    from hakari.scoring.lexical import JapaneseTokenizer
+    from hakari.scoring.samples.lexical import JapaneseTokenizer
 
     tok = JapaneseTokenizer()
     pred, ref = "東京都に住んでいます", "東京に住んでいる"
@@ -77,7 +77,7 @@ def test_several_golds_keep_the_best() -> None:
 def test_bertscore_packaged_minilm_matches_bert_score_directly() -> None:
     from bert_score import BERTScorer
 
-    from hakari.scoring.neural import packaged_minilm_path
+    from hakari.scoring.samples.neural import packaged_minilm_path
 
     cands = ["the cat sat on the mat", "stocks fell sharply today"]
     refs = ["a cat was sitting on the mat", "the market dropped a lot today"]
@@ -129,7 +129,7 @@ def test_reward_model_path_with_an_untrained_head(smollm2_folder: Path) -> None:
     (randomly initialised), so only the plumbing is checked, not the values' meaning."""
     import torch
 
-    from hakari.scoring.reward import RewardModel, sigmoid
+    from hakari.scoring.samples.reward import RewardModel, sigmoid
 
     torch.manual_seed(0)
     prompts = ["What is 2+2?", "Name a colour.", "What is 2+2?"]

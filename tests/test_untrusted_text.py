@@ -13,10 +13,10 @@ import yaml
 from rich.console import Console
 from typer.testing import CliRunner
 
+from hakari.backends.fake import FakeBackend
 from hakari.cli import app
-from hakari.report import markdown_report, print_report
+from hakari.reports.terminal import markdown_report, print_report
 from hakari.results import EvalResults
-from tests.fakes import FakeBackend
 from tests.test_task_errors import mutate
 
 MARKUP = "[/red]x[bold]y[/bold][ab]"
@@ -55,7 +55,7 @@ def test_run_with_markup_in_model_spec_task_and_outputs(
     (folder / "config.json").write_text("{}")
     spec = f"hf:{folder}"
     monkeypatch.setattr(
-        "hakari.models.load_backend",
+        "hakari.backends.registry.load_backend",
         lambda s, **kw: FakeBackend(lambda r: "[/red] positive [bold]", name=s),
     )
     out = tmp_path / "out[/x]"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from hakari.pfgen.cli import app
+from hakari.cli.pfgen import app
 from hakari.pfgen.leaderboard import Entry, flag_and_rank
 from hakari.reports.pfgen import leaderboard_html
 

@@ -12,7 +12,8 @@ import pytest
 from hakari.backends.base import (
     GenerationRequest,
 )
-from hakari.cache import ResponseCache
+from hakari.backends.cache import ResponseCache
+from hakari.backends.fake import FakeBackend
 from hakari.pfgen.data import Example
 from hakari.pfgen.generate import (
     GenerationSettings,
@@ -30,7 +31,6 @@ from hakari.pfgen.prompts import (
     stop_sequences,
 )
 from hakari.pfgen.trials import identify_trials, read_trials
-from tests.fakes import FakeBackend
 
 POOL = [Example(f"質問{i:02d}？", f"回答{i:02d}です。") for i in range(50)]
 

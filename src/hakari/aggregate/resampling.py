@@ -20,7 +20,6 @@ from typing import Any
 
 import numpy as np
 
-from hakari import metrics
 from hakari.aggregate.intervals import (
     CI_METHODS,
     DEFAULT_CI_METHOD,
@@ -37,6 +36,7 @@ from hakari.aggregate.scorers import (
     multiplicities,
 )
 from hakari.aggregate.summary import AggregateStats, aggregate
+from hakari.scoring import corpus
 
 # Replicates are processed in chunks of about this many (replicate, instance) cells, which
 # bounds memory at a few tens of MB whatever the split size.
@@ -129,7 +129,7 @@ def template_scores(
     """Each template's metric on all instances, and the scorer of its replicates."""
     check_inputs(metric, preds, references)
     item_scores = None
-    if metric in metrics.PER_ITEM_METRICS:
+    if metric in corpus.PER_ITEM_METRICS:
         # Score the text once: the point estimate is the mean of the per-item scores.
         item_scores = item_matrix(metric, preds, references, options)
         per_template = {
@@ -181,7 +181,7 @@ def _point_scores(
     options: Mapping[str, Any],
 ) -> dict[str, float]:
     return {
-        tid: metrics.compute(metric, preds, references, **options)
+        tid: corpus.compute(metric, preds, references, **options)
         for tid, preds in zip(template_ids, predictions, strict=True)
     }
 

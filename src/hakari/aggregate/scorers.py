@@ -12,7 +12,7 @@ replicates:
   their average rank).
 
 Degenerate replicates (constant predictions or references) score 0.0, as in
-`hakari.metrics`.
+`hakari.scoring.corpus`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from hakari import metrics
+from hakari.scoring import corpus
 
 # Up to this many classes, MCC marginals come from one matrix product with one-hot
 # encodings; above it, from bincount (cost independent of the number of classes).
@@ -163,7 +163,7 @@ def item_matrix(
     options: Mapping[str, Any],
 ) -> np.ndarray:
     """(n_templates, n_instances) per-item scores of a mean-of-items metric."""
-    rows = [metrics.per_item_scores(metric, p, references, **options) for p in predictions]
+    rows = [corpus.per_item_scores(metric, p, references, **options) for p in predictions]
     return np.vstack([r for r in rows if r is not None])
 
 
@@ -174,17 +174,17 @@ def make_scorer(
     options: Mapping[str, Any],
     item_scores: np.ndarray | None = None,
 ) -> Scorer:
-    if metric in metrics.PER_ITEM_METRICS:
+    if metric in corpus.PER_ITEM_METRICS:
         if item_scores is None:
             item_scores = item_matrix(metric, predictions, references, options)
         return _per_item_scorer(item_scores)
     if metric == "mcc":
         # One code table shared by all templates.
         flat = [label for p in predictions for label in p]
-        flat_codes, ref_codes, n_classes = metrics.encode_labels(flat, references)
+        flat_codes, ref_codes, n_classes = corpus.encode_labels(flat, references)
         return _mcc_scorer(flat_codes.reshape(len(predictions), -1), ref_codes, n_classes)
-    pred = np.vstack([metrics.float_values(metric, p, "predictions") for p in predictions])
-    ref = metrics.float_values(metric, references, "references")
+    pred = np.vstack([corpus.float_values(metric, p, "predictions") for p in predictions])
+    ref = corpus.float_values(metric, references, "references")
     if metric == "pearson":
         return _pearson_scorer(pred, ref)
     if metric == "spearman":
@@ -200,8 +200,8 @@ def multiplicities(idx: np.ndarray, n: int) -> np.ndarray:
 def check_inputs(
     metric: str, predictions: Sequence[Sequence[Any]], references: Sequence[Any]
 ) -> None:
-    if metric not in metrics.METRIC_NAMES:
-        raise ValueError(f"unknown metric {metric!r}; expected one of {metrics.METRIC_NAMES}")
+    if metric not in corpus.METRIC_NAMES:
+        raise ValueError(f"unknown metric {metric!r}; expected one of {corpus.METRIC_NAMES}")
     if len(predictions) == 0:
         raise ValueError("no templates to resample")
     if len(references) == 0:
@@ -224,7 +224,7 @@ def resampled_template_scores(
 
     `predictions[t]` are template t's predictions; `indices` is (n_replicates, m) with
     entries in [0, n_instances). Returns (n_replicates, n_templates); entry (b, t) equals
-    `metrics.compute(metric, [predictions[t][i] for i in indices[b]],
+    `corpus.compute(metric, [predictions[t][i] for i in indices[b]],
     [references[i] for i in indices[b]])` when m == n_instances (the bootstrap case).
     """
     check_inputs(metric, predictions, references)

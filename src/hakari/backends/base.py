@@ -2,7 +2,7 @@
 OpenAI-compatible server, a test double) offers the engine.
 
 Requests are plain frozen dataclasses so that they hash stably into the response cache
-(see `hakari.cache`). A backend receives a whole list of requests and is free to batch,
+(see `hakari.backends.cache`). A backend receives a whole list of requests and is free to batch,
 sort and schedule them; it returns results in the order of the requests.
 """
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hakari.adapters import AdapterRef
+from hakari.backends.adapters import AdapterRef
 from hakari.backends.base import (
     GenerationRequest,
     GenerationResult,
@@ -206,8 +206,8 @@ class VLLMBackend:
         options: ServingOptions | None = None,
         lora: AdapterRef | None = None,
     ) -> VLLMBackend:
-        from hakari.hub import cached_commit
-        from hakari.models import folder_revision
+        from hakari.backends.hub import cached_commit
+        from hakari.backends.weights import folder_revision
 
         opts = options or ServingOptions()
         opts.check()

@@ -1,6 +1,6 @@
 """Training examples: which instances, how many times, in which split.
 
-* Task examples reuse `hakari.export` (templates × training instances, the target in each
+* Task examples reuse `hakari.tasks.export` (templates × training instances, the target in each
   template's answer format), so training and `hakari tasks export` never disagree.
 * `nested_sample` is the training-size sweep's sampling (seed 000, Appendix D.4): one
   seeded permutation of the split, and every size takes a prefix of it, so the 100
@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import Literal
 
 from hakari.errors import HakariInputError
-from hakari.export import instance_training_rows
-from hakari.prompts import select_templates
 from hakari.tasks.data import Row, iter_rows
+from hakari.tasks.export import instance_training_rows
 from hakari.tasks.loader import Task
+from hakari.tasks.prompts import select_templates
 from hakari.tasks.spec import Template
 
 Split = Literal["train", "validation", "test"]

@@ -36,8 +36,8 @@ from hakari.finetune.data import (
     train_rows,
 )
 from hakari.finetune.trainer import Say, TrainJob, write_json_atomic
-from hakari.prompts import select_templates
 from hakari.tasks.loader import Task, load_task
+from hakari.tasks.prompts import select_templates
 
 MIXTURE_FILE = "mixture.json"
 TARGET_VALIDATION_CAP = 100

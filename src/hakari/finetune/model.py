@@ -1,6 +1,6 @@
 """The base model for training, with a fresh LoRA adapter on it.
 
-The spec resolves as for evaluation (`hakari.models.resolve_source`: packaged models
+The spec resolves as for evaluation (`hakari.backends.weights.resolve_source`: packaged models
 from their converted folder, `hf:` folders and hub ids), so training and evaluation
 load the same weights. With QLoRA (CUDA only) the base is loaded in 4-bit NF4 through
 bitsandbytes, Table 7's settings, and prepared for k-bit training as peft recommends.
@@ -23,7 +23,7 @@ def load_for_training(
     from peft import LoraConfig, get_peft_model, prepare_model_for_kbit_training
     from transformers import AutoModelForCausalLM, AutoTokenizer, set_seed
 
-    from hakari.models import resolve_source
+    from hakari.backends.weights import resolve_source
 
     src = resolve_source(spec, cache_dir=cache_dir)
     set_seed(settings.seed)  # the adapter's initial weights, like everything else, seeded

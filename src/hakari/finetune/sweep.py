@@ -26,9 +26,9 @@ from hakari.finetune.data import (
     upsample,
 )
 from hakari.finetune.trainer import Say, TrainJob, TrainSummary, train_adapter, write_json_atomic
-from hakari.prompts import select_templates
 from hakari.tasks.data import Row
 from hakari.tasks.loader import Task, load_task
+from hakari.tasks.prompts import select_templates
 
 SWEEP_FILE = "sweep.json"
 

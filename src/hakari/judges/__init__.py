@@ -11,8 +11,8 @@ from hakari.judges.prompts import JudgePrompt, load_prompt
 
 
 def load_judge_backend(spec: str, **kwargs: Any) -> Backend:
-    """The judge model: any spec `hakari.models.load_backend` knows (packaged, hf:, ...)."""
-    from hakari.models import load_backend
+    """The judge model: any spec `hakari.backends.registry.load_backend` knows."""
+    from hakari.backends.registry import load_backend
 
     return load_backend(spec, **kwargs)
 

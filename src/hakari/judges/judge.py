@@ -2,7 +2,7 @@
 
 What a reader must know:
 
-* **Every call goes through `hakari.cache.cached_generate`**, keyed by the judge model's
+* **Every call goes through `hakari.backends.cache.cached_generate`**, keyed by the judge model's
   identity, the exact rendered prompt and the decoding settings: a rerun asks nothing new,
   and a killed run keeps every verdict already received.
 * **Strict verdicts** (`hakari.judges.parse`). An unreadable verdict is re-asked at most
@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hakari.backends.base import Backend, GenerationRequest, Message
-from hakari.cache import ResponseCache, cached_generate
+from hakari.backends.cache import ResponseCache, cached_generate
 from hakari.errors import HakariInputError
 from hakari.judges.parse import Verdict, parse_verdict
 from hakari.judges.prompts import JudgePrompt

@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from hakari._util.jsonl import label_column, number_column, read_jsonl
 from hakari.errors import HakariInputError
-from hakari.jsonl_input import label_column, number_column, read_jsonl
 from hakari.meta import ifteval
 from hakari.meta.correlation import (
     BootstrapSettings,

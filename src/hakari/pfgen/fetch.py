@@ -16,7 +16,7 @@ import tempfile
 import urllib.request
 from pathlib import Path, PurePosixPath
 
-from hakari.cache import default_cache_dir
+from hakari.backends.cache import default_cache_dir
 from hakari.errors import HakariInputError
 from hakari.pfgen.data import data_fingerprint
 

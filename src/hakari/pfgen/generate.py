@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from hakari.backends.base import Backend, GenerationRequest, Message
-from hakari.cache import ResponseCache, cached_generate
+from hakari.backends.cache import ResponseCache, cached_generate
 from hakari.pfgen.data import Example
 from hakari.pfgen.prompts import (
     MAX_TOKENS,

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hakari.cache import default_cache_dir
+from hakari.backends.cache import default_cache_dir
 from hakari.errors import HakariInputError
 from hakari.pfgen.data import (
     Question,

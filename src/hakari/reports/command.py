@@ -53,7 +53,7 @@ def report_command(
     title: str,
     console: Console,
 ) -> None:
-    from hakari.report import markdown_report, print_report
+    from hakari.reports.terminal import markdown_report, print_report
 
     data = load_inputs(inputs)
     if html is not None:

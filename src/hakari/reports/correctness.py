@@ -32,7 +32,7 @@ def is_correct(
     if gold is None or answer is None:
         return None if gold is None else False
     if isinstance(gold, list):
-        from hakari.metrics import per_item_scores
+        from hakari.scoring.corpus import per_item_scores
 
         lang = "ja" if _language(data, task) == "ja" else "en"
         try:

@@ -54,7 +54,7 @@ def analyze_run(
     n: int = 5,
     max_chars: int = 1500,
 ) -> dict[str, Any]:
-    from hakari.cache import ResponseCache
+    from hakari.backends.cache import ResponseCache
     from hakari.judges import Judge, load_judge_backend, load_prompt
 
     if n < 1:
@@ -71,7 +71,7 @@ def analyze_run(
         raise HakariInputError(
             f"{prompt.tag} is not an error-analysis prompt", field="--judge-prompt"
         )
-    from hakari.models import check_spec
+    from hakari.backends.registry import check_spec
 
     check_spec(judge.spec, dtype=judge.dtype, device=judge.device)
     chosen = select_low(samples, metric, n)

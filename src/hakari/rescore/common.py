@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from hakari.errors import HakariInputError
-from hakari.scoring import MetricSuite, ScoringConfig
+from hakari.scoring.samples import MetricSuite, ScoringConfig
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,7 @@ def score_samples(
             field="--prompt-field",
         )
     if judge_options is not None:
-        from hakari.models import check_spec
+        from hakari.backends.registry import check_spec
 
         # A typo in --judge fails here, before any metric model loads.
         check_spec(judge_options.spec, dtype=judge_options.dtype, device=judge_options.device)
@@ -109,7 +109,7 @@ def score_samples(
         out.values.update({k: list(v) for k, v in scored.values.items()})
         out.provenance["metrics"] = {"models": scored.models, "seconds": scored.seconds}
     if judge_options is not None and judge_prompt is not None:
-        from hakari.cache import ResponseCache
+        from hakari.backends.cache import ResponseCache
         from hakari.judges import load_judge_backend
 
         backend = load_judge_backend(

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hakari._util.jsonl import read_jsonl, row_line, strip_line, text_column
 from hakari.errors import HakariInputError
-from hakari.jsonl_input import read_jsonl, row_line, strip_line, text_column
 from hakari.rescore.common import (
     JudgeOptions,
     merged_scores,
@@ -22,7 +22,7 @@ from hakari.rescore.common import (
     score_samples,
     write_jsonl_atomic,
 )
-from hakari.scoring import ScoringConfig
+from hakari.scoring.samples import ScoringConfig
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from hakari import aggregate as agg
+from hakari._util.jsonl import read_jsonl, row_line, strip_line
 from hakari.errors import HakariInputError, one_line
-from hakari.jsonl_input import read_jsonl, row_line, strip_line
 from hakari.rescore.common import (
     JudgeOptions,
     merged_scores,
@@ -32,7 +32,7 @@ from hakari.rescore.common import (
 )
 from hakari.rescore.files import summarise
 from hakari.results import EvalResults
-from hakari.scoring import ScoringConfig
+from hakari.scoring.samples import ScoringConfig
 
 SAMPLE_FIELDS = ("model", "task", "decoding", "template_id", "prompt", "output", "gold")
 

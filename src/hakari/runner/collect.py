@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hakari.backends.base import Backend
-from hakari.cache import ResponseCache, cached_generate
-from hakari.extract import Extraction, extract_answer
-from hakari.prompts import RenderedPrompt, iter_numbered_chunks, select_templates
+from hakari.backends.cache import ResponseCache, cached_generate
 from hakari.runner.options import CHUNK_ROWS, Decoding, ProgressHook, RunOptions
 from hakari.runner.requests import generation_request, loglik_outputs
 from hakari.runner.sampling import numbered_rows
+from hakari.tasks.extract import Extraction, extract_answer
 from hakari.tasks.loader import Task
+from hakari.tasks.prompts import RenderedPrompt, iter_numbered_chunks, select_templates
 
 SampleWriter = Callable[[dict[str, Any]], None]
 

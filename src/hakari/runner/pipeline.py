@@ -15,11 +15,11 @@ from pathlib import Path
 
 from hakari.aggregate import BootstrapResult
 from hakari.backends.base import Backend
+from hakari.backends.cache import ResponseCache
 from hakari.backends.serving import ServingOptions
-from hakari.cache import ResponseCache
-from hakari.extract import DEFAULT_QA_MODE, QAMode
 from hakari.results import DecodingResult, EvalResults, ModelResult, TaskResult, library_versions
 from hakari.runner import preflight
+from hakari.runner.aggregation import BootstrapStore, alpha_sweeps, paired_comparisons, score
 from hakari.runner.collect import SampleWriter, run_decoding
 from hakari.runner.options import (
     DEFAULT_DECODINGS,
@@ -35,7 +35,7 @@ from hakari.runner.options import (
 from hakari.runner.progress import progress_bars
 from hakari.runner.requests import resolve_chat
 from hakari.runner.rundir import RunWriter, new_run_dir
-from hakari.runner.scoring import BootstrapStore, alpha_sweeps, paired_comparisons, score
+from hakari.tasks.extract import DEFAULT_QA_MODE, QAMode
 from hakari.tasks.loader import Task, load_task
 from hakari.tasks.spec import PromptFormat
 
@@ -86,7 +86,7 @@ def evaluate(
     once per model spec, after validation, and the backend is closed when its model is
     done. This is the public way to evaluate a custom backend.
 
-    `qa_mode` picks the SQuAD/JSQuAD post-processing (`hakari.extract`): "first-line"
+    `qa_mode` picks the SQuAD/JSQuAD post-processing (`hakari.tasks.extract`): "first-line"
     (default) or "paper" (Appendix B exactly); it is recorded in results.json.
 
     `limit` evaluates the first N rows of each task; `sample` a random N rows drawn
@@ -230,7 +230,7 @@ def _publish_partial(results: EvalResults, writer: RunWriter, bootstraps: Bootst
 
 def default_factory(opts: RunOptions) -> BackendFactory:
     def factory(spec: str) -> Backend:
-        from hakari.models import load_backend
+        from hakari.backends.registry import load_backend
 
         return load_backend(
             spec,

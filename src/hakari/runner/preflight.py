@@ -20,12 +20,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from hakari.errors import HakariInputError
-from hakari.extract import gold_answer
-from hakari.prompts import render, select_templates
 from hakari.runner.collect import task_instances
 from hakari.runner.options import Decoding, RunOptions
 from hakari.runner.sampling import check_sampling
 from hakari.tasks.data import Row, get_path, resolve_split_file
+from hakari.tasks.extract import gold_answer
 from hakari.tasks.loader import (
     Task,
     check_answer_keys,
@@ -33,13 +32,14 @@ from hakari.tasks.loader import (
     check_rendered_answers,
     check_task_data,
 )
+from hakari.tasks.prompts import render, select_templates
 from hakari.tasks.spec import Template
 
 Baseline = tuple[int, dict[str, float]]  # instances evaluated, chance rate per metric
 
 
 def check_options(opts: RunOptions) -> None:
-    from hakari.extract import QA_MODES
+    from hakari.tasks.extract import QA_MODES
 
     if opts.qa_mode not in QA_MODES:
         raise HakariInputError(
@@ -74,7 +74,7 @@ def check_models(models: Sequence[str], opts: RunOptions, *, builtin_loader: boo
             raise HakariInputError(f"model {spec!r} is given twice", field="--model")
         seen.add(spec)
     if builtin_loader:
-        from hakari.models import check_spec, has_chat_template
+        from hakari.backends.registry import check_spec, has_chat_template
 
         for spec in models:
             check_spec(spec, dtype=opts.dtype, device=opts.device)
@@ -116,7 +116,7 @@ def check_tasks(tasks: Sequence[Task], opts: RunOptions, decodings: Sequence[Dec
 def scan_rows(task: Task, opts: RunOptions, decodings: Sequence[Decoding]) -> Baseline:
     """Check every row the run will use against the selected templates (one streamed
     pass, no prompt kept) and return the instance count and the chance rates."""
-    from hakari.chance import chance_rates
+    from hakari.scoring.chance import chance_rates
 
     spec = task.spec
     templates = select_templates(spec, opts.templates)

@@ -12,10 +12,10 @@ from collections.abc import Callable
 from typing import Any
 
 from hakari.backends.base import Backend, GenerationRequest, LoglikRequest, Message
-from hakari.cache import ResponseCache, cached_loglik
+from hakari.backends.cache import ResponseCache, cached_loglik
 from hakari.errors import HakariInputError
-from hakari.prompts import RenderedPrompt
 from hakari.runner.options import Decoding, RunOptions
+from hakari.tasks.prompts import RenderedPrompt
 from hakari.tasks.spec import PromptFormat
 
 

@@ -1,10 +1,7 @@
-"""Per-sample reference metrics and reward models (IFTEval's scorers), as a registry.
+"""Scores of model outputs against references.
 
-Used elsewhere: `score_texts` / `MetricSuite` (score lists of texts), `ScoringConfig`
-(model and language options), `metric_infos` (the known names, for help and errors).
+`corpus/`: the task metrics computed over a whole split (accuracy, MCC, Pearson, Spearman,
+SQuAD EM/F1), one registered metric per file. `samples/`: per-sample reference metrics,
+reward models (IFTEval's scorers) as a registry of families that load their models lazily.
+`chance.py`: the chance-rate baseline (the fallback answer scored by the task's metrics).
 """
-
-from hakari.scoring.api import MetricSuite, ScoredTexts, score_texts
-from hakari.scoring.registry import ScoringConfig, metric_infos
-
-__all__ = ["MetricSuite", "ScoredTexts", "ScoringConfig", "metric_infos", "score_texts"]

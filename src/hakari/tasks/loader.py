@@ -166,7 +166,7 @@ def _check_field(
 def check_constraints(task: Task) -> None:
     """Every template regex must also work as a decoding constraint (llguidance's regex
     dialect differs from Python's: no look-arounds or back-references)."""
-    from hakari.constrained import validate_regex
+    from hakari.backends.constrained import validate_regex
 
     for template in task.spec.templates:
         problem = validate_regex(INSTANCE_REF.sub("x", template.regex))
@@ -232,7 +232,7 @@ def _check_answers(
     constrained: bool,
     row: int | None,
 ) -> None:
-    from hakari.extract import extract_answer
+    from hakari.tasks.extract import extract_answer
 
     pattern = re.compile(regex)
     for key, label in answers.items():

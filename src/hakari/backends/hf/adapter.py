@@ -8,7 +8,7 @@ hash, so cache keys and results.json tell a fine-tuned model from its base.
 
 from __future__ import annotations
 
-from hakari.adapters import AdapterRef
+from hakari.backends.adapters import AdapterRef
 from hakari.backends.hf.backend import HFBackend
 from hakari.errors import ModelLoadError
 

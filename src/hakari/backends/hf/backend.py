@@ -36,6 +36,7 @@ from hakari.backends.base import (
     ModelIdentity,
     OnBatch,
 )
+from hakari.backends.constrained import RegexConstraintFactory
 from hakari.backends.hf.loading import (
     DEFAULT_BATCH_SIZE,
     PROMPT_FORMATS,
@@ -52,9 +53,8 @@ from hakari.backends.hf.scheduling import (
     left_pad,
     schedule,
 )
-from hakari.constrained import RegexConstraintFactory
+from hakari.backends.hub import cached_commit
 from hakari.errors import HakariInputError, ModelLoadError
-from hakari.hub import cached_commit
 
 log = logging.getLogger(__name__)
 

@@ -33,7 +33,7 @@ from hakari.backends.base import (
     apply_output_rules,
     stop_index,
 )
-from hakari.constrained import RegexConstraint, RegexConstraintFactory, apply_bitmask
+from hakari.backends.constrained import RegexConstraint, RegexConstraintFactory, apply_bitmask
 
 FinishReason = Literal["stop", "length", "eos", "regex_done"]
 REPLACEMENT = "\ufffd"

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from hakari.errors import HakariInputError, ModelLoadError, one_line
-from hakari.scoring.neural import resolve_device
-from hakari.scoring.registry import MetricInfo, ScoringConfig, register_family
+from hakari.scoring.samples.neural import resolve_device
+from hakari.scoring.samples.registry import MetricInfo, ScoringConfig, register_family
 
 MAX_LENGTH = 2048
 

@@ -90,7 +90,7 @@ def score(
     from hakari.rescore.common import JudgeOptions
     from hakari.rescore.files import FileFields, score_file
     from hakari.rescore.run_dir import score_run
-    from hakari.scoring import ScoringConfig
+    from hakari.scoring.samples import ScoringConfig
 
     names = _split(metrics)
     if reward_model and not any(n.startswith("reward") for n in names):
@@ -196,7 +196,7 @@ def analyze(
 
 
 def register(app: typer.Typer) -> None:
-    from hakari.meta.cli import meta
+    from hakari.cli.meta import meta
 
     app.command()(score)
     app.command()(analyze)

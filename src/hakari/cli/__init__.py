@@ -212,7 +212,7 @@ def run(
 ) -> None:
     """Evaluate models on tasks across all their templates (default: the demo suite)."""
     from hakari.backends.serving import ServingOptions
-    from hakari.report import print_report
+    from hakari.reports.terminal import print_report
     from hakari.runner import DEFAULT_MODEL, DEFAULT_TASKS, evaluate
     from hakari.runner.rundir import RUNS_ROOT
 
@@ -362,7 +362,7 @@ def tasks_export(
     data_dir: Annotated[Path | None, typer.Option("--data-dir")] = None,
 ) -> None:
     """Write templates × instances (prompt, target) as JSONL, for fine-tuning."""
-    from hakari.export import export_training_data
+    from hakari.tasks.export import export_training_data
     from hakari.tasks.loader import load_task
 
     try:
@@ -388,7 +388,7 @@ def tasks_export(
 @models_app.command("list")
 def models_list() -> None:
     """The packaged small models (shipped inside PyPI packages) and the spec forms."""
-    from hakari.models import list_packaged_models
+    from hakari.backends.registry import list_packaged_models
 
     table = Table(title="packaged models", title_justify="left")
     for col in ("spec", "installed", "model", "install"):
@@ -406,9 +406,9 @@ def models_list() -> None:
 # and keeps its commands in its own `cli.py`, importing heavy optional dependencies
 # inside the commands so that `hakari --help` stays fast and works without them.
 SUBCOMMANDS: list[tuple[str, str, str]] = [
-    ("hakari.pfgen.cli", "pfgen", "pfgen-bench: Japanese generation benchmark."),
+    ("hakari.cli.pfgen", "pfgen", "pfgen-bench: Japanese generation benchmark."),
     (
-        "hakari.finetune.cli",
+        "hakari.cli.finetune",
         "finetune",
         "Train LoRA/QLoRA adapters; evaluate them with --model SPEC+adapter:DIR.",
     ),
@@ -432,7 +432,7 @@ _mount_subcommands()
 
 
 def _mount_ifteval() -> None:
-    from hakari.rescore.cli import register  # score, analyze, meta
+    from hakari.cli.score import register  # score, analyze, meta
 
     register(app)
 

@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from hakari import metrics
 from hakari.errors import HakariInputError
-from hakari.extract import fallback_prediction, gold_answer
+from hakari.scoring import corpus
 from hakari.tasks.data import get_path, iter_rows
+from hakari.tasks.extract import fallback_prediction, gold_answer
 from hakari.tasks.loader import Task, load_task
 from hakari.tasks.spec import TaskSpec
 
@@ -32,7 +32,7 @@ def chance_rates(spec: TaskSpec, golds: Sequence[Any]) -> dict[str, float]:
     references = [_canonical_gold(spec, g, i) for i, g in enumerate(golds)]
     predictions = [fallback_prediction(spec)] * len(references)
     return {
-        name: metrics.compute(name, predictions, references, lang=spec.language)
+        name: corpus.compute(name, predictions, references, lang=spec.language)
         for name in spec.metrics
     }
 

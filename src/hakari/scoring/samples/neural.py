@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from hakari.errors import ModelLoadError, one_line
-from hakari.scoring.registry import MetricInfo, ScoringConfig, register_family
+from hakari.scoring.samples.registry import MetricInfo, ScoringConfig, register_family
 
 PAPER_BERTSCORE_MODEL = "microsoft/deberta-base-mnli"
 MULTILINGUAL_BERTSCORE_MODEL = "bert-base-multilingual-cased"

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from hakari.errors import HakariInputError
-from hakari.scoring.registry import (
+from hakari.scoring.samples.registry import (
     MetricInfo,
     Scorer,
     ScoringConfig,
@@ -84,7 +84,7 @@ def score_texts(
     prompts: Sequence[str] | None = None,
     config: ScoringConfig | None = None,
 ) -> ScoredTexts:
-    """Per-sample values of every metric in `metrics` (see `hakari.scoring.registry`)."""
+    """Per-sample values of every metric in `metrics` (see `hakari.scoring.samples.registry`)."""
     suite = MetricSuite(metrics, config or ScoringConfig(), has_prompts=prompts is not None)
     suite.prepare()
     return suite.score(predictions, references, prompts)

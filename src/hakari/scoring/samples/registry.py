@@ -111,4 +111,4 @@ def build_scorers(infos: Sequence[MetricInfo], config: ScoringConfig) -> dict[st
 def _load_builtin() -> None:
     # Importing the modules registers their families (kept out of module import time so
     # that `hakari --help` never imports torch).
-    from hakari.scoring import lexical, neural, reward  # noqa: F401
+    from hakari.scoring.samples import lexical, neural, reward  # noqa: F401

@@ -184,7 +184,7 @@ def finetune(
             raise HakariInputError("must be auto, chat or completion", field="--prompt-format")
         if output is None:
             raise HakariInputError("an output folder is required", field="--output")
-        from hakari.models import check_spec
+        from hakari.backends.registry import check_spec
 
         check_spec(model, device=device)
         if "+adapter:" in model:

@@ -11,8 +11,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hakari.extract import gold_answer
 from hakari.tasks.data import Row, get_path
+from hakari.tasks.extract import gold_answer
 from hakari.tasks.spec import INSTANCE_REF, LabelValue, TaskSpec, Template
 
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 from typing import Any
 
 from hakari import aggregate as agg
-from hakari import metrics
 from hakari.aggregate import BootstrapResult
 from hakari.results import DecodingResult, EvalResults, TemplateResult
 from hakari.runner.collect import Collected
 from hakari.runner.options import RunOptions
+from hakari.scoring import corpus
 from hakari.tasks.loader import Task
 
 
@@ -42,7 +42,7 @@ def score(
     golds = collected.golds
     for template_id, preds in collected.predictions.items():
         scores: dict[str, float] = {
-            m: float(metrics.compute(m, preds, golds, **metric_options(task, m, opts)))
+            m: float(corpus.compute(m, preds, golds, **metric_options(task, m, opts)))
             for m in spec.metrics
         }
         dec.templates[template_id] = TemplateResult(

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from hakari.errors import HakariInputError
-from hakari.prompts import RenderedPrompt, render, select_templates
 from hakari.tasks.data import iter_rows
 from hakari.tasks.loader import Task, load_task
+from hakari.tasks.prompts import RenderedPrompt, render, select_templates
 from hakari.tasks.spec import LabelValue, TaskSpec, Template
 
 

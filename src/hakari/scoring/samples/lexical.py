@@ -8,7 +8,7 @@ fugashi + unidic-lite word tokenizer is passed as `RougeScorer(tokenizer=...)`.
 in HF `evaluate` (ROUGE-1.5.5's `-m` turns it on: `ScoringConfig.rouge_stemmer`).
 
 Exact match and F1 are hakari's SQuAD v1.1 (en) / JGLUE JSQuAD (ja) scorers from
-`hakari.metrics`, per sample, best over the golds.
+`hakari.scoring.corpus`, per sample, best over the golds.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from hakari.errors import HakariInputError
-from hakari.metrics import Lang, squad_em, squad_f1
-from hakari.scoring.registry import MetricInfo, ScoringConfig, register_family
+from hakari.scoring.corpus import Lang, squad_em, squad_f1
+from hakari.scoring.samples.registry import MetricInfo, ScoringConfig, register_family
 
 ROUGE_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
 _PARTS = {"": "fmeasure", "_precision": "precision", "_recall": "recall"}

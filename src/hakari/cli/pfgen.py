@@ -257,7 +257,7 @@ def _check_sampling(
 
 @app.command()
 def generate(
-    model: Annotated[str, typer.Option("--model", help="model spec for hakari.models")],
+    model: Annotated[str, typer.Option("--model", help="model spec for hakari.backends.registry")],
     data_dir: DataDirOption = None,
     cache_dir: CacheDirOption = None,
     mode: Annotated[str, typer.Option(help="completion, qa or chat")] = "completion",
@@ -311,8 +311,8 @@ def generate(
             prefix=prefix,
             seed=seed,
         )
-        from hakari.cache import ResponseCache
-        from hakari.models import check_spec, load_backend
+        from hakari.backends.cache import ResponseCache
+        from hakari.backends.registry import check_spec, load_backend
 
         check_spec(model, dtype=dtype, device=device)
         cache = ResponseCache.in_dir(cache_dir)  # a bad cache is found before the model loads
@@ -490,7 +490,7 @@ def leaderboard(
         out.print(f"report: {html}", highlight=False, markup=False)
 
 
-def main() -> None:  # pragma: no cover - for `python -m hakari.pfgen.cli`
+def main() -> None:  # pragma: no cover - for `python -m hakari.cli.pfgen`
     app()
 
 

