@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from hakari.errors import HakariInputError
-from hakari.scoring.chance import chance_rates, split_golds, task_chance_rates
+from hakari.tasks.chance import chance_rates, split_golds, task_chance_rates
 from hakari.tasks.loader import load_task
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"

@@ -6,13 +6,12 @@ example built, before the first model loads; bad input is one line and exit code
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
-from rich.text import Text
 
+from hakari.cli.common import console, fail, split_csv
 from hakari.errors import HakariInputError
 from hakari.finetune.config import (
     MIXTURE_N_TARGET,
@@ -24,28 +23,14 @@ from hakari.finetune.config import (
     with_overrides,
 )
 
-console = Console(markup=False, highlight=False)  # paths and model text: never markup
-err_console = Console(stderr=True, markup=False, highlight=False)
-
-
-def _fail(exc: HakariInputError) -> NoReturn:
-    """Bad input: one line on stderr, exit 2."""
-    message = " ".join(part.strip() for part in str(exc).splitlines() if part.strip())
-    err_console.print(Text.assemble(("error: ", "bold red"), message), soft_wrap=True)
-    raise typer.Exit(code=2)
-
 
 def _say(text: str) -> None:
     console.print(text, soft_wrap=True)
 
 
-def _csv(text: str | None) -> list[str]:
-    return [x.strip() for x in (text or "").split(",") if x.strip()]
-
-
 def _ints(text: str, field: str) -> list[int]:
     try:
-        return [int(x) for x in _csv(text)]
+        return [int(x) for x in split_csv(text)]
     except ValueError:
         raise HakariInputError(
             f"{text!r} is not a comma-separated list of numbers", field=field
@@ -191,7 +176,7 @@ def finetune(
             raise HakariInputError(
                 "train on a base model, not on SPEC+adapter:DIR", field="--model"
             )
-        template_sel: str | list[str] = "all" if templates == "all" else _csv(templates)
+        template_sel: str | list[str] = "all" if templates == "all" else split_csv(templates)
         if mixture is not None:
             _run_mixture(
                 model, mixture, target, tasks, n_target, resamples, seed, template_sel,
@@ -204,11 +189,11 @@ def finetune(
         if not tasks:
             raise HakariInputError("give --tasks (or --mixture with --target)", field="--tasks")
         _run_tasks(
-            model, _csv(tasks), template_sel, train_size, upsample_to, seed, overrides,
+            model, split_csv(tasks), template_sel, train_size, upsample_to, seed, overrides,
             output, prompt_format, device, cache_dir, data_dir, keep_checkpoints,
         )  # fmt: skip
     except HakariInputError as exc:
-        _fail(exc)
+        fail(exc)
 
 
 def _overrides(**given: Any) -> dict[str, Any]:
@@ -218,7 +203,7 @@ def _overrides(**given: Any) -> dict[str, Any]:
         "r": given.pop("lora_r"),
         "alpha": given.pop("lora_alpha"),
         "dropout": given.pop("lora_dropout"),
-        "target_modules": tuple(_csv(given.pop("target_modules"))) or None,
+        "target_modules": tuple(split_csv(given.pop("target_modules"))) or None,
     }
     out = {k: v for k, v in given.items() if v is not None and v is not False}
     lora = {k: v for k, v in lora.items() if v is not None}
@@ -294,7 +279,7 @@ def _run_mixture(
         data_dir=data_dir,
         overrides=overrides,
         eval_limit=eval_limit,
-        decodings=tuple(_csv(decoding)),
+        decodings=tuple(split_csv(decoding)),
         keep_checkpoints=keep_checkpoints,
     )
     jobs = plan_mixture(spec)

@@ -7,13 +7,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
+from hakari.cli.common import console, fail, split_csv
 from hakari.errors import HakariInputError
-
-
-def _split(values: list[str]) -> list[str]:
-    return [x.strip() for v in values for x in v.split(",") if x.strip()]
 
 
 def meta(
@@ -42,11 +38,10 @@ def meta(
     ] = None,
 ) -> None:
     """Correlate metrics with human scores (system, summary, pooled; CIs; CAT/CIT/TFA)."""
-    from hakari.cli import _fail, console
     from hakari.meta import BootstrapSettings, load_meta_input, meta_evaluate, print_meta
 
     try:
-        data = load_meta_input(input, human, _split(metrics), system_field, group_by)
+        data = load_meta_input(input, human, split_csv(metrics), system_field, group_by)
         result = meta_evaluate(
             data,
             BootstrapSettings(n_boot=n_boot, confidence=confidence, seed=seed),
@@ -54,8 +49,8 @@ def meta(
             tfa_after=tfa_after,
         )
     except HakariInputError as exc:
-        _fail(exc)
-    print_meta(result, console if isinstance(console, Console) else Console())
+        fail(exc)
+    print_meta(result, console)
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(result, indent=2, ensure_ascii=False), encoding="utf-8")

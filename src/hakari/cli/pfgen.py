@@ -20,12 +20,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
+from hakari.cli.common import err_console, fail, write_output
 from hakari.errors import HakariInputError
 
 app = typer.Typer(
     help="pfgen-bench: Japanese open-ended generation benchmark.", no_args_is_help=True
 )
-console = Console(stderr=True, markup=False)  # user and model text: never markup
+console = err_console  # progress and notes; the tables go to `out`
 out = Console(width=None if sys.stdout.isatty() else 160, markup=False)
 SCORE_COLUMNS = (
     "model",
@@ -67,12 +68,6 @@ CacheDirOption = Annotated[
         "--cache-dir", help="cache folder (default: $HAKARI_CACHE_DIR, else the user cache)"
     ),
 ]
-
-
-def _fail(exc: HakariInputError) -> typer.Exit:
-    message = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
-    console.print(Text.assemble(("error: ", "red"), message), soft_wrap=True, markup=False)
-    return typer.Exit(code=2)
 
 
 def check_output_file(path: Path | None, option: str) -> None:
@@ -218,7 +213,7 @@ def score(
             seed=seed,
         )
     except HakariInputError as exc:
-        raise _fail(exc) from exc
+        fail(exc)
     out.print(_score_table(summaries))
     out.print(
         "±std (ref) is the reference's pseudo-trial std (kept for parity); "
@@ -322,7 +317,7 @@ def generate(
             cache.close()
             raise
     except HakariInputError as exc:
-        raise _fail(exc) from exc
+        fail(exc)
     try:
         with _progress(f"generating {num_trials} trials") as update:
             report = generate_trials(
@@ -392,7 +387,7 @@ def build_reference(
         )
         write_data_dir(folder, output_dir, reference, source, replace)
     except HakariInputError as exc:
-        raise _fail(exc) from exc
+        fail(exc)
     table = Table(title="reference set")
     for name in ("question", "input", "after NG", "after rare 5-grams", "after length", "selected"):
         table.add_column(name)
@@ -417,7 +412,7 @@ def fetch_data_command(
     try:
         path = fetch_data(cache_dir, url=url, force=force)
     except HakariInputError as exc:
-        raise _fail(exc) from exc
+        fail(exc)
     console.print(f"pfgen-bench data at commit {PINNED_COMMIT[:7]}: {path}")
     out.print(str(path))
 
@@ -452,9 +447,9 @@ def leaderboard(
             )
             entries += [lb.entry_from_summary(s, s["file"]) for s in summaries]
     except HakariInputError as exc:
-        raise _fail(exc) from exc
+        fail(exc)
     if not entries:
-        raise _fail(HakariInputError("no results found", file=", ".join(map(str, dirs))))
+        fail(HakariInputError("no results found", file=", ".join(map(str, dirs))))
     ranked = lb.flag_and_rank(entries)
     table = Table(title="pfgen-bench leaderboard")
     for name in LEADERBOARD_COLUMNS:
@@ -480,13 +475,12 @@ def leaderboard(
     if any(e.flags for e in ranked):
         out.print("flags: temperature or trial count differs from the most common one.")
     if html is not None:
-        from hakari.reports.command import write_text
         from hakari.reports.pfgen import leaderboard_html
 
         try:
-            write_text(html, leaderboard_html(ranked))
+            write_output(html, leaderboard_html(ranked))
         except HakariInputError as exc:
-            raise _fail(exc) from exc
+            fail(exc)
         out.print(f"report: {html}", highlight=False, markup=False)
 
 

@@ -1,4 +1,5 @@
-"""The `score`, `analyze` and `meta` commands, mounted on hakari's CLI by `register`."""
+"""`hakari score` (per-sample metrics, reward models and judges on finished outputs) and
+`hakari analyze` (IFTEval's automatic error analysis)."""
 
 from __future__ import annotations
 
@@ -9,18 +10,13 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from hakari.cli.common import console, fail, split_csv
 from hakari.errors import HakariInputError
 
 Opt = typer.Option
 
 
-def _split(values: list[str] | None) -> list[str]:
-    return [x.strip() for v in values or [] for x in v.split(",") if x.strip()]
-
-
 def _print_summary(summary: dict[str, Any]) -> None:
-    from hakari.cli import console
-
     means = summary.get("means")
     if means:
         table = Table(title="scores (mean over scored samples)", title_justify="left")
@@ -86,13 +82,12 @@ def score(
     no_cache: Annotated[bool, Opt("--no-cache")] = False,
 ) -> None:
     """Add metric, reward-model and judge scores to a finished run, or to a JSONL file."""
-    from hakari.cli import _fail, console
     from hakari.rescore.common import JudgeOptions
     from hakari.rescore.files import FileFields, score_file
     from hakari.rescore.run_dir import score_run
     from hakari.scoring.samples import ScoringConfig
 
-    names = _split(metrics)
+    names = split_csv(metrics)
     if reward_model and not any(n.startswith("reward") for n in names):
         names += ["reward", "reward_softmax"]
     try:
@@ -137,7 +132,7 @@ def score(
             summary = score_run(run_dir, names, config, judge_opts)
             where = f"updated {run_dir / 'samples.jsonl'} and {run_dir / 'results.json'}"
     except HakariInputError as exc:
-        _fail(exc)
+        fail(exc)
     _print_summary(summary)
     console.print(where, markup=False, highlight=False)
 
@@ -157,7 +152,6 @@ def analyze(
     no_cache: Annotated[bool, Opt("--no-cache")] = False,
 ) -> None:
     """IFTEval's automatic error analysis: a judge looks for patterns in the worst samples."""
-    from hakari.cli import _fail, console
     from hakari.rescore.analyze import analyze_run
     from hakari.rescore.common import JudgeOptions
 
@@ -178,7 +172,7 @@ def analyze(
             n=n,
         )
     except HakariInputError as exc:
-        _fail(exc)
+        fail(exc)
     for entry in result["analyses"]:
         console.print(
             f"\n{entry['model']} · {entry['task']} · {entry['decoding']} "
@@ -193,11 +187,3 @@ def analyze(
         markup=False,
         highlight=False,
     )
-
-
-def register(app: typer.Typer) -> None:
-    from hakari.cli.meta import meta
-
-    app.command()(score)
-    app.command()(analyze)
-    app.command()(meta)

@@ -1,11 +1,7 @@
-"""Reports people look at: one self-contained HTML page per set of runs (tables, inline
-SVG figures, a sample browser; no script, no network), CSV exports, and the pfgen-bench
-leaderboard page. `hakari report` and `hakari pfgen leaderboard --html` call these."""
-
-from __future__ import annotations
-
-from hakari.reports.csv_export import write_csv
-from hakari.reports.inputs import ReportData, load_inputs
-from hakari.reports.page import build_html
-
-__all__ = ["ReportData", "build_html", "load_inputs", "write_csv"]
+"""Views of finished runs, none of which needs a model: the terminal tables
+(`terminal.py`) and Markdown (`markdown.py`) of one `EvalResults`, one self-contained HTML
+page per set of runs (`page.py`: tables, inline SVG figures, a sample browser; no script,
+no network), CSV exports (`csv_export.py`), the meta-evaluation sections (`meta.py`) and
+the pfgen-bench leaderboard page (`pfgen.py`). `inputs.py` reads runs and meta files;
+`views.py` holds what several views derive from them; `markup.py` escapes every string.
+"""

@@ -11,30 +11,21 @@ correlation over all instances, not a per-sample verdict.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from hakari.reports.inputs import ReportData
+from hakari.scoring.corpus import per_item_scores
 
 NUMBER_TOLERANCE = 0.5
 
 
-def _language(data: ReportData, task: str) -> str:
-    for model in data.models.values():
-        if task in model.tasks:
-            return model.tasks[task].language
-    return "en"
-
-
 def is_correct(
-    answer: Any, gold: Any, data: ReportData, task: str, *, qa_mode: str = "first-line"
+    answer: Any, gold: Any, *, language: str = "en", qa_mode: str = "first-line"
 ) -> bool | None:
+    """The verdict on one sample (None when there is no gold); `language` is the task's."""
     if gold is None or answer is None:
         return None if gold is None else False
     if isinstance(gold, list):
-        from hakari.scoring.corpus import per_item_scores
-
-        lang = "ja" if _language(data, task) == "ja" else "en"
+        lang = "ja" if language == "ja" else "en"
         try:
             scores = per_item_scores(
                 "exact_match",

@@ -16,6 +16,7 @@ from typing import Any
 
 from hakari.reports.inputs import ReportData
 from hakari.reports.tables import mean_fallback, ranks
+from hakari.reports.views import per_model, sweep_panels
 
 SUMMARY_COLUMNS = [
     "model", "task", "decoding", "metric", "mean", "ci_low", "ci_high", "std", "std_ci_low",
@@ -38,8 +39,6 @@ def _write(path: Path, header: list[str], rows: list[list[Any]]) -> None:
 
 
 def write_csv(data: ReportData, out_dir: Path) -> list[Path]:
-    from hakari.reports.page import _sweep_panels, per_model
-
     out_dir.mkdir(parents=True, exist_ok=True)
     summary: list[list[Any]] = []
     templates: list[list[Any]] = []
@@ -85,7 +84,7 @@ def write_csv(data: ReportData, out_dir: Path) -> list[Path]:
                                 tr.n,
                             ]
                         )
-            for metric, sweep in _sweep_panels(models, metrics):
+            for metric, sweep in sweep_panels(models, metrics):
                 for point in sweep:
                     sharpe = point["scores"]
                     rank = ranks(sharpe)

@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from hakari.errors import HakariInputError
+from hakari.reports.correctness import is_correct
 from hakari.results import EvalResults, ModelResult
 
 
@@ -53,6 +54,13 @@ class ReportData:
             if task in m.tasks:
                 seen.update(dict.fromkeys(m.tasks[task].decodings))
         return list(seen)
+
+    def language(self, task: str) -> str:
+        """The task's language as its first model recorded it ("en" when none did)."""
+        for model in self.models.values():
+            if task in model.tasks:
+                return model.tasks[task].language
+        return "en"
 
 
 def _is_meta(obj: Any) -> bool:
@@ -158,8 +166,6 @@ def _group_of(line: str) -> tuple[str, str, str, int] | None:
 def read_samples(data: ReportData, per_template: int) -> dict[str, list[SampleBlock]]:
     """task -> the first `per_template` instances of every template, with every model's
     and decoding's answer to each."""
-    from hakari.reports.correctness import is_correct
-
     blocks: dict[tuple[str, str, int], SampleBlock] = {}
     kept: dict[tuple[str, str], list[int]] = {}
     for run in data.runs:
@@ -201,7 +207,10 @@ def read_samples(data: ReportData, per_template: int) -> dict[str, list[SampleBl
                         answer=rec.get("answer"),
                         fallback=bool(rec.get("fallback")),
                         correct=is_correct(
-                            rec.get("answer"), rec.get("gold"), data, task, qa_mode=qa_mode
+                            rec.get("answer"),
+                            rec.get("gold"),
+                            language=data.language(task),
+                            qa_mode=qa_mode,
                         ),
                     )
                 )

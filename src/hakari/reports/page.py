@@ -19,53 +19,8 @@ from hakari.reports.inputs import ReportData, Run, SampleBlock, read_samples
 from hakari.reports.markup import anchor, definition_list, esc, num, table
 from hakari.reports.samples import filter_css, sample_browser
 from hakari.reports.style import CSS
-from hakari.results import DecodingResult, TaskResult
-
-PerModel = dict[str, tuple[TaskResult, DecodingResult]]
-
-RUN_FLAGS = [
-    ("models", "--model"),
-    ("tasks", "--tasks"),
-    ("templates", "--templates"),
-    ("decodings", "--decoding"),
-    ("limit", "--limit"),
-    ("alpha", "--alpha"),
-    ("n_boot", "--n-boot"),
-    ("batch_size", "--batch-size"),
-    ("prompt_format", "--prompt-format"),
-    ("dtype", "--dtype"),
-    ("device", "--device"),
-    ("data_dir", "--data-dir"),
-]
-
-
-def run_command(config: Mapping[str, Any]) -> tuple[str, bool]:
-    """The command that made a run: as recorded, else rebuilt from its config.
-    Returns (command, recorded)."""
-    for key in ("command", "argv"):
-        value = config.get(key)
-        if isinstance(value, list) and value:
-            import shlex
-
-            return shlex.join(str(v) for v in value), True
-        if isinstance(value, str) and value:
-            return value, True
-    import shlex
-
-    words = ["hakari", "run"]
-    for key, flag in RUN_FLAGS:
-        value = config.get(key)
-        if value is None or value == "" or value == []:
-            continue
-        if key == "models" and isinstance(value, list):
-            for m in value:
-                words += [flag, str(m)]
-        elif isinstance(value, list):
-            words += [flag, ",".join(str(v) for v in value)]
-        else:
-            words += [flag, str(value)]
-    return shlex.join(words), False
-
+from hakari.reports.views import PerModel, per_model, run_command, sweep_panels
+from hakari.results import TaskResult
 
 SHOWN_ELSEWHERE = {"models", "tasks", "decodings", "task_files", "command", "argv"}
 
@@ -121,16 +76,6 @@ def _run_header(run: Run, number: int, total: int) -> str:
         f"<div><h4>versions</h4>{definition_list(r.versions)}</div></div>"
         f"<h4>models</h4>{_models_table(run)}</section>"
     )
-
-
-def per_model(data: ReportData, task: str, decoding: str) -> PerModel:
-    out: PerModel = {}
-    for label, m in data.models.items():
-        t = m.tasks.get(task)
-        d = t.decodings.get(decoding) if t else None
-        if t is not None and d is not None and not d.skipped and d.templates:
-            out[label] = (t, d)
-    return out
 
 
 def _task_info(data: ReportData, task: str) -> TaskResult:
@@ -190,23 +135,6 @@ def _overview(data: ReportData) -> str:
     return "".join(parts)
 
 
-def _sweep_panels(
-    models: PerModel, metrics: Sequence[str]
-) -> list[tuple[str, list[dict[str, Any]]]]:
-    from hakari.aggregate import alpha_sweep
-
-    panels = []
-    for metric in metrics:
-        stats = {
-            label: (float(dec.aggregate[metric]["mean"]), float(dec.aggregate[metric]["std"]))
-            for label, (_, dec) in models.items()
-            if metric in dec.aggregate and dec.aggregate[metric].get("mean") is not None
-        }
-        if len(stats) > 1:
-            panels.append((metric, alpha_sweep(stats)))
-    return panels
-
-
 def _paired(data: ReportData, task: str, decoding: str, metric: str) -> list[dict[str, Any]]:
     """`paired[TASK][DECODING]` items of every run for this metric, with report labels."""
     rows: list[dict[str, Any]] = []
@@ -246,7 +174,7 @@ def _decoding_section(data: ReportData, task: str, decoding: str, n: int) -> str
         if paired:
             parts.append("<h5>paired differences (same templates and instances)</h5>")
             parts.append(tables.paired_differences(paired))
-    panels = _sweep_panels(models, info.metrics)
+    panels = sweep_panels(models, info.metrics)
     if panels:
         svg = charts.bump_chart(panels, key=anchor(task, decoding, n), all_models=list(data.models))
         parts.append(

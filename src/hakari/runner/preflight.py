@@ -116,7 +116,7 @@ def check_tasks(tasks: Sequence[Task], opts: RunOptions, decodings: Sequence[Dec
 def scan_rows(task: Task, opts: RunOptions, decodings: Sequence[Decoding]) -> Baseline:
     """Check every row the run will use against the selected templates (one streamed
     pass, no prompt kept) and return the instance count and the chance rates."""
-    from hakari.scoring.chance import chance_rates
+    from hakari.tasks.chance import chance_rates
 
     spec = task.spec
     templates = select_templates(spec, opts.templates)

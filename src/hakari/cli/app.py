@@ -1,0 +1,79 @@
+"""The `hakari` command line: one Typer app, every command group wired here in one place.
+
+Each command lives in a module of its own (`run.py`, `report.py`, `tasks.py`,
+`models.py`, `score.py` with `analyze`, `meta.py`, `pfgen.py`, `finetune.py`) that imports
+only typer, rich and `hakari.errors` at the top; the machinery a command needs (torch, the
+statistics, the report builder) is imported inside the command, so `hakari --help` and a
+light command such as `hakari pfgen score` start fast.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import typer
+from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
+from typer.core import TyperGroup
+
+from hakari.cli import finetune, meta, models, pfgen, report, run, score, tasks
+from hakari.cli.common import err_console, print_error, remember_argv
+
+
+class _OneLineUsageErrors(TyperGroup):
+    """Bad option values (`--alpha abc`, `--batch-size 0`), unknown options and missing
+    arguments end like every other bad input: one `error:` line on stderr naming the
+    option, exit code 2, instead of click's usage box. Help stays help. (typer ≥ 0.29
+    carries its own copy of click: its exceptions live in `typer._click`.)"""
+
+    def main(  # type: ignore[override]
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        remember_argv(list(args) if args is not None else sys.argv[1:])
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except NoArgsIsHelpError as exc:
+            exc.show()  # `hakari` or `hakari tasks` alone: the help text
+            sys.exit(0)
+        except UsageError as exc:
+            command = exc.ctx.command_path if exc.ctx is not None else "hakari"
+            print_error(f"{exc.format_message()} (see: {command} --help)")
+            sys.exit(2)
+        except ClickException as exc:
+            exc.show()
+            sys.exit(exc.exit_code)
+        except typer.Abort:
+            err_console.print("Aborted.")
+            sys.exit(1)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+
+app = typer.Typer(
+    help="hakari (秤): fair, variance-aware evaluation of LLMs across instruction templates.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    cls=_OneLineUsageErrors,
+)
+app.command()(run.run)
+app.command()(report.report)
+app.command()(score.score)
+app.command()(score.analyze)
+app.command()(meta.meta)
+app.add_typer(tasks.app, name="tasks")
+app.add_typer(models.app, name="models")
+app.add_typer(pfgen.app, name="pfgen", help="pfgen-bench: Japanese generation benchmark.")
+app.command(
+    help="Train LoRA/QLoRA adapters; evaluate them with --model SPEC+adapter:DIR.",
+)(finetune.finetune)
+
+
+def main() -> None:  # pragma: no cover - console entry point
+    app()

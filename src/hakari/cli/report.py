@@ -1,0 +1,74 @@
+"""`hakari report`: finished runs shown again without any model (terminal tables,
+Markdown, one self-contained HTML page, CSVs)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from hakari.cli.common import console, fail, write_output
+from hakari.errors import HakariInputError
+
+
+def report(
+    inputs: Annotated[
+        list[Path],
+        typer.Argument(help="Run folders, results.json files or `hakari meta --json` files."),
+    ],
+    markdown: Annotated[bool, typer.Option("--markdown", help="Print Markdown.")] = False,
+    html: Annotated[
+        Path | None, typer.Option("--html", help="Write one self-contained HTML page here.")
+    ] = None,
+    csv_dir: Annotated[
+        Path | None, typer.Option("--csv", help="Write summary/templates/alpha-sweep CSVs here.")
+    ] = None,
+    samples: Annotated[
+        int, typer.Option("--samples", min=0, help="HTML: first N instances per template.")
+    ] = 3,
+    title: Annotated[str, typer.Option("--title", help="HTML: page title.")] = "hakari report",
+) -> None:
+    """Show finished runs again without any model: tables, Markdown, HTML, CSV."""
+    try:
+        _report(inputs, markdown=markdown, html=html, csv_dir=csv_dir, samples=samples, title=title)
+    except HakariInputError as exc:
+        fail(exc)
+
+
+def _report(
+    inputs: list[Path],
+    *,
+    markdown: bool,
+    html: Path | None,
+    csv_dir: Path | None,
+    samples: int,
+    title: str,
+) -> None:
+    from hakari.reports.inputs import load_inputs
+    from hakari.reports.views import merged_results
+
+    data = load_inputs(inputs)
+    if html is not None:
+        from hakari.reports.page import build_html
+
+        write_output(html, build_html(data, samples_per_template=samples, title=title))
+        console.print(f"report: {html}", highlight=False, markup=False)
+    if csv_dir is not None:
+        from hakari.reports.csv_export import write_csv
+
+        try:
+            paths = write_csv(data, csv_dir)
+        except OSError as exc:
+            raise HakariInputError(f"cannot write: {exc}", file=str(csv_dir)) from exc
+        console.print("csv: " + ", ".join(str(p) for p in paths), highlight=False, markup=False)
+    if not data.runs:
+        return
+    if markdown:
+        from hakari.reports.markdown import markdown_report
+
+        print(markdown_report(merged_results(data)))
+    elif html is None and csv_dir is None:
+        from hakari.reports.terminal import print_report
+
+        print_report(merged_results(data), console)

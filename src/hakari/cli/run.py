@@ -1,0 +1,168 @@
+"""`hakari run`: evaluate models on tasks across all their templates (a thin layer over
+`hakari.evaluate`, which validates everything before the first model loads)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from hakari.cli.common import SERVING, console, fail, print_error, recorded_argv, split_csv
+from hakari.errors import HakariInputError
+
+
+def run(
+    model: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--model",
+            "-m",
+            help="Model spec, repeatable: smollm2-135m, gemma3-270m, hf:<path or hub id>[@rev], "
+            "openai:<model>@<base url>[,<url>...], vllm:<path or hub id>[@rev].",
+        ),
+    ] = None,
+    tasks: Annotated[
+        str | None, typer.Option("--tasks", "-t", help="Task names or YAML paths, comma-separated.")
+    ] = None,
+    templates: Annotated[
+        str, typer.Option("--templates", help="'all' or template ids, comma-separated.")
+    ] = "all",
+    decoding: Annotated[
+        str, typer.Option("--decoding", help="greedy, constrained, loglik, all (comma-separated).")
+    ] = "greedy,constrained",
+    limit: Annotated[
+        int | None, typer.Option("--limit", help="First N instances of each task.")
+    ] = None,
+    sample: Annotated[
+        int | None,
+        typer.Option(
+            "--sample",
+            help="A random N instances of each task (seeded by --seed, the same for every "
+            "model, decoding and template); not with --limit.",
+        ),
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of --sample and of the bootstrap.")] = 0,
+    alpha: Annotated[float, typer.Option("--alpha", help="Sharpe score alpha.")] = 1.0,
+    batch_size: Annotated[int, typer.Option("--batch-size", min=1)] = 8,
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="Run directory (default: a new runs/<time>-<id>)."),
+    ] = None,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Bypass the response cache.")
+    ] = False,
+    cache_dir: Annotated[
+        Path | None,
+        typer.Option("--cache-dir", help="Cache folder (else $HAKARI_CACHE_DIR, else user cache)."),
+    ] = None,
+    data_dir: Annotated[
+        Path | None, typer.Option("--data-dir", help="Folder with local copies of task data.")
+    ] = None,
+    prompt_format: Annotated[
+        str, typer.Option("--prompt-format", help="completion, chat or auto.")
+    ] = "auto",
+    dtype: Annotated[str, typer.Option("--dtype", help="float32, bfloat16, float16.")] = "float32",
+    device: Annotated[str, typer.Option("--device", help="cpu, cuda or auto.")] = "auto",
+    n_boot: Annotated[int, typer.Option("--n-boot", help="Bootstrap replicates (0: none).")] = 1000,
+    qa_mode: Annotated[
+        str,
+        typer.Option(
+            "--qa-mode",
+            help="SQuAD/JSQuAD answers: first-line (default; golds NFKC too) or paper "
+            "(Appendix B: whole output, golds as they are).",
+        ),
+    ] = "first-line",
+    concurrency: Annotated[
+        int, typer.Option(help="openai: requests in flight per replica.", rich_help_panel=SERVING)
+    ] = 32,
+    request_timeout: Annotated[
+        float, typer.Option(help="openai: seconds per request.", rich_help_panel=SERVING)
+    ] = 120.0,
+    max_attempts: Annotated[
+        int, typer.Option(help="openai: tries per request.", rich_help_panel=SERVING)
+    ] = 8,
+    prompts_per_request: Annotated[
+        int,
+        typer.Option(
+            help="openai: completion prompts per request (vLLM, SGLang: 8-32; transformers "
+            "serve: 1).",
+            rich_help_panel=SERVING,
+        ),
+    ] = 1,
+    regex_field: Annotated[
+        str,
+        typer.Option(
+            help="openai: body field of the regex (SGLang: regex).", rich_help_panel=SERVING
+        ),
+    ] = "structured_outputs.regex",
+    tensor_parallel_size: Annotated[
+        int, typer.Option(help="vllm: GPUs per model copy.", rich_help_panel=SERVING)
+    ] = 1,
+    data_parallel_size: Annotated[
+        int, typer.Option(help="vllm: model copies (Ray actors).", rich_help_panel=SERVING)
+    ] = 1,
+    distributed_executor_backend: Annotated[
+        str | None, typer.Option(help="vllm: mp or ray (several nodes).", rich_help_panel=SERVING)
+    ] = None,
+    gpu_memory_utilization: Annotated[
+        float, typer.Option(help="vllm: share of GPU memory.", rich_help_panel=SERVING)
+    ] = 0.9,
+    max_model_len: Annotated[
+        int | None, typer.Option(help="vllm: context length.", rich_help_panel=SERVING)
+    ] = None,
+) -> None:
+    """Evaluate models on tasks across all their templates (default: the demo suite)."""
+    from hakari.backends.serving import ServingOptions
+    from hakari.reports.terminal import print_report
+    from hakari.runner import DEFAULT_MODEL, DEFAULT_TASKS, evaluate
+    from hakari.runner.rundir import RUNS_ROOT
+
+    if prompt_format not in ("completion", "chat", "auto"):
+        fail(HakariInputError("must be completion, chat or auto", field="--prompt-format"))
+    task_list = split_csv(tasks) if tasks else list(DEFAULT_TASKS)
+    template_sel: str | list[str] = "all" if templates == "all" else split_csv(templates)
+    try:
+        results = evaluate(
+            models=model or [DEFAULT_MODEL],
+            tasks=task_list,
+            decodings=split_csv(decoding),
+            templates=template_sel,
+            limit=limit,
+            sample=sample,
+            seed=seed,
+            alpha=alpha,
+            output_dir=output,
+            new_run_under=RUNS_ROOT,
+            batch_size=batch_size,
+            cache_dir=cache_dir,
+            use_cache=not no_cache,
+            prompt_format=prompt_format,  # type: ignore[arg-type]
+            data_dir=data_dir,
+            dtype=dtype,
+            device=device,
+            n_boot=n_boot,
+            progress=True,
+            qa_mode=qa_mode,  # type: ignore[arg-type]
+            argv=recorded_argv(),
+            serving=ServingOptions(
+                concurrency=concurrency,
+                request_timeout=request_timeout,
+                max_attempts=max_attempts,
+                prompts_per_request=prompts_per_request,
+                regex_field=regex_field,
+                tensor_parallel_size=tensor_parallel_size,
+                data_parallel_size=data_parallel_size,
+                distributed_executor_backend=distributed_executor_backend,
+                gpu_memory_utilization=gpu_memory_utilization,
+                max_model_len=max_model_len,
+            ),
+        )
+    except HakariInputError as exc:
+        fail(exc)
+    except KeyboardInterrupt as exc:
+        print_error("interrupted", getattr(exc, "__notes__", None))
+        raise typer.Exit(code=130) from None
+    print_report(results, console)
+    out_dir = Path(results.output_dir or ".")
+    console.print(f"results: {out_dir / 'results.json'}  samples: {out_dir / 'samples.jsonl'}")

@@ -1,0 +1,101 @@
+"""`hakari tasks list|show|export`: the built-in tasks, one task's templates, and
+templates × instances as training data."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from hakari.cli.common import console, fail, split_csv
+from hakari.errors import HakariInputError
+
+app = typer.Typer(help="List, show and export tasks.", no_args_is_help=True)
+
+
+@app.command("list")
+def tasks_list(
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """List the built-in tasks."""
+    from hakari.tasks.loader import builtin_task_paths, load_task, task_summary
+
+    summaries = [task_summary(load_task(path)) for path in builtin_task_paths().values()]
+    if as_json:
+        print(json.dumps(summaries, ensure_ascii=False, indent=2))
+        return
+    table = Table(title="built-in tasks", title_justify="left")
+    for col in ("name", "language", "templates", "answer", "metrics"):
+        table.add_column(col)
+    for s in summaries:
+        table.add_row(
+            s["name"],
+            s["language"],
+            str(s["n_templates"]),
+            s["answer_type"],
+            ", ".join(s["metrics"]),
+        )
+    console.print(table)
+
+
+@app.command("show")
+def tasks_show(name: Annotated[str, typer.Argument(help="Task name or YAML path")]) -> None:
+    """Show a task's templates, regexes and fallback."""
+    from hakari.tasks.loader import load_task
+
+    try:
+        task = load_task(name)
+    except HakariInputError as exc:
+        fail(exc)
+    spec = task.spec
+    console.print(Text.assemble((spec.name, "bold"), f" ({spec.language}) — {spec.description}"))
+    console.print(f"file: {task.path}")
+    console.print(
+        f"answer type: {spec.answer_type}; labels: {spec.labels}; fallback: "
+        f"{spec.fallback.kind} {spec.fallback_answer()!r}; metrics: {', '.join(spec.metrics)}"
+    )
+    table = Table(show_lines=True)
+    table.add_column("id")
+    table.add_column("prompt")
+    table.add_column("regex")
+    table.add_column("answers")
+    for t in spec.templates:
+        answers = ", ".join(f"{k}→{v}" for k, v in (t.answers or {}).items())
+        table.add_row(Text(t.id), Text(t.prompt), Text(t.regex), Text(answers))
+    console.print(table)
+
+
+@app.command("export")
+def tasks_export(
+    name: Annotated[str, typer.Argument(help="Task name or YAML path")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Output JSONL file")],
+    split: Annotated[str, typer.Option("--split")] = "train",
+    templates: Annotated[str, typer.Option("--templates")] = "all",
+    data_dir: Annotated[Path | None, typer.Option("--data-dir")] = None,
+) -> None:
+    """Write templates × instances (prompt, target) as JSONL, for fine-tuning."""
+    from hakari.tasks.export import export_training_data
+    from hakari.tasks.loader import load_task
+
+    try:
+        task = load_task(name)
+        n = export_training_data(
+            task,
+            split=split,
+            templates="all" if templates == "all" else split_csv(templates),
+            output=output,
+            data_dir=data_dir,
+        )
+    except HakariInputError as exc:
+        fail(exc)
+    except OSError as exc:
+        fail(
+            HakariInputError(
+                f"cannot write: {exc.strerror or exc}", file=str(output), field="--output"
+            )
+        )
+    console.print(f"wrote {n} rows to {output}")

@@ -1,0 +1,111 @@
+"""The Markdown view of `EvalResults` (`hakari report --markdown`): the command in a
+fence no argument can close, a summary table first, then the tables of the terminal view.
+Every cell and heading is escaped: model names, task names and template ids are user text."""
+
+from __future__ import annotations
+
+import html
+import re
+from typing import Any
+
+from hakari.reports.rows import (
+    NEGATIVE_MEAN_MARK,
+    NEGATIVE_MEAN_NOTE,
+    PAIRED_HEADER,
+    SUMMARY_HEADER,
+    has_caveat,
+    paired_rows,
+    sections,
+    summary_rows,
+    table_rows,
+)
+from hakari.reports.views import run_command
+from hakari.results import EvalResults
+
+
+def md_cell(value: object) -> str:
+    """One Markdown table cell or heading from any text: HTML is escaped (`<`, `>`, `&`),
+    `|` cannot end the cell, backticks and other inline markup are shown as they are,
+    and a newline cannot end the row."""
+    text = html.escape(str(value), quote=False)
+    text = text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
+    return _MD_SPECIAL.sub(lambda m: "\\" + m.group(0), text)
+
+
+# Backslash, backtick, pipe, emphasis, link brackets, strikethrough; `_` only where it
+# could start or end emphasis (not inside a word such as demo_sentiment_en).
+_MD_SPECIAL = re.compile(r"[\\`*|\[\]~]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
+
+
+def _md_row(cells: list[str]) -> str:
+    return "| " + " | ".join(md_cell(c) for c in cells) + " |"
+
+
+def _md_command(config: dict[str, Any]) -> list[str]:
+    """The command that made the run, in a code block: a fence longer than any run of
+    backticks in it, so no argument can close it (nothing inside is read as Markdown)."""
+    if not config:
+        return []
+    command, recorded = run_command(config)
+    runs = [len(m) for m in re.findall(r"`+", command)]
+    fence = "`" * max(3, max(runs, default=0) + 1)
+    how = "" if recorded else " (rebuilt from the run's config)"
+    return [f"Command{how}:\n", f"{fence}text", " ".join(command.splitlines()), fence, ""]
+
+
+def markdown_report(results: EvalResults) -> str:
+    """The report as Markdown: every cell and heading escaped (model names, task names and
+    template ids are user text)."""
+    lines: list[str] = [*_md_command(results.config), "### Summary\n"]
+    lines.append(_md_row(SUMMARY_HEADER))
+    lines.append("|" + "|".join("---" for _ in SUMMARY_HEADER) + "|")
+    rows = list(summary_rows(results))
+    lines.extend(_md_row(row) for row in rows)
+    lines.append("")
+    if any(NEGATIVE_MEAN_MARK in row[6] for row in rows):
+        lines.append(NEGATIVE_MEAN_NOTE + "\n")
+    for title, tres, dec in sections(results):
+        lines.append(f"### {md_cell(title)}\n")
+        if dec.skipped:
+            lines.append(f"skipped: {md_cell(dec.skipped)}\n")
+            continue
+        header = ["template", *tres.metrics, "fallback", "n"]
+        lines.append(_md_row(header))
+        lines.append("|" + "|".join("---" for _ in header) + "|")
+        for row in table_rows(tres, dec):
+            lines.append(_md_row(row))
+        lines.append("")
+        if has_caveat(dec):
+            lines.append(NEGATIVE_MEAN_NOTE + "\n")
+    if results.alpha_sweep:
+        for task_name, per_dec in results.alpha_sweep.items():
+            for decoding, per_metric in per_dec.items():
+                for metric, sweep in per_metric.items():
+                    heading = f"Ranking by Sharpe score · {task_name} · {decoding} · {metric}"
+                    lines.append(f"### {md_cell(heading)}\n")
+                    lines.append("| α | ranking (score) |")
+                    lines.append("|---|---|")
+                    for point in sweep:
+                        ranked = ", ".join(
+                            f"{m} ({point['scores'][m]:.3f})" for m in point["ranking"]
+                        )
+                        lines.append(_md_row([f"{point['alpha']:.1f}", ranked]))
+                    lines.append("")
+    current = None
+    for task_name, decoding, cells in paired_rows(results):
+        if (task_name, decoding) != current:
+            if current is not None:
+                lines.append("")
+            current = (task_name, decoding)
+            heading = f"Paired differences A − B · {task_name} · {decoding}"
+            lines.append(
+                f"### {md_cell(heading)}\n\n"
+                "Same resampled templates × instances for both models; the verdict reads "
+                "the Sharpe difference's 95% CI.\n"
+            )
+            lines.append(_md_row(PAIRED_HEADER))
+            lines.append("|" + "|".join("---" for _ in PAIRED_HEADER) + "|")
+        lines.append(_md_row(cells))
+    if current is not None:
+        lines.append("")
+    return "\n".join(lines)

@@ -1,0 +1,164 @@
+"""The rows both text views of a run show (terminal tables and Markdown): one table per
+model × task × decoding (templates, chance, mean / std / min / max / Sharpe with its CI),
+the summary rows a paper table needs, and the paired differences. Cells are plain strings;
+each view escapes them its own way."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from hakari.results import DecodingResult, EvalResults, TaskResult
+
+
+def fmt(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+NEGATIVE_MEAN_MARK = " †"
+NEGATIVE_MEAN_NOTE = (
+    "† mean < 0: eq. 1 rewards spread here (a larger std brings a negative Sharpe score "
+    "closer to 0); compare such models by mean and std, not by Sharpe."
+)
+
+
+def sharpe_text(stats: dict[str, Any]) -> str:
+    """The Sharpe score, marked when its aggregate carries the negative-mean caveat."""
+    mark = NEGATIVE_MEAN_MARK if stats.get("sharpe_caveat") == "negative_mean" else ""
+    return fmt(stats.get("sharpe")) + mark
+
+
+def has_caveat(dec: DecodingResult) -> bool:
+    return any(a.get("sharpe_caveat") == "negative_mean" for a in dec.aggregate.values())
+
+
+def ci_text(stats: dict[str, Any], low: str, high: str) -> str:
+    if stats.get(low) is None or stats.get(high) is None:
+        return ""
+    return f" [{stats[low]:.3f}, {stats[high]:.3f}]"
+
+
+def table_rows(task: TaskResult, dec: DecodingResult) -> Iterator[list[str]]:
+    metrics = task.metrics
+    for template_id, tr in dec.templates.items():
+        yield [
+            template_id,
+            *(fmt(tr.metrics.get(m)) for m in metrics),
+            f"{tr.fallback_rate:.1%}",
+            str(tr.n),
+        ]
+    if task.chance:
+        yield ["chance", *(fmt(task.chance.get(m)) for m in metrics), "", ""]
+    for key in ("mean", "std", "min", "max"):
+        yield [key, *(fmt(dec.aggregate.get(m, {}).get(key)) for m in metrics), "", ""]
+    first = dec.aggregate.get(metrics[0], {}) if metrics else {}
+    alpha = first.get("alpha", 1.0)
+    yield [
+        f"sharpe (α={alpha:g})",
+        *(sharpe_text(dec.aggregate.get(m, {})) for m in metrics),
+        "",
+        "",
+    ]
+    if any(dec.aggregate.get(m, {}).get("ci_low") is not None for m in metrics):
+        yield [
+            "mean 95% CI",
+            *(ci_text(dec.aggregate.get(m, {}), "ci_low", "ci_high").strip() for m in metrics),
+            "",
+            "",
+        ]
+        yield [
+            "sharpe 95% CI",
+            *(
+                ci_text(dec.aggregate.get(m, {}), "sharpe_ci_low", "sharpe_ci_high").strip()
+                for m in metrics
+            ),
+            "",
+            "",
+        ]
+
+
+def sections(results: EvalResults) -> Iterator[tuple[str, TaskResult, DecodingResult]]:
+    for model, mres in results.models.items():
+        for task_name, tres in mres.tasks.items():
+            for decoding, dec in tres.decodings.items():
+                title = f"{model} · {task_name} · {decoding}"
+                yield title, tres, dec
+
+
+PAIRED_HEADER = [
+    "A",
+    "B",
+    "metric",
+    "Δ mean (95% CI)",
+    "Δ Sharpe (95% CI)",
+    "p (Sharpe)",
+    "verdict",
+]
+VERDICT_TEXT = {"a_better": "A better", "b_better": "B better", "inconclusive": "inconclusive"}
+
+
+def diff_text(stat: dict[str, Any]) -> str:
+    return f"{stat['diff']:+.3f} [{stat['ci_low']:+.3f}, {stat['ci_high']:+.3f}]"
+
+
+def paired_rows(results: EvalResults) -> Iterator[tuple[str, str, list[str]]]:
+    """(task, decoding, cells) per paired comparison: A − B on the same templates and
+    instances; the verdict reads the Sharpe difference's CI."""
+    for task_name, per_dec in (results.paired or {}).items():
+        for decoding, comparisons in per_dec.items():
+            for c in comparisons:
+                yield (
+                    task_name,
+                    decoding,
+                    [
+                        str(c["model_a"]),
+                        str(c["model_b"]),
+                        str(c["metric"]),
+                        diff_text(c["mean"]),
+                        diff_text(c["sharpe"]),
+                        f"{c['sharpe']['p_value']:.3f}",
+                        VERDICT_TEXT.get(c["sharpe"]["verdict"], str(c["sharpe"]["verdict"])),
+                    ],
+                )
+
+
+def summary_rows(results: EvalResults) -> Iterator[list[str]]:
+    """One row per model × task × decoding × metric: the numbers a paper table needs."""
+    for model, mres in results.models.items():
+        for task_name, tres in mres.tasks.items():
+            for decoding, dec in tres.decodings.items():
+                if dec.skipped or not dec.templates:
+                    continue
+                fallback = sum(t.fallback_rate for t in dec.templates.values()) / len(dec.templates)
+                for metric in tres.metrics:
+                    a = dec.aggregate.get(metric, {})
+                    yield [
+                        model,
+                        task_name,
+                        decoding,
+                        metric,
+                        fmt(a.get("mean")),
+                        fmt(a.get("std")),
+                        sharpe_text(a) + ci_text(a, "sharpe_ci_low", "sharpe_ci_high"),
+                        fmt(a.get("min")) + "–" + fmt(a.get("max")),
+                        fmt(tres.chance.get(metric)),
+                        f"{fallback:.1%}",
+                    ]
+
+
+SUMMARY_HEADER = [
+    "model",
+    "task",
+    "decoding",
+    "metric",
+    "mean",
+    "std",
+    "Sharpe (95% CI)",
+    "min–max",
+    "chance",
+    "fallback",
+]
