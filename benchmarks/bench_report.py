@@ -139,7 +139,9 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, help="write the run and the report here")
     args = parser.parse_args()
 
-    from hakari.reports import build_html, load_inputs, write_csv
+    from hakari.reports.csv_export import write_csv
+    from hakari.reports.inputs import load_inputs
+    from hakari.reports.page import build_html
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = args.keep or Path(tmp)

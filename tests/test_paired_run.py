@@ -9,7 +9,8 @@ import pytest
 from rich.console import Console
 
 from hakari.backends.fake import FakeBackend
-from hakari.reports.terminal import markdown_report, print_report
+from hakari.reports.markdown import markdown_report
+from hakari.reports.terminal import print_report
 from hakari.runner import evaluate
 from tests.test_runner import TASK, half_oracle, oracle_table
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 from rich.console import Console
 
 from hakari.aggregate import aggregate
-from hakari.reports.terminal import NEGATIVE_MEAN_NOTE, markdown_report, print_report
+from hakari.reports.markdown import markdown_report
+from hakari.reports.rows import NEGATIVE_MEAN_NOTE
+from hakari.reports.terminal import print_report
 from hakari.results import DecodingResult, EvalResults, ModelResult, TaskResult, TemplateResult
 
 

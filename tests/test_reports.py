@@ -13,8 +13,9 @@ import pytest
 from typer.testing import CliRunner
 
 from hakari.cli import app
-from hakari.reports import build_html, load_inputs, write_csv
-from hakari.reports.inputs import read_samples
+from hakari.reports.csv_export import write_csv
+from hakari.reports.inputs import load_inputs, read_samples
+from hakari.reports.page import build_html
 from hakari.results import EvalResults
 from tests.report_fixtures import (
     HOSTILE_MODEL,

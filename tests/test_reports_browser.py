@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from hakari.reports import build_html, load_inputs
+from hakari.reports.inputs import load_inputs
+from hakari.reports.page import build_html
 from tests.report_fixtures import (
     HOSTILE_MODEL,
     HOSTILE_TASK,

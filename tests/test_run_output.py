@@ -239,8 +239,9 @@ def test_cli_records_the_command_as_typed_without_secrets(
 ) -> None:
     """config.argv holds the command line (API keys and URL passwords scrubbed); the
     Markdown and HTML reports show it as text, whatever it holds."""
-    from hakari.reports import build_html, load_inputs
-    from hakari.reports.terminal import markdown_report
+    from hakari.reports.inputs import load_inputs
+    from hakari.reports.markdown import markdown_report
+    from hakari.reports.page import build_html
     from hakari.results import EvalResults
 
     secret = "sk-argv-secret-123456"

@@ -15,7 +15,8 @@ from typer.testing import CliRunner
 
 from hakari.backends.fake import FakeBackend
 from hakari.cli import app
-from hakari.reports.terminal import markdown_report, print_report
+from hakari.reports.markdown import markdown_report
+from hakari.reports.terminal import print_report
 from hakari.results import EvalResults
 from tests.test_task_errors import mutate
 
