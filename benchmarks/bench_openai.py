@@ -1,7 +1,7 @@
 """The OpenAI-compatible backend's speed: requests/s at concurrency 1, 4 and 16, and
 hakari's own client CPU per request, against
 
-* an instant-answer stub server in its own process (tests/http_doubles.py): what is
+* an instant-answer stub server in its own process (tests/helpers/http_doubles.py): what is
   left is hakari's overhead (request building, the openai client, JSON parsing, the
   stop rule, one cache commit per response); it must stay under 2 ms a request;
 * `transformers serve` with the packaged SmolLM2 on loopback (CPU), the demo task's

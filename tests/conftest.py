@@ -14,16 +14,30 @@ from pathlib import Path
 import pytest
 
 from hakari.backends.hf import HFBackend
-from tests.http_doubles import StubServer
+from tests.helpers.http_doubles import StubServer
 
 
 @pytest.fixture
 def servers() -> Iterator[list[StubServer]]:
-    """Loopback stub servers a test starts (tests/http_doubles.py); closed after it."""
+    """Loopback stub servers a test starts (tests/helpers/http_doubles.py); closed after it."""
     started: list[StubServer] = []
     yield started
     for s in started:
         s.close()
+
+
+@pytest.fixture
+def no_model_loads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Replaces the model loader with one that fails the test if called: bad input must be
+    reported before any model loads."""
+    loaded: list[str] = []
+
+    def refuse(spec: str, **kwargs: object) -> None:
+        loaded.append(spec)
+        raise AssertionError(f"a model was loaded before the bad input was reported: {spec}")
+
+    monkeypatch.setattr("hakari.backends.registry.load_backend", refuse)
+    return loaded
 
 
 @pytest.fixture(scope="session")

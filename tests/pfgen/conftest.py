@@ -9,7 +9,9 @@ from typing import Any
 
 import pytest
 
-SHARED = Path(__file__).resolve().parents[2] / ".." / "shared" / "pfgen-bench"
+from tests.helpers.paths import SHARED as SHARED_ROOT
+
+SHARED = SHARED_ROOT / "pfgen-bench"
 
 
 @pytest.fixture(scope="session")

@@ -31,6 +31,7 @@ from hakari.pfgen.prompts import (
     stop_sequences,
 )
 from hakari.pfgen.trials import identify_trials, read_trials
+from tests.helpers.paths import SHARED
 
 POOL = [Example(f"質問{i:02d}？", f"回答{i:02d}です。") for i in range(50)]
 
@@ -93,7 +94,7 @@ def test_seed_prefix_and_postprocessing_follow_the_reference():
 
 def test_config_hash_is_the_reference_folder_name():
     settings = GenerationSettings(model="pfnet/plamo-2-8b", engine="hf")
-    published = Path(__file__).resolve().parents[2] / ".." / "shared" / "pfgen-bench"
+    published = SHARED / "pfgen-bench"
     folder = published / "result" / "pfnet" / "plamo-2-8b" / "f5b6a4d"
     assert config_hash(settings) == "f5b6a4d"
     if (folder / "config.json").is_file():

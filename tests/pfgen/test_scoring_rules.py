@@ -10,8 +10,7 @@ import pytest
 from hakari.pfgen.helpfulness import score_helpfulness
 from hakari.pfgen.ngram import answer_windows, build_table, score_answers
 from hakari.pfgen.scoring import compensated_sum, mean_std, sequential_sum
-
-from .oracle import NaiveSource, new_ngrams_per_prefix
+from tests.helpers.pfgen_oracle import NaiveSource, new_ngrams_per_prefix
 
 REFS = [
     "富士山の高さは3776メートルで、日本で最も高い山です。",

@@ -1,0 +1,445 @@
+"""Hostile input to `hakari run` (and `pfgen score`): each case ends with exit code 2 and
+one line naming the file, row, template, field or option, before any model loads.
+
+`no_model_loads` replaces the model loader with one that fails the test if called."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from hakari.cli import app
+from tests.helpers.cli import assert_one_line, invoke
+from tests.helpers.tasks import GOOD, mutate
+
+runner = CliRunner()
+
+
+def write(tmp_path: Path, task: dict, rows: list[dict] | bytes, name: str = "data.jsonl") -> Path:
+    task = json.loads(json.dumps(task))
+    task["data"] = {"splits": {"validation": {"file": name, "format": name.split(".")[-1]}}}
+    path = tmp_path / "task.yaml"
+    path.write_text(yaml.safe_dump(task, allow_unicode=True), encoding="utf-8")
+    data = rows if isinstance(rows, bytes) else "".join(json.dumps(r) + "\n" for r in rows).encode()
+    (tmp_path / name).write_bytes(data)
+    return path
+
+
+def good_rows(n: int) -> list[dict]:
+    return [{"question": f"q{i}?", "label": "yes" if i % 2 else "no"} for i in range(n)]
+
+
+def rows_with(n: int, at: int, row: dict) -> list[dict]:
+    rows = good_rows(n)
+    rows[at] = row
+    return rows
+
+
+DATA_CASES = {
+    # a field a template reads, missing in a row after the first 50 (the old sample)
+    "field-missing-late-row": (
+        rows_with(80, 70, {"label": "yes"}),
+        ["data.jsonl", "row 70", "{question}", "template 0-0"],
+    ),
+    "field-missing-second-row": (
+        rows_with(3, 1, {"quest": "x", "label": "no"}),
+        ["row 1", "{question}", "quest"],
+    ),
+    "field-null": (rows_with(5, 3, {"question": None, "label": "no"}), ["row 3", "null"]),
+    "target-missing": (rows_with(5, 4, {"question": "x"}), ["row 4", "target"]),
+    "gold-not-a-label-late": (
+        rows_with(90, 60, {"question": "x", "label": "maybe"}),
+        ["row 60", "'maybe'", "labels"],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(DATA_CASES))
+def test_every_used_row_is_checked(tmp_path: Path, no_model_loads: list[str], case: str) -> None:
+    rows, needles = DATA_CASES[case]
+    path = write(tmp_path, GOOD, rows)
+    assert_one_line(*invoke("--tasks", str(path)), *needles)
+    assert not no_model_loads
+
+
+def test_rows_past_limit_are_not_used(tmp_path: Path, no_model_loads: list[str]) -> None:
+    """--limit 5: a bad row 70 is never evaluated, so it is no error (the model loads)."""
+    path = write(tmp_path, GOOD, rows_with(80, 70, {"label": "yes"}))
+    result = runner.invoke(app, ["run", "--tasks", str(path), "--limit", "5", "--no-cache"])
+    assert no_model_loads == ["smollm2-135m"], result.output
+
+
+def test_number_gold_that_is_not_a_number(tmp_path: Path, no_model_loads: list[str]) -> None:
+    task = mutate(answer_type="number", labels=None, metrics=["pearson"])
+    task["fallback"] = {"kind": "number", "value": 0}
+    for t in task["templates"]:
+        t.pop("answers")
+    rows = [{"question": "a", "label": 1.5}, {"question": "b", "label": "two"}]
+    path = write(tmp_path, task, rows)
+    assert_one_line(*invoke("--tasks", str(path)), "row 1", "'two'", "not a number")
+
+
+NOT_UTF8 = "question,label\nq1,yes\nq2 caf\xe9,no\n".encode("latin-1")
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv", "json"])
+def test_data_file_not_utf8(tmp_path: Path, no_model_loads: list[str], fmt: str) -> None:
+    body = {
+        "csv": NOT_UTF8,
+        "jsonl": b'{"question": "a", "label": "yes"}\n{"question": "caf\xe9", "label": "no"}\n',
+        "json": b'[{"question": "caf\xe9", "label": "no"}]',
+    }[fmt]
+    path = write(tmp_path, GOOD, body, name=f"data.{fmt}")
+    code, out = invoke("--tasks", str(path))
+    line = 3 if fmt == "csv" else (2 if fmt == "jsonl" else 1)
+    assert_one_line(code, out, f"data.{fmt}", "not UTF-8", f"line {line}", "0xe9")
+
+
+def test_csv_with_a_short_row_and_a_bom(tmp_path: Path, no_model_loads: list[str]) -> None:
+    body = "\ufeffquestion,label\nq1,yes\nq2\n".encode()
+    path = write(tmp_path, GOOD, body, name="data.csv")
+    assert_one_line(*invoke("--tasks", str(path)), "data.csv", "line 3", "fewer values")
+
+
+def test_task_file_not_utf8(tmp_path: Path, no_model_loads: list[str]) -> None:
+    path = write(tmp_path, GOOD, good_rows(2))
+    path.write_bytes(path.read_bytes().replace(b"Q: ", b"Q\xff: "))
+    assert_one_line(*invoke("--tasks", str(path)), "task.yaml", "not UTF-8", "0xff")
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("--alpha", "-1"), ("--alpha", "nan"), ("--alpha", "inf"), ("--n-boot", "-5")],
+)
+def test_bad_numbers(tmp_path: Path, no_model_loads: list[str], option: str, value: str) -> None:
+    path = write(tmp_path, GOOD, good_rows(4))
+    code, out = invoke("--tasks", str(path), option, value)
+    assert_one_line(code, out, option)
+
+
+def test_alpha_zero_is_fine() -> None:
+    from hakari.runner.options import RunOptions
+    from hakari.runner.preflight import check_options
+
+    check_options(RunOptions(alpha=0.0))
+    assert not math.isnan(RunOptions().alpha)
+
+
+def test_output_that_cannot_be_created(tmp_path: Path, no_model_loads: list[str]) -> None:
+    path = write(tmp_path, GOOD, good_rows(4))
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    code, out = invoke("--tasks", str(path), "--output", str(blocker / "run"))
+    assert_one_line(code, out, "--output", "a-file")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
+def test_output_that_cannot_be_written(tmp_path: Path, no_model_loads: list[str]) -> None:
+    path = write(tmp_path, GOOD, good_rows(4))
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    folder.chmod(0o500)
+    try:
+        code, out = invoke("--tasks", str(path), "--output", str(folder))
+    finally:
+        folder.chmod(0o700)
+    assert_one_line(code, out, "--output", "ro")
+
+
+def test_corrupt_cache_says_how_to_recover(tmp_path: Path, no_model_loads: list[str]) -> None:
+    path = write(tmp_path, GOOD, good_rows(4))
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "responses.sqlite3").write_bytes(b"this is not a database" * 100)
+    code, out = invoke("--tasks", str(path), cache=cache)
+    assert_one_line(code, out, "responses.sqlite3", "--no-cache", "--cache-dir")
+
+
+def test_cache_dir_that_is_a_file(tmp_path: Path, no_model_loads: list[str]) -> None:
+    path = write(tmp_path, GOOD, good_rows(4))
+    cache = tmp_path / "cache"
+    cache.write_text("x")
+    assert_one_line(*invoke("--tasks", str(path), cache=cache), "--no-cache")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only files")
+def test_read_only_cache(tmp_path: Path, no_model_loads: list[str]) -> None:
+    path = write(tmp_path, GOOD, good_rows(4))
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    sqlite3.connect(cache / "responses.sqlite3").close()
+    (cache / "responses.sqlite3").chmod(0o444)
+    cache.chmod(0o555)
+    try:
+        assert_one_line(*invoke("--tasks", str(path), cache=cache), "--no-cache")
+    finally:
+        cache.chmod(0o755)
+
+
+def test_read_only_cache_database_file(tmp_path: Path) -> None:
+    """A database opened read-only (as a read-only mount would give) is found on open."""
+    from hakari.backends.cache import ResponseCache
+    from hakari.errors import CacheError
+
+    db = tmp_path / "responses.sqlite3"
+    ResponseCache(db).close()
+
+    class ReadOnly(ResponseCache):
+        def __init__(self, path: Path) -> None:
+            real_connect = sqlite3.connect
+
+            def connect(p: Path, **kw: object) -> sqlite3.Connection:
+                kw["uri"] = True
+                return real_connect(f"file:{p}?mode=ro", **kw)  # type: ignore[arg-type]
+
+            sqlite3.connect, saved = connect, sqlite3.connect  # type: ignore[assignment]
+            try:
+                super().__init__(path)
+            finally:
+                sqlite3.connect = saved  # type: ignore[assignment]
+
+    with pytest.raises(CacheError, match="--no-cache"):
+        ReadOnly(db)
+
+
+@pytest.mark.parametrize(
+    ("models", "needles"),
+    [
+        (["smollm2-135m", "smollm2-13m"], ["'smollm2-13m'", "unknown model"]),
+        (["smollm2-135m", "hf:/no/such/folder"], ["hf:/no/such/folder", "neither"]),
+        (["smollm2-135m", "smollm2-135m"], ["given twice"]),
+        (["hf:owner/name@"], ["hf:<local folder or hub id>"]),
+    ],
+    ids=["typo-second", "missing-folder", "duplicate", "empty-revision"],
+)
+def test_every_model_spec_resolved_first(
+    tmp_path: Path, no_model_loads: list[str], models: list[str], needles: list[str]
+) -> None:
+    path = write(tmp_path, GOOD, good_rows(4))
+    args = [a for m in models for a in ("--model", m)]
+    assert_one_line(*invoke("--tasks", str(path), *args), "--model", *needles)
+    assert not no_model_loads
+
+
+def test_model_folder_without_config(tmp_path: Path, no_model_loads: list[str]) -> None:
+    path = write(tmp_path, GOOD, good_rows(4))
+    (tmp_path / "m").mkdir()
+    code, out = invoke("--tasks", str(path), "--model", f"hf:{tmp_path / 'm'}")
+    assert_one_line(code, out, "config.json")
+
+
+@pytest.mark.parametrize(("option", "value"), [("--dtype", "float8"), ("--device", "tpu")])
+def test_bad_dtype_or_device(
+    tmp_path: Path, no_model_loads: list[str], option: str, value: str
+) -> None:
+    path = write(tmp_path, GOOD, good_rows(4))
+    assert_one_line(*invoke("--tasks", str(path), option, value), value)
+
+
+@pytest.mark.parametrize(
+    ("regex", "answers", "decoding", "needles"),
+    [
+        ("[01]", {"0": "yes", "2": "no"}, "greedy", ["answer '2'", "fallback"]),
+        ("[AB]", {"A": "yes", "AB": "no"}, "greedy", ["answer 'AB'", "the output 'AB' is read"]),
+        ("(yes|no)", {"yes": "yes", "No": "no"}, "constrained", ["answer 'No'"]),
+    ],
+)
+def test_regex_that_cannot_produce_an_answer(
+    tmp_path: Path,
+    no_model_loads: list[str],
+    regex: str,
+    answers: dict,
+    decoding: str,
+    needles: list[str],
+) -> None:
+    task = mutate(templates__1__regex=regex, templates__1__answers=answers)
+    path = write(tmp_path, task, good_rows(4))
+    code, out = invoke("--tasks", str(path), "--decoding", decoding)
+    assert_one_line(code, out, "template 0-1", "field answers", *needles)
+
+
+def test_per_instance_answer_key_checked_on_rendered_row(
+    tmp_path: Path, no_model_loads: list[str]
+) -> None:
+    task = mutate(
+        templates__1__regex="[0-9]+",
+        templates__1__answers={"{{yes_word}}": "yes", "0": "no"},
+    )
+    rows = [{"question": "q", "label": "yes", "yes_word": "oui"}]
+    path = write(tmp_path, task, rows)
+    assert_one_line(*invoke("--tasks", str(path)), "row 0", "answer 'oui'")
+
+
+def test_two_tasks_with_one_name(tmp_path: Path, no_model_loads: list[str]) -> None:
+    a = write(tmp_path / "a" if (tmp_path / "a").mkdir() is None else tmp_path, GOOD, good_rows(2))
+    b_dir = tmp_path / "b"
+    b_dir.mkdir()
+    b = write(b_dir, GOOD, good_rows(2))
+    assert_one_line(*invoke("--tasks", f"{a},{b}"), "two tasks are named 'tiny'")
+
+
+def test_unknown_task_with_markup_characters(no_model_loads: list[str]) -> None:
+    code, out = invoke("--tasks", "foo[/bar]")
+    assert_one_line(code, out, "'foo[/bar]'", "--tasks")
+
+
+# --- pfgen score: input files are checked before the n-gram tables are built ---------
+
+
+@pytest.fixture
+def no_tables(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("n-gram tables were built before the input was checked")
+
+    monkeypatch.setattr("hakari.pfgen.tables.open_tables", refuse)
+
+
+def _pfgen(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(app, ["pfgen", "score", *args])
+    return result.exit_code, result.output
+
+
+def _trials_xz(tmp_path: Path) -> Path:
+    import lzma
+
+    line = json.dumps({"question": "q", "answer": "a", "timestamp": "t"}) + "\n"
+    path = tmp_path / "trials.jsonl.xz"
+    path.write_bytes(lzma.compress((line * 500).encode()))
+    return path
+
+
+def test_pfgen_truncated_xz(tmp_path: Path, no_tables: None) -> None:
+    path = _trials_xz(tmp_path)
+    path.write_bytes(path.read_bytes()[:-40])
+    code, out = _pfgen(str(path), "--data-dir", str(tmp_path))
+    assert_one_line(code, out, "trials.jsonl.xz", "truncated or damaged")
+
+
+def test_pfgen_bad_json_line_and_unwritable_json(tmp_path: Path, no_tables: None) -> None:
+    path = tmp_path / "trials.jsonl"
+    path.write_text('{"question": "q", "answer": "a"}\n{"question": \n', encoding="utf-8")
+    assert_one_line(*_pfgen(str(path), "--data-dir", str(tmp_path)), "line 2", "not valid JSON")
+    good = _trials_xz(tmp_path)
+    out_json = tmp_path / "no-such-dir" / "out.json"
+    code, out = _pfgen(str(good), "--data-dir", str(tmp_path), "--json", str(out_json))
+    assert_one_line(code, out, "--json", "does not exist")
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--tasks", ","], "--tasks"),
+        (["--templates", ","], "--templates"),
+        (["--decoding", ","], "--decoding"),
+        (["--decoding", "beam"], "--decoding"),
+        (["--limit", "0"], "--limit"),
+    ],
+)
+def test_empty_or_bad_selections(
+    tmp_path: Path, no_model_loads: list[str], args: list[str], needle: str
+) -> None:
+    path = write(tmp_path, GOOD, good_rows(2))
+    assert_one_line(*invoke("--tasks", str(path), *args), needle)
+
+
+@pytest.mark.parametrize("prompt", ["Q: {0}", "Q: {question[0]}", "Q: {question.upper}"])
+def test_placeholder_that_is_not_a_field_name(
+    tmp_path: Path, no_model_loads: list[str], prompt: str
+) -> None:
+    path = write(tmp_path, mutate(templates__0__prompt=prompt), good_rows(2))
+    assert_one_line(*invoke("--tasks", str(path)), "template 0-0", "not a plain field name")
+
+
+def test_export_to_an_unwritable_place(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    result = runner.invoke(
+        app,
+        [
+            "tasks",
+            "export",
+            "demo_sentiment_en",
+            "--split",
+            "validation",
+            "--output",
+            str(blocker / "out.jsonl"),
+        ],
+    )
+    assert_one_line(result.exit_code, result.output, "--output", "a-file")
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--temperature", "nan"], "--temperature"),
+        (["--temperature", "-1"], "--temperature"),
+        (["--model", "vllm:owner/model", "--temperature", "2.5"], "--temperature"),
+        (["--top-p", "0"], "--top-p"),
+        (["--top-k", "-2"], "--top-k"),
+        (["--output-dir", "BLOCKED/x"], "--output-dir"),
+    ],
+)
+def test_pfgen_generate_options(
+    tmp_path: Path, no_model_loads: list[str], no_tables: None, args: list[str], needle: str
+) -> None:
+    (tmp_path / "BLOCKED").write_text("a file")
+    args = [a.replace("BLOCKED", str(tmp_path / "BLOCKED")) for a in args]
+    result = CliRunner().invoke(
+        app, ["pfgen", "generate", "--model", "smollm2-135m", "--data-dir", str(tmp_path), *args]
+    )
+    assert_one_line(result.exit_code, result.output, needle)
+
+
+# Values click cannot parse or that break a declared range, in every command group: one
+# `error:` line naming the option and the command's help, exit 2 (not click's usage box).
+TYPED_OPTION_CASES = {
+    "run-alpha-word": (["run", "--alpha", "abc"], "--alpha"),
+    "run-batch-size-0": (["run", "--batch-size", "0"], "--batch-size"),
+    "run-limit-word": (["run", "--limit", "ten"], "--limit"),
+    "run-prompts-per-request-word": (
+        ["run", "--prompts-per-request", "x"],
+        "--prompts-per-request",
+    ),
+    "run-markup-value": (["run", "--alpha", "[bold]x[/bold]"], "--alpha"),
+    "run-unknown-option": (["run", "--alpah", "1"], "--alpah"),
+    "score-batch-size-0": (["score", "--batch-size", "0"], "--batch-size"),
+    "meta-confidence-word": (["meta", "x.jsonl", "--confidence", "high"], "--confidence"),
+    "report-missing-input": (["report"], "inputs"),
+    "pfgen-bootstrap-word": (["pfgen", "score", "x", "--bootstrap", "many"], "--bootstrap"),
+    "finetune-epochs-word": (["finetune", "--epochs", "one"], "--epochs"),
+    "tasks-show-missing-name": (["tasks", "show"], "name"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TYPED_OPTION_CASES))
+def test_bad_option_values_are_one_line(no_model_loads: list[str], case: str) -> None:
+    args, needle = TYPED_OPTION_CASES[case]
+    result = runner.invoke(app, args)
+    assert_one_line(result.exit_code, result.output, needle, "--help")
+    assert "Usage:" not in result.output and "╭" not in result.output
+
+
+def test_help_is_still_help() -> None:
+    for args in (["run", "--help"], ["tasks"], []):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0 and "Usage" in result.output, (args, result.output)
+
+
+def test_chat_format_on_a_model_without_a_template_is_found_before_loading(
+    tmp_path: Path, no_model_loads: list[str]
+) -> None:
+    folder = tmp_path / "base-model"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    (folder / "tokenizer_config.json").write_text(json.dumps({"model_max_length": 512}))
+    for model in ("gemma3-270m", f"hf:{folder}"):
+        code, out = invoke("--model", "smollm2-135m", "--model", model, "--prompt-format", "chat")
+        assert_one_line(code, out, "--prompt-format", "no chat template", model)
+    assert no_model_loads == []
