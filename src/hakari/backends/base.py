@@ -10,9 +10,24 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Literal, Protocol, TypeVar, runtime_checkable
+from typing import Literal, Protocol, TypeVar, cast, runtime_checkable
+
+from hakari.errors import HakariInputError
 
 Role = Literal["system", "user", "assistant"]
+
+# How a request's text reaches the model: `completion` (the text as it is), `chat` (the
+# tokenizer's or the server's chat template around it), `auto` (chat where the model has a
+# chat template, else completion).
+PromptFormat = Literal["auto", "chat", "completion"]
+PROMPT_FORMATS: tuple[PromptFormat, ...] = ("auto", "chat", "completion")
+
+
+def check_prompt_format(value: str, field: str = "--prompt-format") -> PromptFormat:
+    """`value` as a `PromptFormat`, or one line naming the option."""
+    if value not in PROMPT_FORMATS:
+        raise HakariInputError(f"must be auto, chat or completion, got {value!r:.40}", field=field)
+    return cast(PromptFormat, value)
 
 
 @dataclass(frozen=True)

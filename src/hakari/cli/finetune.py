@@ -11,6 +11,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
+from hakari.backends.base import check_prompt_format
 from hakari.cli.common import console, fail, split_csv
 from hakari.errors import HakariInputError
 from hakari.finetune.config import (
@@ -18,7 +19,6 @@ from hakari.finetune.config import (
     MIXTURE_RESAMPLES,
     MIXTURE_TEST_RATIO,
     MIXTURE_VALIDATION_RATIO,
-    PROMPT_FORMATS,
     TrainSettings,
     with_overrides,
 )
@@ -165,8 +165,7 @@ def finetune(
         target_modules=target_modules,
     )  # fmt: skip
     try:
-        if prompt_format not in PROMPT_FORMATS:
-            raise HakariInputError("must be auto, chat or completion", field="--prompt-format")
+        check_prompt_format(prompt_format)
         if output is None:
             raise HakariInputError("an output folder is required", field="--output")
         from hakari.backends.registry import check_spec

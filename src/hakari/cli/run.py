@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from hakari.backends.base import check_prompt_format
 from hakari.cli.common import SERVING, console, fail, print_error, recorded_argv, split_csv
 from hakari.errors import HakariInputError
 
@@ -118,8 +119,10 @@ def run(
     from hakari.runner import DEFAULT_MODEL, DEFAULT_TASKS, evaluate
     from hakari.runner.rundir import RUNS_ROOT
 
-    if prompt_format not in ("completion", "chat", "auto"):
-        fail(HakariInputError("must be completion, chat or auto", field="--prompt-format"))
+    try:
+        chosen_format = check_prompt_format(prompt_format)
+    except HakariInputError as exc:
+        fail(exc)
     task_list = split_csv(tasks) if tasks else list(DEFAULT_TASKS)
     template_sel: str | list[str] = "all" if templates == "all" else split_csv(templates)
     try:
@@ -137,7 +140,7 @@ def run(
             batch_size=batch_size,
             cache_dir=cache_dir,
             use_cache=not no_cache,
-            prompt_format=prompt_format,  # type: ignore[arg-type]
+            prompt_format=chosen_format,
             data_dir=data_dir,
             dtype=dtype,
             device=device,

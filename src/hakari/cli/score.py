@@ -10,6 +10,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from hakari.backends.base import check_prompt_format
 from hakari.cli.common import console, fail, split_csv
 from hakari.errors import HakariInputError
 
@@ -93,8 +94,7 @@ def score(
     try:
         if lang not in ("en", "ja"):
             raise HakariInputError("must be en or ja", field="--lang")
-        if prompt_format not in ("completion", "chat", "auto"):
-            raise HakariInputError("must be completion, chat or auto", field="--prompt-format")
+        check_prompt_format(prompt_format)
         if (run_dir is None) == (input is None):
             raise HakariInputError("give either RUN_DIR or --input FILE.jsonl", field="RUN_DIR")
         config = ScoringConfig(

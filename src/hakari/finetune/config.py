@@ -22,8 +22,6 @@ import importlib.util
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-PROMPT_FORMATS = ("auto", "chat", "completion")
-
 
 @dataclass(frozen=True)
 class LoraSettings:

@@ -12,13 +12,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from hakari.backends.base import Backend
+from hakari.backends.base import Backend, PromptFormat
 from hakari.backends.serving import ServingOptions
 from hakari.errors import HakariInputError
 from hakari.tasks.extract import DEFAULT_QA_MODE, QAMode
 from hakari.tasks.loader import Task
 from hakari.tasks.prompts import select_templates
-from hakari.tasks.spec import PromptFormat
 
 Decoding = Literal["greedy", "constrained", "loglik"]
 DECODINGS: tuple[Decoding, ...] = ("greedy", "constrained", "loglik")

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from hakari.aggregate import BootstrapResult
-from hakari.backends.base import Backend
+from hakari.backends.base import Backend, PromptFormat
 from hakari.backends.cache import ResponseCache
 from hakari.backends.serving import ServingOptions
 from hakari.results import DecodingResult, EvalResults, ModelResult, TaskResult, library_versions
@@ -37,7 +37,6 @@ from hakari.runner.requests import resolve_chat
 from hakari.runner.rundir import RunWriter, new_run_dir
 from hakari.tasks.extract import DEFAULT_QA_MODE, QAMode
 from hakari.tasks.loader import Task, load_task
-from hakari.tasks.spec import PromptFormat
 
 
 def evaluate(

@@ -11,12 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from hakari.backends.base import Backend, GenerationRequest, LoglikRequest, Message
+from hakari.backends.base import Backend, GenerationRequest, LoglikRequest, Message, PromptFormat
 from hakari.backends.cache import ResponseCache, cached_loglik
 from hakari.errors import HakariInputError
 from hakari.runner.options import Decoding, RunOptions
 from hakari.tasks.prompts import RenderedPrompt
-from hakari.tasks.spec import PromptFormat
 
 
 def resolve_chat(backend: Backend, prompt_format: PromptFormat) -> bool:

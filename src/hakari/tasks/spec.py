@@ -27,7 +27,6 @@ DEFAULT_MAX_NEW_TOKENS = 8  # when a task sets neither budget
 
 AnswerType = Literal["label", "number", "text"]
 MetricName = Literal["accuracy", "mcc", "pearson", "spearman", "exact_match", "f1"]
-PromptFormat = Literal["completion", "chat", "auto"]
 
 
 class _Strict(BaseModel):

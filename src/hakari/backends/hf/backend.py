@@ -35,11 +35,11 @@ from hakari.backends.base import (
     Message,
     ModelIdentity,
     OnBatch,
+    check_prompt_format,
 )
 from hakari.backends.constrained import RegexConstraintFactory
 from hakari.backends.hf.loading import (
     DEFAULT_BATCH_SIZE,
-    PROMPT_FORMATS,
     context_length,
     find_eos_token_ids,
     load_pretrained,
@@ -71,11 +71,7 @@ class HFBackend:
         revision: str,
         prompt_format: str = "auto",
     ) -> None:
-        if prompt_format not in PROMPT_FORMATS:
-            raise ModelLoadError(
-                f"unknown prompt format {prompt_format!r}; use one of {', '.join(PROMPT_FORMATS)}",
-                field="prompt_format",
-            )
+        check_prompt_format(prompt_format, field="prompt_format")
         self.model = model.eval()
         self.tokenizer = tokenizer
         self.device = next(model.parameters()).device

@@ -26,7 +26,6 @@ DTYPES: dict[str, torch.dtype] = {
     "float16": torch.float16,
 }
 DTYPE_ALIASES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16", "half": "float16"}
-PROMPT_FORMATS = ("auto", "chat", "completion")
 DEFAULT_BATCH_SIZE = {"cpu": 8, "cuda": 32}
 
 

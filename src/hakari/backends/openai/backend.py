@@ -39,6 +39,7 @@ from hakari.backends.base import (
     LoglikResult,
     ModelIdentity,
     OnBatch,
+    check_prompt_format,
 )
 from hakari.backends.openai.faults import classify, fatal_message, server_detail
 from hakari.backends.openai.pool import Replica, ReplicaPool
@@ -65,7 +66,6 @@ from hakari.backends.serving import (
 from hakari.errors import HakariInputError, ModelLoadError
 
 log = logging.getLogger(__name__)
-PROMPT_FORMATS = ("auto", "chat", "completion")
 # Fields of a /models entry that change between calls or servers without changing the model.
 _VOLATILE_MODEL_FIELDS = {"created", "object", "permission", "root", "parent"}
 
@@ -85,11 +85,7 @@ class OpenAIBackend:
         options: ServingOptions | None = None,
         check_server: bool = True,
     ) -> None:
-        if prompt_format not in PROMPT_FORMATS:
-            raise ModelLoadError(
-                f"unknown prompt format {prompt_format!r}; use one of {', '.join(PROMPT_FORMATS)}",
-                field="prompt_format",
-            )
+        check_prompt_format(prompt_format, field="prompt_format")
         self.spec = spec
         self.options = options or ServingOptions()
         self.options.check()
