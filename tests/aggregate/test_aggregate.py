@@ -11,8 +11,9 @@ from scipy.stats import pearsonr, spearmanr
 from sklearn.metrics import accuracy_score, matthews_corrcoef
 
 from hakari import aggregate as agg
-from hakari.aggregate import aggregate, alpha_sweep, bootstrap, scorers, sharpe_score
+from hakari.aggregate import aggregate, alpha_sweep, bootstrap, sharpe_score
 from hakari.scoring import corpus
+from hakari.scoring.corpus import mcc as mcc_module
 
 # ----------------------------------------------------------------------------- Sharpe
 
@@ -130,7 +131,7 @@ def test_vectorised_accuracy_and_mcc_equal_sklearn() -> None:
 
 
 def test_vectorised_mcc_bincount_path_equals_sklearn(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(scorers, "_ONEHOT_MAX_CLASSES", 0)  # force the many-classes path
+    monkeypatch.setattr(mcc_module, "ONEHOT_MAX_CLASSES", 0)  # force the many-classes path
     rng = np.random.default_rng(8)
     preds, refs = _classification_data(rng, 120, 3, [0, 1])
     preds.append([1] * 120)  # constant predictions: MCC 0

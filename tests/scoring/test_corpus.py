@@ -105,7 +105,7 @@ def test_correlation_rejects_none_and_nan() -> None:
 # ----------------------------------------------------------------------------- input errors
 
 
-@pytest.mark.parametrize("name", corpus.METRIC_NAMES)
+@pytest.mark.parametrize("name", corpus.names())
 def test_empty_input_is_a_clear_error(name: str) -> None:
     with pytest.raises(ValueError, match="empty input"):
         compute(name, [], [])

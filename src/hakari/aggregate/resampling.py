@@ -29,7 +29,6 @@ from hakari.aggregate.intervals import (
     template_statistics,
 )
 from hakari.aggregate.scorers import (
-    Scorer,
     check_inputs,
     item_matrix,
     make_scorer,
@@ -77,7 +76,7 @@ def check_bootstrap_options(n_boot: int, confidence: float, ci_method: str) -> N
 
 
 def draw_replicates(
-    scorer: Scorer, n_instances: int, n_templates: int, n_boot: int, seed: int
+    scorer: corpus.ReplicateScorer, n_instances: int, n_templates: int, n_boot: int, seed: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """(resampled, every) template scores of the replicates of `default_rng(seed)`.
 
@@ -125,11 +124,11 @@ def template_scores(
     preds: Sequence[Sequence[Any]],
     references: Sequence[Any],
     options: Mapping[str, Any],
-) -> tuple[dict[str, float], Scorer]:
+) -> tuple[dict[str, float], corpus.ReplicateScorer]:
     """Each template's metric on all instances, and the scorer of its replicates."""
     check_inputs(metric, preds, references)
     item_scores = None
-    if metric in corpus.PER_ITEM_METRICS:
+    if corpus.get(metric).per_item:
         # Score the text once: the point estimate is the mean of the per-item scores.
         item_scores = item_matrix(metric, preds, references, options)
         per_template = {

@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from hakari.backends.base import tokens_for_chars
+from hakari.scoring import corpus
 
 LabelValue = str | int | float
 
@@ -26,7 +27,6 @@ TEMPLATE_ID = re.compile(r"^[0-9A-Za-z]+-[0-9A-Za-z]+$")
 DEFAULT_MAX_NEW_TOKENS = 8  # when a task sets neither budget
 
 AnswerType = Literal["label", "number", "text"]
-MetricName = Literal["accuracy", "mcc", "pearson", "spearman", "exact_match", "f1"]
 
 
 class _Strict(BaseModel):
@@ -164,7 +164,8 @@ class TaskSpec(_Strict):
     labels: list[LabelValue] | None = None
     templates: list[Template]
     fallback: Fallback
-    metrics: list[MetricName]
+    # corpus metrics by name (`hakari.scoring.corpus`): each must score this answer type
+    metrics: list[str] = Field(min_length=1)
     # Generation budget. `max_new_chars` counts the answer's characters (after leading
     # whitespace), the same for every tokenizer; the token cap then defaults to what any
     # tokenizer needs for it (4 a character). `max_new_tokens` alone is a plain token cap.
@@ -198,6 +199,13 @@ class TaskSpec(_Strict):
                 raise ValueError(f"fallback label {self.fallback.value!r} is not in labels")
         elif self.fallback.kind in ("label", "first_label"):
             raise ValueError(f"fallback kind {self.fallback.kind!r} needs answer_type 'label'")
+        for name in self.metrics:
+            metric = corpus.get(name)  # ValueError naming the known metrics
+            if self.answer_type not in metric.answer_types:
+                raise ValueError(
+                    f"metric {name!r} scores {', '.join(sorted(metric.answer_types))} answers, "
+                    f"not {self.answer_type!r} ones"
+                )
         return self
 
     # --- derived helpers -------------------------------------------------------------
