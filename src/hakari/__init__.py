@@ -1,18 +1,42 @@
 """hakari (秤): fair, variance-aware evaluation of LLMs across instruction templates.
 
-Public API: `evaluate`, `load_task`, `metrics.compute`. Heavy modules load lazily so
-that `import hakari` stays fast.
+Public API: `evaluate` (a run, as `hakari run` does it), `load_task`, the `Backend`
+protocol with its request and result types (the extension point for any model), the
+results (`EvalResults`) and the one error users see (`HakariInputError`). Corpus metrics:
+`hakari.scoring.corpus.compute`. The engine loads lazily, so `import hakari` stays fast.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from hakari.backends.base import (
+    Backend,
+    GenerationRequest,
+    GenerationResult,
+    LoglikRequest,
+    LoglikResult,
+    Message,
+    ModelIdentity,
+)
+from hakari.errors import HakariInputError
+
 __version__ = "0.1.0"
-__all__ = ["EvalResults", "HakariInputError", "evaluate", "load_task"]
+__all__ = [
+    "Backend",
+    "EvalResults",
+    "GenerationRequest",
+    "GenerationResult",
+    "HakariInputError",
+    "LoglikRequest",
+    "LoglikResult",
+    "Message",
+    "ModelIdentity",
+    "evaluate",
+    "load_task",
+]
 
 if TYPE_CHECKING:
-    from hakari.errors import HakariInputError
     from hakari.results import EvalResults
     from hakari.runner import evaluate
     from hakari.tasks.loader import load_task
@@ -31,8 +55,4 @@ def __getattr__(name: str) -> Any:
         from hakari.results import EvalResults
 
         return EvalResults
-    if name == "HakariInputError":
-        from hakari.errors import HakariInputError
-
-        return HakariInputError
     raise AttributeError(f"module 'hakari' has no attribute {name!r}")

@@ -22,13 +22,12 @@ instances for both models, and `verdict` is "a_better" / "b_better" when the CI 
 
 from __future__ import annotations
 
-import json
-import os
-import secrets
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from hakari._util.atomic import write_json_atomic
 
 SCHEMA_VERSION = 1
 
@@ -83,16 +82,8 @@ class EvalResults(_Model):
     n_samples: int | None = None  # lines of the samples.jsonl written with this file
 
     def write(self, path: Path) -> None:
-        """Atomically (a temporary file of this process, then a rename)."""
-        tmp = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
-        try:
-            with tmp.open("w", encoding="utf-8") as fh:
-                json.dump(self.model_dump(mode="json"), fh, indent=2, ensure_ascii=False)
-                fh.flush()
-                os.fsync(fh.fileno())
-            tmp.replace(path)
-        finally:
-            tmp.unlink(missing_ok=True)
+        """Whole or not at all (`hakari._util.atomic`)."""
+        write_json_atomic(path, self.model_dump(mode="json"))
 
     @classmethod
     def read(cls, path: Path) -> EvalResults:

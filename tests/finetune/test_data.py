@@ -179,13 +179,13 @@ def test_read_mixture_formats_and_errors(tmp_path: Path) -> None:
     got = read_mixture(alpaca)
     assert [(e.prompt, e.target) for e in got] == [("Translate\n\n猫", "cat"), ("Say hi", "hi")]
     cases = {
-        "bad.jsonl": (b'{"prompt": "a", "response": "b"}\n{oops\n', "line 2 is not valid JSON"),
+        "bad.jsonl": (b'{"prompt": "a", "response": "b"}\n{oops\n', "line 2: not valid JSON"),
         "field.jsonl": (b'{"prompt": "a"}\n', "line 1: 'response' must be a non-empty string"),
         "type.jsonl": (b'{"prompt": "a", "response": 3}\n', "'response' must be"),
         "other.jsonl": (b'{"text": "a"}\n', "needs 'prompt' and 'response'"),
-        "list.jsonl": (b"[1, 2]\n", "not a JSON object"),
+        "list.jsonl": (b"[1, 2]\n", "expected a JSON object"),
         "latin1.jsonl": (b'{"prompt": "a", "response": "b"}\n{"prompt": "\xe9"}\n',
-                         "line 2 is not UTF-8"),
+                         "line 2: not UTF-8"),
         "empty.jsonl": (b"\n\n", "no rows"),
     }  # fmt: skip
     for name, (content, message) in cases.items():
@@ -277,8 +277,8 @@ NO_MODEL = "smollm2-135m"
         (["--tasks", "{toy}", "--upsample-to", "0"], "--upsample-to"),
         (["--mixture", "{tmp}/base.jsonl"], "--mixture needs --target"),
         (["--mixture", "{tmp}/nope.jsonl", "--target", "{toy}"], "mixture file not found"),
-        (["--mixture", "{tmp}/bad.jsonl", "--target", "{toy}"], "line 2 is not valid JSON"),
-        (["--mixture", "{tmp}/latin1.jsonl", "--target", "{toy}"], "line 1 is not UTF-8"),
+        (["--mixture", "{tmp}/bad.jsonl", "--target", "{toy}"], "line 2: not valid JSON"),
+        (["--mixture", "{tmp}/latin1.jsonl", "--target", "{toy}"], "line 1: not UTF-8"),
         (["--mixture", "{tmp}/base.jsonl", "--target", "{toy}", "--n-target", "99"], "99 is more"),
         (["--tasks", "{toy}", "--model", "smollm2-135m+adapter:{tmp}"], "no adapter_config.json"),
         ([], "give --tasks"),

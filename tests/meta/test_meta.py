@@ -166,7 +166,7 @@ def test_cli_meta_json_shape_and_table(tmp_path: Path) -> None:
         (b'{"h": 1, "m": 2}\n{"h": 1, "m": "\xff"}\n', [], "line 2: not UTF-8"),
         ('{"h": 1, "m": 2}\n' * 40 + '{"h": 1}\n', [], "line 41: no field 'm'"),
         ('{"h": 1, "m": 2}\n{"h": 1, "m": "x"}\n', [], "line 2: field 'm' must be a number"),
-        ('{"h": 1, "m": 2}\nnot json\n', [], "line 2: not JSON"),
+        ('{"h": 1, "m": 2}\nnot json\n', [], "line 2: not valid JSON"),
         ('{"h": 1, "m": 2}\n', ["--metrics", "m..x"], "not a field path"),
         ('{"h": 1, "m": 2}\n', ["--tfa-before", "a"], "both --tfa-before"),
     ],

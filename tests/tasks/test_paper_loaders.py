@@ -317,7 +317,7 @@ def test_malformed_jsonl_is_one_clear_error(tmp_path: Path) -> None:
     write_jsonl(path, STSB_ROWS[:1])
     with path.open("a") as fh:
         fh.write('{"sentence1": "broken", \n')
-    with pytest.raises(HakariInputError, match="line 2 is not valid JSON") as err:
+    with pytest.raises(HakariInputError, match="line 2: not valid JSON") as err:
         list(iter_rows(load_task("stsb").spec, data_dir=tmp_path))
     assert err.value.file == str(path)
 

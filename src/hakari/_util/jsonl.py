@@ -1,4 +1,5 @@
-"""Reading user JSONL files whose fields are named by dotted paths, with one clear error.
+"""Reading JSON Lines files (`iter_jsonl`, the one reader) and user JSONL whose fields
+are named by dotted paths, with one clear error.
 
 `hakari score --input` and `hakari meta` both read rows made elsewhere. Everything is
 checked before any model loads or any statistic is computed: the file must be UTF-8,
@@ -13,7 +14,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from hakari.errors import HakariInputError
 Row = dict[str, Any]
 _PATH_PART = re.compile(r"^[^.\s]+$")
 _MISSING = object()
+_BOM = b"\xef\xbb\xbf"
 LINE_KEY = "\x00hakari-line"  # the 1-based line a row came from (no JSON key can clash)
 
 
@@ -52,38 +54,90 @@ def lookup(row: Row, parts: Sequence[str]) -> Any:
     return value
 
 
-def read_jsonl(path: Path) -> list[Row]:
-    """Every row of a JSONL file (blank lines skipped); errors name the line."""
+def iter_jsonl(
+    path: Path, *, data: bytes | None = None, field: str | None = None
+) -> Iterator[tuple[int, Row]]:
+    """(1-based line number, object) of every non-blank line of a JSON Lines file, read
+    line by line (`data`: the file's bytes already in memory, e.g. decompressed).
+
+    The one JSONL reader of hakari: every error is a `HakariInputError` naming the file,
+    the line and, where given, the option that named the file (`field`): "line N: not
+    UTF-8 text: byte 0x.. (...)", "line N: not valid JSON (<reason> at column C)", "line N:
+    expected a JSON object, got <type>". A UTF-8 byte-order mark is skipped.
+    """
     try:
-        raw = path.read_bytes()
+        if data is None:
+            with path.open("rb") as fh:
+                yield from _parse_lines(path, fh, field)
+            return
     except OSError as exc:
-        raise HakariInputError(f"cannot read: {exc.strerror or exc}", file=str(path)) from None
-    rows: list[Row] = []
-    for lineno, line in enumerate(raw.split(b"\n"), start=1):
+        raise HakariInputError(
+            f"cannot read: {exc.strerror or exc}", file=str(path), field=field
+        ) from None
+    yield from _parse_lines(path, data.split(b"\n"), field)
+
+
+def _parse_lines(
+    path: Path, lines: Iterable[bytes], field: str | None
+) -> Iterator[tuple[int, Row]]:
+    for lineno, line in enumerate(lines, start=1):
+        if lineno == 1 and line.startswith(_BOM):
+            line = line[len(_BOM) :]
         if not line.strip():
             continue
         try:
             text = line.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise HakariInputError(
-                f"line {lineno}: not UTF-8 (byte {exc.start}: {line[exc.start : exc.start + 1]!r})",
+                f"line {lineno}: not UTF-8 text: byte 0x{line[exc.start]:02x} (byte {exc.start} "
+                "of the line); save the file as UTF-8",
                 file=str(path),
+                field=field,
             ) from None
         try:
             obj = json.loads(text)
         except json.JSONDecodeError as exc:
             raise HakariInputError(
-                f"line {lineno}: not JSON ({exc.msg} at column {exc.colno})", file=str(path)
+                f"line {lineno}: not valid JSON ({exc.msg} at column {exc.colno})",
+                file=str(path),
+                field=field,
             ) from None
         if not isinstance(obj, dict):
             raise HakariInputError(
                 f"line {lineno}: expected a JSON object, got {type(obj).__name__}",
                 file=str(path),
+                field=field,
             )
+        yield lineno, obj
+
+
+def read_jsonl(path: Path, *, field: str | None = None) -> list[Row]:
+    """Every row of a JSONL file (blank lines skipped), each remembering its line
+    (`row_line`); errors as `iter_jsonl`'s, and "no rows" for an empty file."""
+    rows: list[Row] = []
+    for lineno, obj in iter_jsonl(path, field=field):
         obj[LINE_KEY] = lineno
         rows.append(obj)
     if not rows:
-        raise HakariInputError("no rows", file=str(path))
+        raise HakariInputError("no rows", file=str(path), field=field)
+    return rows
+
+
+def read_jsonl_lenient(path: Path) -> list[Row]:
+    """The rows of a JSONL file this process or an earlier one appended to, skipping
+    lines a kill cut short (a log); a missing file has no rows."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return []
+    rows: list[Row] = []
+    for line in raw.split(b"\n"):
+        try:
+            obj = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            continue
+        if isinstance(obj, dict):
+            rows.append(obj)
     return rows
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from hakari.backends.base import GenerationRequest, GenerationResult, apply_output_rules
+from hakari.errors import HakariInputError
 
 FinishReason = Literal["stop", "length", "eos", "regex_done"]
 
@@ -51,8 +52,6 @@ class ServingOptions:
     max_model_len: int | None = None
 
     def check(self) -> None:
-        from hakari.errors import HakariInputError
-
         positive = {
             "--concurrency": self.concurrency,
             "--request-timeout": self.request_timeout,

@@ -37,6 +37,7 @@ from hakari.backends.base import (
     ModelIdentity,
     OnBatch,
 )
+from hakari.backends.hub import cached_commit
 from hakari.backends.serving import (
     ServingOptions,
     final_result,
@@ -44,6 +45,7 @@ from hakari.backends.serving import (
     needs_reask,
     reask_stops,
 )
+from hakari.backends.weights import folder_revision
 from hakari.errors import HakariInputError, ModelLoadError
 
 log = logging.getLogger(__name__)
@@ -206,9 +208,6 @@ class VLLMBackend:
         options: ServingOptions | None = None,
         lora: AdapterRef | None = None,
     ) -> VLLMBackend:
-        from hakari.backends.hub import cached_commit
-        from hakari.backends.weights import folder_revision
-
         opts = options or ServingOptions()
         opts.check()
         source, revision = parse_spec(spec)

@@ -26,6 +26,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from hakari.backends import hub
 from hakari.backends.cache import default_cache_dir
 from hakari.backends.packaged import PACKAGED_MODELS, converted_model
 from hakari.errors import ModelLoadError
@@ -72,9 +73,7 @@ def resolve_source(spec: str, *, cache_dir: Path | None = None) -> ModelSource:
                 f"{spec}: {source} is neither a local folder nor a hub id (owner/name)",
                 field="--model",
             )
-        from hakari.backends.hub import hub_model
-
-        return ModelSource(source, source, revision, None, hub_model(source, revision))
+        return ModelSource(source, source, revision, None, hub.hub_model(source, revision))
     raise ModelLoadError(f"{spec!r} is not a packaged model or an hf: spec", field="--model")
 
 
@@ -107,9 +106,7 @@ def check_local_spec(spec: str) -> None:
             f"{spec}: {source} is neither a local folder nor a hub id (owner/name)",
             field="--model",
         )
-    from hakari.backends.hub import hub_model
-
-    hub_model(source, revision)  # in the local cache, or on a hub that answers
+    hub.hub_model(source, revision)  # in the local cache, or on a hub that answers
 
 
 def has_chat_template(spec: str) -> bool | None:

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from hakari.cli.common import console, fail, split_csv
+from hakari.cli.common import console, fail, split_csv, write_output
 from hakari.errors import HakariInputError
 
 
@@ -52,6 +52,8 @@ def meta(
         fail(exc)
     print_meta(result, console)
     if json_out is not None:
-        json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps(result, indent=2, ensure_ascii=False), encoding="utf-8")
+        try:
+            write_output(json_out, json.dumps(result, indent=2, ensure_ascii=False))
+        except HakariInputError as exc:
+            fail(exc)
         console.print(f"json: {json_out}", highlight=False, markup=False)

@@ -221,7 +221,10 @@ def score(
     )
     if json_path is not None:
         payload: Any = summaries[0] if len(summaries) == 1 else summaries
-        json_path.write_text(json.dumps(payload, ensure_ascii=False, indent=2), encoding="utf-8")
+        try:
+            write_output(json_path, json.dumps(payload, ensure_ascii=False, indent=2))
+        except HakariInputError as exc:
+            fail(exc)
 
 
 def _check_sampling(

@@ -22,6 +22,8 @@ import importlib.util
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from hakari.errors import HakariInputError
+
 
 @dataclass(frozen=True)
 class LoraSettings:
@@ -148,8 +150,6 @@ def bitsandbytes_installed() -> bool:
 def resolve_runtime(settings: TrainSettings, device: str = "auto") -> Runtime:
     """The device, precision, optimiser and quantisation this machine can use for
     `settings`; every substitution is a note (printed and written to config.json)."""
-    from hakari.errors import HakariInputError
-
     if device not in ("auto", "cpu", "cuda"):
         raise HakariInputError("must be auto, cpu or cuda", field="--device")
     has_cuda = cuda_available()

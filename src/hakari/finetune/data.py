@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from hakari._util.jsonl import iter_jsonl
 from hakari.errors import HakariInputError
 from hakari.tasks.data import Row, iter_rows
 from hakari.tasks.export import instance_training_rows
@@ -156,32 +157,13 @@ def read_mixture(path: Path) -> list[Example]:
     Alpaca's `instruction` (+ optional `input`) and `output`."""
     if not path.is_file():
         raise HakariInputError("mixture file not found", file=str(path), field="--mixture")
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError as exc:
-        bad_line = path.read_bytes()[: exc.start].count(b"\n") + 1
-        raise HakariInputError(
-            f"line {bad_line} is not UTF-8 (byte {exc.start})", file=str(path), field="--mixture"
-        ) from None
-    out: list[Example] = []
-    for lineno, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        out.append(_mixture_example(path, lineno, line))
+    out = [_mixture_example(path, n, row) for n, row in iter_jsonl(path, field="--mixture")]
     if not out:
         raise HakariInputError("the mixture has no rows", file=str(path), field="--mixture")
     return out
 
 
-def _mixture_example(path: Path, lineno: int, line: str) -> Example:
-    try:
-        row = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise HakariInputError(
-            f"line {lineno} is not valid JSON: {exc.msg}", file=str(path)
-        ) from None
-    if not isinstance(row, dict):
-        raise HakariInputError(f"line {lineno} is not a JSON object", file=str(path))
+def _mixture_example(path: Path, lineno: int, row: Row) -> Example:
     if "prompt" in row or "response" in row:
         fields = {"prompt": row.get("prompt"), "response": row.get("response")}
     elif "instruction" in row:

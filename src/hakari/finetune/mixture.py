@@ -23,8 +23,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from hakari._util.atomic import write_json_atomic
 from hakari.errors import HakariInputError
-from hakari.finetune.config import TrainSettings, mixture_settings, with_overrides
+from hakari.finetune.config import TrainSettings, mixture_settings, resolve_runtime, with_overrides
 from hakari.finetune.data import (
     Example,
     example_key,
@@ -35,7 +36,8 @@ from hakari.finetune.data import (
     task_examples,
     train_rows,
 )
-from hakari.finetune.trainer import Say, TrainJob, write_json_atomic
+from hakari.finetune.trainer import Say, TrainJob, job_config, prepare_output, train_adapter
+from hakari.runner import evaluate
 from hakari.tasks.loader import Task, load_task
 from hakari.tasks.prompts import select_templates
 
@@ -181,10 +183,6 @@ def _settings(spec: MixtureSpec, n_examples: int) -> TrainSettings:
 def run_mixture(spec: MixtureSpec, jobs: Sequence[MixtureJob], *, say: Say = print) -> list[dict]:
     """Train every mixture (finished ones skipped) and evaluate each adapter on the
     target task; `mixture.json` holds one row per adapter, rewritten after each."""
-    from hakari.finetune.config import resolve_runtime
-    from hakari.finetune.trainer import job_config, prepare_output, train_adapter
-    from hakari.runner import evaluate
-
     for mj in jobs:
         prepare_output(mj.job, job_config(mj.job, resolve_runtime(mj.job.settings, mj.job.device)))
     rows: list[dict[str, Any]] = []
@@ -216,7 +214,9 @@ def run_mixture(spec: MixtureSpec, jobs: Sequence[MixtureJob], *, say: Say = pri
                 "scores": _scores(results),
             }
         )
-        write_json_atomic(spec.output / MIXTURE_FILE, {"target": spec.target, "runs": rows})
+        write_json_atomic(
+            spec.output / MIXTURE_FILE, {"target": spec.target, "runs": rows}, trailing_newline=True
+        )
     return rows
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from hakari.backends.weights import resolve_source
 from hakari.errors import ModelLoadError
 from hakari.finetune.config import Runtime, TrainSettings
 
@@ -22,8 +23,6 @@ def load_for_training(
     import torch
     from peft import LoraConfig, get_peft_model, prepare_model_for_kbit_training
     from transformers import AutoModelForCausalLM, AutoTokenizer, set_seed
-
-    from hakari.backends.weights import resolve_source
 
     src = resolve_source(spec, cache_dir=cache_dir)
     set_seed(settings.seed)  # the adapter's initial weights, like everything else, seeded

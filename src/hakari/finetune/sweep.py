@@ -16,7 +16,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from hakari.finetune.config import TrainSettings
+from hakari._util.atomic import write_json_atomic
+from hakari.errors import HakariInputError
+from hakari.finetune.config import TrainSettings, resolve_runtime
 from hakari.finetune.data import (
     Example,
     nested_sample,
@@ -25,7 +27,14 @@ from hakari.finetune.data import (
     train_rows,
     upsample,
 )
-from hakari.finetune.trainer import Say, TrainJob, TrainSummary, train_adapter, write_json_atomic
+from hakari.finetune.trainer import (
+    Say,
+    TrainJob,
+    TrainSummary,
+    job_config,
+    prepare_output,
+    train_adapter,
+)
 from hakari.tasks.data import Row
 from hakari.tasks.loader import Task, load_task
 from hakari.tasks.prompts import select_templates
@@ -71,8 +80,6 @@ def plan_sweep(
     keep_checkpoints: bool = False,
 ) -> list[PlannedJob]:
     """Every adapter to train, its examples built and checked (no model is loaded)."""
-    from hakari.errors import HakariInputError
-
     if upsample_to is not None and upsample_to < 1:
         raise HakariInputError("must be at least 1", field="--upsample-to")
     for td in tasks:
@@ -122,9 +129,6 @@ def plan_sweep(
 def run_jobs(jobs: Sequence[PlannedJob], output: Path, *, say: Say = print) -> list[TrainSummary]:
     """Train the planned jobs in order (finished ones are skipped, a killed one resumes);
     with several jobs, `sweep.json` lists them after each."""
-    from hakari.finetune.config import resolve_runtime
-    from hakari.finetune.trainer import job_config, prepare_output
-
     # Every folder is checked before the first model loads.
     for planned in jobs:
         prepare_output(
@@ -147,5 +151,5 @@ def run_jobs(jobs: Sequence[PlannedJob], output: Path, *, say: Say = print) -> l
             }
         )
         if len(jobs) > 1:
-            write_json_atomic(output / SWEEP_FILE, {"jobs": rows})
+            write_json_atomic(output / SWEEP_FILE, {"jobs": rows}, trailing_newline=True)
     return done

@@ -39,9 +39,13 @@ from typing import Any
 
 from transformers import TrainerCallback
 
+from hakari._util.atomic import write_json_atomic, write_text_atomic
+from hakari._util.jsonl import read_jsonl_lenient
 from hakari.errors import HakariInputError
 from hakari.finetune.config import Runtime, TrainSettings, resolve_runtime
 from hakari.finetune.data import Example, examples_digest
+from hakari.finetune.encode import ExampleEncoder
+from hakari.finetune.model import load_for_training
 
 CONFIG_FILE = "finetune_config.json"
 LOG_FILE = "train_log.jsonl"
@@ -147,16 +151,13 @@ def train_adapter(job: TrainJob, *, say: Say = print) -> TrainSummary:
     for note in runtime.notes:
         say(f"note: {note}")
     job.output.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(job.output / CONFIG_FILE, config)
+    write_json_atomic(job.output / CONFIG_FILE, config, trailing_newline=True)
     return _train(job, runtime)
 
 
 def _train(job: TrainJob, runtime: Runtime) -> TrainSummary:
     import torch
     from transformers import DataCollatorForSeq2Seq, EarlyStoppingCallback, Trainer
-
-    from hakari.finetune.encode import ExampleEncoder
-    from hakari.finetune.model import load_for_training
 
     settings = job.settings
     model, tokenizer = load_for_training(job.model, settings, runtime, cache_dir=job.cache_dir)
@@ -224,7 +225,7 @@ def _train(job: TrainJob, runtime: Runtime) -> TrainSummary:
         examples_per_second=_rate(result.metrics.get("train_samples_per_second")),
         notes=list(runtime.notes),
     )
-    write_json_atomic(job.output / SUMMARY_FILE, asdict(summary))
+    write_json_atomic(job.output / SUMMARY_FILE, asdict(summary), trailing_newline=True)
     if not job.keep_checkpoints:
         shutil.rmtree(ckpt_dir, ignore_errors=True)
     return summary
@@ -349,16 +350,7 @@ def checkpoint_step(path: Path) -> int:
 
 
 def read_log(output: Path) -> list[dict[str, Any]]:
-    path = output / LOG_FILE
-    if not path.is_file():
-        return []
-    rows = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError:  # a line cut by a kill
-            continue
-    return rows
+    return read_jsonl_lenient(output / LOG_FILE)  # a line cut by a kill is skipped
 
 
 def truncate_log(output: Path, step: int) -> None:
@@ -379,16 +371,6 @@ def _stored_loss_before(output: Path) -> float | None:
 def _append_log(output: Path, record: dict[str, Any]) -> None:
     with (output / LOG_FILE).open("a", encoding="utf-8") as fh:
         fh.write(json.dumps(record) + "\n")
-
-
-def write_json_atomic(path: Path, data: Any) -> None:
-    write_text_atomic(path, json.dumps(data, ensure_ascii=False, indent=2) + "\n")
-
-
-def write_text_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".partial")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def _stable(config: dict[str, Any]) -> dict[str, Any]:

@@ -5,6 +5,7 @@ Used elsewhere: `Judge`, `JudgeItem`, `load_prompt`, `load_judge_backend`.
 
 from typing import Any
 
+from hakari.backends import registry
 from hakari.backends.base import Backend
 from hakari.judges.judge import Judge, JudgeItem, JudgeRun, JudgeScore
 from hakari.judges.prompts import JudgePrompt, load_prompt
@@ -12,9 +13,7 @@ from hakari.judges.prompts import JudgePrompt, load_prompt
 
 def load_judge_backend(spec: str, **kwargs: Any) -> Backend:
     """The judge model: any spec `hakari.backends.registry.load_backend` knows."""
-    from hakari.backends.registry import load_backend
-
-    return load_backend(spec, **kwargs)
+    return registry.load_backend(spec, **kwargs)
 
 
 __all__ = [

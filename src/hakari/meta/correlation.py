@@ -105,9 +105,10 @@ class LevelResult:
         return {**self.coefficients, **self.extra}
 
 
-def _paired(
+def paired_values(
     x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, int]:
+    """The pairs where both values are finite, and how many pairs were dropped."""
     xa, ya = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     keep = np.isfinite(xa) & np.isfinite(ya)
     return xa[keep], ya[keep], int((~keep).sum())
@@ -150,7 +151,7 @@ def _paired_level(x: np.ndarray, y: np.ndarray, boot: BootstrapSettings, unit: s
 def pooled_level(
     metric: Sequence[float], human: Sequence[float], boot: BootstrapSettings
 ) -> LevelResult:
-    x, y, missing = _paired(metric, human)
+    x, y, missing = paired_values(metric, human)
     result = _paired_level(x, y, boot, unit="row (bootstrap resamples rows)")
     result.extra["n_missing"] = missing
     return result
@@ -257,7 +258,7 @@ def correlation_matrix(
     out: dict[str, dict[str, float | None]] = {n: {} for n in names}
     for i, a in enumerate(names):
         for b in names[i:]:
-            x, y, _ = _paired(arrays[a], arrays[b])
+            x, y, _ = paired_values(arrays[a], arrays[b])
             value = _none(coefficient(stat, x, y))
             out[a][b] = out[b][a] = value
     return out

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from hakari.meta.correlation import _paired, coefficient, per_group_coefficients
+from hakari.meta.correlation import coefficient, paired_values, per_group_coefficients
 
 
 def unit_table(
@@ -51,7 +51,7 @@ def cat_cit(
     keys = list(m_units)
     x = np.asarray([m_units[k] for k in keys])
     y = np.asarray([h_units[k] for k in keys])
-    px, py, missing = _paired(x, y)
+    px, py, missing = paired_values(x, y)
     cat = coefficient("spearman", px, py)
     keep = np.isfinite(x) & np.isfinite(y)
     kept_groups = [k[1] for k, ok in zip(keys, keep, strict=True) if ok]

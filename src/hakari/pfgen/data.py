@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hakari._util.jsonl import iter_jsonl
 from hakari.errors import HakariInputError
 
 
@@ -130,12 +131,11 @@ def load_examples(data_dir: Path) -> list[Example]:
     if not path.is_file():
         raise HakariInputError("missing the example answers file", file=str(path))
     examples = []
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-            examples.append(Example(question=row["question"], answer=row["answer"]))
-        except (json.JSONDecodeError, KeyError, TypeError) as exc:
-            raise HakariInputError(f"line {lineno}: {exc}", file=str(path)) from exc
+    for lineno, row in iter_jsonl(path):
+        question, answer = row.get("question"), row.get("answer")
+        if not isinstance(question, str) or not isinstance(answer, str):
+            raise HakariInputError(
+                f"line {lineno}: needs string fields 'question' and 'answer'", file=str(path)
+            )
+        examples.append(Example(question=question, answer=answer))
     return examples

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hakari._util.atomic import write_bytes_atomic, write_text_atomic
 from hakari.backends.base import Backend, GenerationRequest, Message
 from hakari.backends.cache import ResponseCache, cached_generate
 from hakari.pfgen.data import Example
@@ -205,9 +206,7 @@ def trials_lines(rows: list[dict[str, Any]]) -> bytes:
 
 def write_run(directory: Path, settings: GenerationSettings, rows: list[dict[str, Any]]) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
-    (directory / "config.json").write_text(config_json(settings) + "\n", encoding="utf-8")
+    write_text_atomic(directory / "config.json", config_json(settings) + "\n")
     path = directory / "trials.jsonl.xz"
-    tmp = path.with_suffix(".xz.tmp")
-    tmp.write_bytes(lzma.compress(trials_lines(rows)))
-    tmp.replace(path)
+    write_bytes_atomic(path, lzma.compress(trials_lines(rows)))
     return path

@@ -18,6 +18,7 @@ from typing import Any
 
 from hakari.errors import HakariInputError
 from hakari.pfgen.report import is_summary
+from hakari.pfgen.scoring import leaderboard_totals
 
 
 @dataclass
@@ -60,8 +61,6 @@ def entry_from_summary(summary: dict[str, Any], origin: str) -> Entry:
 
 def entry_from_result(result: dict[str, Any], origin: str) -> Entry:
     """An upstream `result.json` without trials: published numbers, no CI."""
-    from hakari.pfgen.scoring import leaderboard_totals
-
     config = result.get("config") or {}
     fluency, truthfulness, helpfulness = leaderboard_totals(result["scores"])
     return Entry(

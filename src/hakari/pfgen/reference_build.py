@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from hakari.errors import HakariInputError
+from hakari.pfgen.data import question_files
 from hakari.pfgen.ngram import build_table, score_answers
 
 RARE_NGRAM = 5
@@ -130,8 +131,6 @@ def write_data_dir(
 ) -> list[Path]:
     """Copy the question files with `answers[source]` set to the new references (and the
     other sources dropped when `replace`). Questions with no selected answer are an error."""
-    from hakari.pfgen.data import question_files
-
     output_dir.mkdir(parents=True, exist_ok=True)
     written = []
     for path in question_files(source_dir):

@@ -17,6 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from hakari._util.jsonl import iter_jsonl
 from hakari.errors import HakariInputError
 
 
@@ -28,29 +29,18 @@ class TrialsFile:
     config: dict[str, Any] | None  # the sibling config.json, when there is one
 
 
-def _decode(path: Path, raw: bytes) -> str:
-    if path.name.endswith(".xz"):
-        try:
-            raw = lzma.decompress(raw)
-        except (lzma.LZMAError, EOFError) as exc:
-            raise HakariInputError(
-                f"not a valid xz file (truncated or damaged: {exc})", file=str(path)
-            ) from exc
+def _decompressed(path: Path, raw: bytes) -> bytes:
+    if not path.name.endswith(".xz"):
+        return raw
     try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise HakariInputError(f"not UTF-8 text: {exc}", file=str(path)) from exc
-
-
-def _parse_line(path: Path, lineno: int, line: str) -> dict[str, Any]:
-    try:
-        row = json.loads(line)
-    except json.JSONDecodeError as exc:
+        return lzma.decompress(raw)
+    except (lzma.LZMAError, EOFError) as exc:
         raise HakariInputError(
-            f"line {lineno}: not valid JSON ({exc.msg})", file=str(path)
+            f"not a valid xz file (truncated or damaged: {exc})", file=str(path)
         ) from exc
-    if not isinstance(row, dict):
-        raise HakariInputError(f"line {lineno}: expected a JSON object", file=str(path))
+
+
+def _checked_row(path: Path, lineno: int, row: dict[str, Any]) -> dict[str, Any]:
     for name in ("question", "answer"):
         if not isinstance(row.get(name), str):
             raise HakariInputError(f"line {lineno}: expected a string", file=str(path), field=name)
@@ -64,11 +54,9 @@ def read_trials(path: Path) -> TrialsFile:
         raw = path.read_bytes()
     except OSError as exc:
         raise HakariInputError(f"cannot read: {exc.strerror or exc}", file=str(path)) from exc
-    text = _decode(path, raw)
     rows = [
-        _parse_line(path, lineno, line)
-        for lineno, line in enumerate(text.split("\n"), start=1)
-        if line.strip()
+        _checked_row(path, lineno, row)
+        for lineno, row in iter_jsonl(path, data=_decompressed(path, raw))
     ]
     if not rows:
         raise HakariInputError("the trials file has no answers", file=str(path))

@@ -17,6 +17,7 @@ from typing import Any
 from hakari.reports import charts, tables
 from hakari.reports.inputs import ReportData, Run, SampleBlock, read_samples
 from hakari.reports.markup import anchor, definition_list, esc, num, table
+from hakari.reports.meta import meta_sections
 from hakari.reports.samples import filter_css, sample_browser
 from hakari.reports.style import CSS
 from hakari.reports.views import PerModel, per_model, run_command, sweep_panels
@@ -218,8 +219,6 @@ def _task_section(
 def build_html(
     data: ReportData, *, samples_per_template: int = 3, title: str = "hakari report"
 ) -> str:
-    from hakari.reports.meta import meta_sections
-
     samples = read_samples(data, samples_per_template)
     max_templates = max(
         [len(_template_order(per_model(data, t, d))) for t in data.tasks for d in data.decodings(t)]

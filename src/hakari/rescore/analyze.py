@@ -16,8 +16,12 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from hakari._util.atomic import write_json_atomic
+from hakari.backends import registry
+from hakari.backends.cache import ResponseCache
 from hakari.errors import HakariInputError
-from hakari.rescore.common import JudgeOptions, judge_progress, write_json_atomic
+from hakari.judges import Judge, load_judge_backend, load_prompt
+from hakari.rescore.common import JudgeOptions, judge_progress
 from hakari.rescore.run_dir import read_run
 
 
@@ -54,9 +58,6 @@ def analyze_run(
     n: int = 5,
     max_chars: int = 1500,
 ) -> dict[str, Any]:
-    from hakari.backends.cache import ResponseCache
-    from hakari.judges import Judge, load_judge_backend, load_prompt
-
     if n < 1:
         raise HakariInputError("must be at least 1", field="--n")
     _, samples = read_run(run_dir)
@@ -71,9 +72,7 @@ def analyze_run(
         raise HakariInputError(
             f"{prompt.tag} is not an error-analysis prompt", field="--judge-prompt"
         )
-    from hakari.backends.registry import check_spec
-
-    check_spec(judge.spec, dtype=judge.dtype, device=judge.device)
+    registry.check_spec(judge.spec, dtype=judge.dtype, device=judge.device)
     chosen = select_low(samples, metric, n)
     rendered = []
     for (_, task, _), rows in chosen.items():

@@ -9,14 +9,16 @@ row therefore fails before any model loads, and a missing model fails before any
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hakari.backends import registry
+from hakari.backends.cache import ResponseCache
 from hakari.errors import HakariInputError
+from hakari.judges import Judge, JudgeItem, load_judge_backend, load_prompt
 from hakari.scoring.samples import MetricSuite, ScoringConfig
 
 
@@ -80,8 +82,6 @@ def score_samples(
     prompts: Sequence[str] | None,
 ) -> SampleScores:
     """Every metric and the judge over the samples (models loaded first, once each)."""
-    from hakari.judges import Judge, JudgeItem, load_prompt
-
     if suite is None and judge_options is None:
         raise HakariInputError(
             "nothing to compute: give --metrics and/or --judge", field="--metrics"
@@ -98,10 +98,10 @@ def score_samples(
             field="--prompt-field",
         )
     if judge_options is not None:
-        from hakari.backends.registry import check_spec
-
         # A typo in --judge fails here, before any metric model loads.
-        check_spec(judge_options.spec, dtype=judge_options.dtype, device=judge_options.device)
+        registry.check_spec(
+            judge_options.spec, dtype=judge_options.dtype, device=judge_options.device
+        )
     out = SampleScores()
     if suite is not None:
         suite.prepare()
@@ -109,9 +109,6 @@ def score_samples(
         out.values.update({k: list(v) for k, v in scored.values.items()})
         out.provenance["metrics"] = {"models": scored.models, "seconds": scored.seconds}
     if judge_options is not None and judge_prompt is not None:
-        from hakari.backends.cache import ResponseCache
-        from hakari.judges import load_judge_backend
-
         backend = load_judge_backend(
             judge_options.spec,
             device=judge_options.device,
@@ -162,23 +159,6 @@ def reference_text(gold: Any) -> str | list[str]:
     if isinstance(gold, list) and gold and all(isinstance(g, str) for g in gold):
         return list(gold)
     return gold if isinstance(gold, str) else json.dumps(gold, ensure_ascii=False)
-
-
-def write_jsonl_atomic(path: Path, rows: Iterable[dict[str, Any]]) -> None:
-    """All rows or nothing: a temporary sibling renamed into place."""
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        for row in rows:
-            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    tmp.replace(path)
-
-
-def write_json_atomic(path: Path, data: Any) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")
-    tmp.replace(path)
 
 
 def merged_scores(row: dict[str, Any], new: dict[str, Any], where: str) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hakari._util.atomic import write_jsonl_atomic
 from hakari._util.jsonl import read_jsonl, row_line, strip_line, text_column
 from hakari.errors import HakariInputError
 from hakari.rescore.common import (
@@ -20,7 +21,6 @@ from hakari.rescore.common import (
     merged_scores,
     prepare_suite,
     score_samples,
-    write_jsonl_atomic,
 )
 from hakari.scoring.samples import ScoringConfig
 

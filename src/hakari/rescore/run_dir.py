@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from hakari import aggregate as agg
+from hakari._util.atomic import write_json_atomic, write_jsonl_atomic
 from hakari._util.jsonl import read_jsonl, row_line, strip_line
 from hakari.errors import HakariInputError, one_line
 from hakari.rescore.common import (
@@ -27,8 +28,6 @@ from hakari.rescore.common import (
     prepare_suite,
     reference_text,
     score_samples,
-    write_json_atomic,
-    write_jsonl_atomic,
 )
 from hakari.rescore.files import summarise
 from hakari.results import EvalResults

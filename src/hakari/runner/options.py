@@ -15,6 +15,7 @@ from typing import Any, Literal, cast
 from hakari.backends.base import Backend, PromptFormat
 from hakari.backends.serving import ServingOptions
 from hakari.errors import HakariInputError
+from hakari.runner.sampling import sampled_rows
 from hakari.tasks.extract import DEFAULT_QA_MODE, QAMode
 from hakari.tasks.loader import Task
 from hakari.tasks.prompts import select_templates
@@ -105,8 +106,6 @@ def _sampled_rows(tasks: Sequence[Task], opts: RunOptions) -> dict[str, list[int
     """Per task, the split positions `--sample` chose (None without --sample)."""
     if opts.sample is None:
         return None
-    from hakari.runner.sampling import sampled_rows
-
     return {t.name: sampled_rows(t, opts.sample, opts.seed, data_dir=opts.data_dir) for t in tasks}
 
 

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from hakari.aggregate import BootstrapResult
+from hakari.backends import registry
 from hakari.backends.base import Backend, PromptFormat
 from hakari.backends.cache import ResponseCache
 from hakari.backends.serving import ServingOptions
@@ -229,9 +230,7 @@ def _publish_partial(results: EvalResults, writer: RunWriter, bootstraps: Bootst
 
 def default_factory(opts: RunOptions) -> BackendFactory:
     def factory(spec: str) -> Backend:
-        from hakari.backends.registry import load_backend
-
-        return load_backend(
+        return registry.load_backend(
             spec,
             dtype=opts.dtype,
             device=opts.device,

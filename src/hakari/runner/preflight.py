@@ -19,12 +19,14 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from hakari.backends import registry
 from hakari.errors import HakariInputError
 from hakari.runner.collect import task_instances
 from hakari.runner.options import Decoding, RunOptions
 from hakari.runner.sampling import check_sampling
+from hakari.tasks.chance import chance_rates
 from hakari.tasks.data import Row, get_path, resolve_split_file
-from hakari.tasks.extract import gold_answer
+from hakari.tasks.extract import QA_MODES, gold_answer
 from hakari.tasks.loader import (
     Task,
     check_answer_keys,
@@ -39,8 +41,6 @@ Baseline = tuple[int, dict[str, float]]  # instances evaluated, chance rate per 
 
 
 def check_options(opts: RunOptions) -> None:
-    from hakari.tasks.extract import QA_MODES
-
     if opts.qa_mode not in QA_MODES:
         raise HakariInputError(
             f"unknown QA mode {opts.qa_mode!r} (choose from {', '.join(QA_MODES)})",
@@ -74,11 +74,9 @@ def check_models(models: Sequence[str], opts: RunOptions, *, builtin_loader: boo
             raise HakariInputError(f"model {spec!r} is given twice", field="--model")
         seen.add(spec)
     if builtin_loader:
-        from hakari.backends.registry import check_spec, has_chat_template
-
         for spec in models:
-            check_spec(spec, dtype=opts.dtype, device=opts.device)
-            if opts.prompt_format == "chat" and has_chat_template(spec) is False:
+            registry.check_spec(spec, dtype=opts.dtype, device=opts.device)
+            if opts.prompt_format == "chat" and registry.has_chat_template(spec) is False:
                 raise HakariInputError(
                     f"--prompt-format chat: model {spec!r} has no chat template; use auto "
                     "(chat where a model has a template) or completion",
@@ -116,8 +114,6 @@ def check_tasks(tasks: Sequence[Task], opts: RunOptions, decodings: Sequence[Dec
 def scan_rows(task: Task, opts: RunOptions, decodings: Sequence[Decoding]) -> Baseline:
     """Check every row the run will use against the selected templates (one streamed
     pass, no prompt kept) and return the instance count and the chance rates."""
-    from hakari.tasks.chance import chance_rates
-
     spec = task.spec
     templates = select_templates(spec, opts.templates)
     fields = _fields_read(task, templates)

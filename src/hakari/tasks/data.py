@@ -14,6 +14,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
+from hakari._util.jsonl import iter_jsonl
 from hakari.errors import HakariInputError
 from hakari.tasks.spec import DataSpec, SplitSource, TaskSpec
 
@@ -159,19 +160,8 @@ def _iter_csv(path: Path) -> Iterator[Row]:
 
 
 def _iter_jsonl(path: Path) -> Iterator[Row]:
-    with path.open(encoding="utf-8-sig") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise HakariInputError(
-                    f"line {lineno} is not valid JSON: {exc.msg}", file=str(path)
-                ) from exc
-            if not isinstance(row, dict):
-                raise HakariInputError(f"line {lineno} is not a JSON object", file=str(path))
-            yield row
+    for _, row in iter_jsonl(path):
+        yield row
 
 
 def _iter_json(path: Path) -> Iterator[Row]:

@@ -14,6 +14,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from hakari._util.atomic import atomic_open
 from hakari.errors import HakariInputError
 from hakari.tasks.data import iter_rows
 from hakari.tasks.loader import Task, load_task
@@ -35,18 +36,13 @@ def export_training_data(
     chosen = select_templates(loaded.spec, templates)
     out = Path(output)
     out.parent.mkdir(parents=True, exist_ok=True)
-    partial = out.with_name(out.name + ".partial")  # no half-written file on an error
     count = 0
-    try:
-        with partial.open("w", encoding="utf-8") as fh:
-            for row in iter_training_rows(loaded, chosen, split=split, data_dir=data_dir):
-                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-                count += 1
+    with atomic_open(out) as fh:  # no half-written file on an error
+        for row in iter_training_rows(loaded, chosen, split=split, data_dir=data_dir):
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+            count += 1
         if count == 0:
             raise HakariInputError(f"split {split!r} has no instances", file=str(loaded.path))
-        partial.replace(out)
-    finally:
-        partial.unlink(missing_ok=True)
     return count
 
 

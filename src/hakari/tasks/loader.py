@@ -18,7 +18,8 @@ import yaml
 from pydantic import ValidationError
 
 from hakari.errors import HakariInputError
-from hakari.tasks.data import Row, get_path, iter_rows
+from hakari.tasks.data import Row, get_path, iter_rows, not_utf8_message
+from hakari.tasks.extract import extract_answer
 from hakari.tasks.spec import INSTANCE_REF, LabelValue, TaskSpec, Template
 
 BUILTIN_PACKAGE = "hakari.tasks.builtin"
@@ -74,8 +75,6 @@ def load_task(path_or_name: str | Path) -> Task:
     except yaml.YAMLError as exc:
         raise HakariInputError(f"not valid YAML: {exc}", file=str(path)) from exc
     except UnicodeDecodeError as exc:
-        from hakari.tasks.data import not_utf8_message
-
         raise HakariInputError(not_utf8_message(path, exc), file=str(path)) from None
     except OSError as exc:
         raise HakariInputError(f"cannot read: {exc.strerror or exc}", file=str(path)) from exc
@@ -232,8 +231,6 @@ def _check_answers(
     constrained: bool,
     row: int | None,
 ) -> None:
-    from hakari.tasks.extract import extract_answer
-
     pattern = re.compile(regex)
     for key, label in answers.items():
         got = extract_answer(task.spec, key, pattern, answers)

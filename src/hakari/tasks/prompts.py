@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from hakari.errors import HakariInputError
 from hakari.tasks.data import Row, get_path
 from hakari.tasks.extract import gold_answer
 from hakari.tasks.spec import INSTANCE_REF, LabelValue, TaskSpec, Template
@@ -75,8 +76,6 @@ def select_templates(spec: TaskSpec, wanted: str | Sequence[str] | None) -> list
     known = {t.id for t in spec.templates}
     unknown = [i for i in ids if i not in known]
     if unknown:
-        from hakari.errors import HakariInputError
-
         raise HakariInputError(
             f"unknown template id(s) {', '.join(unknown)} for task {spec.name} "
             f"(known: {', '.join(sorted(known))})",

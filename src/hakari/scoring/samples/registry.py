@@ -81,7 +81,6 @@ def register_family(
 
 
 def metric_infos() -> dict[str, MetricInfo]:
-    _load_builtin()
     return dict(_REGISTRY.metrics)
 
 
@@ -103,12 +102,5 @@ def resolve_metrics(names: Sequence[str], option: str = "--metrics") -> list[Met
 
 def build_scorers(infos: Sequence[MetricInfo], config: ScoringConfig) -> dict[str, Scorer]:
     """One scorer per family named by `infos` (no model is loaded yet)."""
-    _load_builtin()
     families = dict.fromkeys(i.family for i in infos)
     return {f: _REGISTRY.factories[f](config) for f in families}
-
-
-def _load_builtin() -> None:
-    # Importing the modules registers their families (kept out of module import time so
-    # that `hakari --help` never imports torch).
-    from hakari.scoring.samples import lexical, neural, reward  # noqa: F401
