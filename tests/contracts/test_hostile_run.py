@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 
 from hakari.cli import app
 from tests.helpers.cli import assert_one_line, invoke
+from tests.helpers.deadline import within_deadline
 from tests.helpers.tasks import GOOD, mutate
 
 runner = CliRunner()
@@ -443,3 +444,61 @@ def test_chat_format_on_a_model_without_a_template_is_found_before_loading(
         code, out = invoke("--model", "smollm2-135m", "--model", model, "--prompt-format", "chat")
         assert_one_line(code, out, "--prompt-format", "no chat template", model)
     assert no_model_loads == []
+
+
+# --- issue 17 §1: template regexes meet untrusted text in linear time ----------------
+
+EVIL = "a" * 46 + "!"  # with (a+)+$, Python's re backtracks for ever
+
+
+@pytest.mark.parametrize(
+    ("regex", "needles"),
+    [
+        ("(?<=x)[01]", ["look-behind", "linear time"]),
+        (r"\b[01]\b", ["\\b is ASCII-only"]),
+        ("([01])\\1?", ["back-reference"]),
+    ],
+)
+def test_regex_the_linear_matcher_cannot_take(
+    tmp_path: Path, no_model_loads: list[str], regex: str, needles: list[str]
+) -> None:
+    """Refused at load for every decoding (was: accepted for greedy, matched by re)."""
+    path = write(tmp_path, mutate(templates__1__regex=regex), good_rows(4))
+    code, out = invoke("--tasks", str(path), "--decoding", "greedy")
+    assert_one_line(code, out, "task.yaml", "template 0-1", "regex", *needles)
+
+
+def test_reachability_check_of_a_catastrophic_regex(
+    tmp_path: Path, no_model_loads: list[str]
+) -> None:
+    """The preflight reads every answer key as an output: `(a+)+$` on 46 `a`s and `!`
+    used to hang there, before any model loaded."""
+    task = mutate(templates__1__regex="(a+)+$", templates__1__answers={"a": "yes", EVIL: "no"})
+    path = write(tmp_path, task, good_rows(4))
+    code, out = within_deadline(lambda: invoke("--tasks", str(path)))
+    assert_one_line(code, out, "template 0-1", "field answers", f"answer {EVIL!r}")
+
+
+def test_catastrophic_regex_against_model_output(tmp_path: Path) -> None:
+    """A model that answers 46 `a`s and `!` to a template regex `(a+)+$`: extraction and
+    the constrained-decoding check return at once (both used to hang)."""
+    task = mutate(templates__1__regex="(a+)+$", templates__1__answers={"a": "yes", "aa": "no"})
+    path = write(tmp_path, task, good_rows(2))
+    out_dir = tmp_path / "run"
+    args = ["--tasks", str(path), "--model", f"fake:{EVIL}", "--output", str(out_dir)]
+    code, out = within_deadline(lambda: invoke(*args, "--decoding", "greedy,constrained"))
+    assert code == 0, out
+    samples = [json.loads(line) for line in (out_dir / "samples.jsonl").open(encoding="utf-8")]
+    assert {s["fallback"] for s in samples if s["template_id"] == "0-1"} == {True}
+
+
+def test_filled_regex_too_big_for_the_matcher(tmp_path: Path, no_model_loads: list[str]) -> None:
+    """A `{{field}}` value fills the regex per row; one that makes it too big for RE2 is
+    named with its row before any model loads (a new limit, not a former failure)."""
+    task = mutate(
+        templates__1__regex="({{question}}|0){1,1000}",
+        templates__1__answers={"{{question}}": "yes", "0": "no"},
+    )
+    rows = [*good_rows(3), {"question": "long " * 2000, "label": "no"}]
+    code, out = invoke("--tasks", str(write(tmp_path, task, rows)))
+    assert_one_line(code, out, "template 0-1", "row 3", "regex")

@@ -23,6 +23,7 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
+from hakari._util.regex import compile_regex, regex_problem
 from hakari.errors import HakariInputError
 
 Verdict = Literal["csv_pair", "bracket", "free_text"]
@@ -62,7 +63,8 @@ class JudgePrompt(BaseModel):
     @classmethod
     def _compiles(cls, value: tuple[str, ...]) -> tuple[str, ...]:
         for pattern in value:
-            re.compile(pattern)
+            if (problem := regex_problem(pattern)) is not None:
+                raise ValueError(f"delimiter regex {pattern!r} cannot be used: {problem}")
         return value
 
     @property
@@ -73,9 +75,9 @@ class JudgePrompt(BaseModel):
         return set(_PLACEHOLDER.findall(self.template))
 
     def neutralise(self, value: str) -> str:
-        for pattern in self.delimiters:
-            value = re.sub(
-                pattern, lambda m: m.group(0).translate(_DEFANG), value, flags=re.IGNORECASE
+        for pattern in self.delimiters:  # linear time: the value is a model's answer
+            value = compile_regex(pattern, ignore_case=True).sub(
+                lambda matched: matched.translate(_DEFANG), value
             )
         return value
 

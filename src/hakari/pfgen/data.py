@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from hakari._util.jsonl import iter_jsonl
+from hakari._util.regex import regex_problem
 from hakari.errors import HakariInputError
 
 
@@ -85,6 +86,10 @@ def _check_rule(rule: Any, path: Path) -> None:
         if not isinstance(rule["t"], str):
             raise HakariInputError(
                 "a t rule holds a regex string", file=str(path), field="keywords"
+            )
+        if (problem := regex_problem(rule["t"])) is not None:
+            raise HakariInputError(
+                f"regex {rule['t']!r} cannot be used: {problem}", file=str(path), field="keywords"
             )
         return
     children = rule[kinds[0]]

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from hakari._util.regex import compile_regex, regex_problem
 from hakari.errors import HakariInputError
 from hakari.pfgen.data import question_files
 from hakari.pfgen.ngram import build_table, score_answers
@@ -60,17 +60,15 @@ def load_ng_rules(path: Path) -> dict[str, list[str]]:
         raise HakariInputError('expected {"question": ["regex", ...]}', file=str(path))
     for question, patterns in raw.items():
         for pattern in patterns:
-            try:
-                re.compile(pattern)
-            except re.error as exc:
+            if (problem := regex_problem(pattern)) is not None:
                 raise HakariInputError(
-                    f"bad regex {pattern!r}: {exc}", file=str(path), field=question
-                ) from exc
+                    f"bad regex {pattern!r}: {problem}", file=str(path), field=question
+                )
     return raw
 
 
 def drop_ng(answers: list[str], patterns: list[str]) -> list[str]:
-    compiled = [re.compile(p) for p in patterns]
+    compiled = [compile_regex(p) for p in patterns]
     return [a for a in answers if not any(c.search(a) for c in compiled)]
 
 

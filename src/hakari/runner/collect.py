@@ -7,12 +7,12 @@ a time, and each chunk's answers are scored and written before the next is built
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from hakari._util.regex import compile_regex
 from hakari.backends.base import Backend
 from hakari.backends.cache import ResponseCache, cached_generate
 from hakari.runner.options import CHUNK_ROWS, Decoding, ProgressHook, RunOptions
@@ -69,7 +69,6 @@ def run_decoding(
     generated = cached = 0
     total = n_rows * len(templates)
     hook(label, total, 0)
-    compiled: dict[str, re.Pattern[str]] = {}
     for chunk in iter_numbered_chunks(spec, templates, task_instances(task, opts), CHUNK_ROWS):
         advance = lambda n: hook(label, total, n)  # noqa: E731
         if decoding == "loglik":
@@ -82,13 +81,13 @@ def run_decoding(
             outputs = [r.text for r in results]
             if decoding == "constrained":
                 collected.constraint_misses += sum(
-                    r.finish_reason != "length" and re.fullmatch(rp.regex, r.text) is None
+                    r.finish_reason != "length" and not compile_regex(rp.regex).fullmatch(r.text)
                     for rp, r in zip(chunk, results, strict=True)
                 )
         generated += n_new
         cached += len(chunk) - n_new
         for rp, output in zip(chunk, outputs, strict=True):
-            pattern = compiled.get(rp.regex) or compiled.setdefault(rp.regex, re.compile(rp.regex))
+            pattern = compile_regex(rp.regex)  # checked for every row before the model loaded
             extraction = extract_answer(spec, output, pattern, rp.answers, qa_mode=opts.qa_mode)
             collect(collected, rp, extraction)
             write_sample(sample_record(backend, task, decoding, rp, output, extraction))

@@ -33,9 +33,10 @@ from hakari.tasks.loader import (
     check_constraints,
     check_rendered_answers,
     check_task_data,
+    rendered_regex,
 )
 from hakari.tasks.prompts import render, select_templates
-from hakari.tasks.spec import Template
+from hakari.tasks.spec import INSTANCE_REF, Template
 
 Baseline = tuple[int, dict[str, float]]  # instances evaluated, chance rate per metric
 
@@ -120,6 +121,7 @@ def scan_rows(task: Task, opts: RunOptions, decodings: Sequence[Decoding]) -> Ba
     source = data_source(task, opts)
     constrained = "constrained" in decodings
     golds: list[Any] = []
+    filled_regexes = {t.id for t in templates if INSTANCE_REF.search(t.regex)}
     for index, row in task_instances(task, opts):
         where: dict[str, Any] = {"file": source, "row": index}
         for name, template_id in fields.items():
@@ -138,6 +140,8 @@ def scan_rows(task: Task, opts: RunOptions, decodings: Sequence[Decoding]) -> Ba
                 raise HakariInputError(
                     f"the prompt cannot be filled: {exc}", template=template.id, **where
                 ) from None
+            if template.id in filled_regexes:  # its {{field}} values can make it too big
+                rendered_regex(task, template.id, rendered.regex, index)
             if len(golds) == 1 and template.instance_refs():  # the first evaluated row
                 check_rendered_answers(
                     task,

@@ -9,12 +9,12 @@ expects. Rows are streamed: instance by instance, every selected template for ea
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from hakari._util.atomic import atomic_open
+from hakari._util.regex import RegexError, compile_regex
 from hakari.errors import HakariInputError
 from hakari.tasks.data import iter_rows
 from hakari.tasks.loader import Task, load_task
@@ -93,7 +93,7 @@ def training_target(spec: TaskSpec, prompt: RenderedPrompt) -> str:
         target = format_score(float(prompt.gold), prompt.regex)
     else:
         target = _first_matching_answer(prompt.gold, prompt.regex)
-    if target is None or re.fullmatch(prompt.regex, target) is None:
+    if target is None or not _fullmatches(prompt.regex, target):
         raise HakariInputError(
             f"instance {prompt.index}: gold {prompt.gold!r} cannot be written in the answer "
             f"format of this template (regex {prompt.regex!r})",
@@ -116,10 +116,10 @@ def format_score(value: float, regex: str) -> str | None:
     fullmatches and that keeps the value (rounded to the nearest allowed form otherwise)."""
     exact = [f"{value:.1f}", f"{value:.2f}", f"{value:.0f}"]
     for text in exact:
-        if float(text) == value and re.fullmatch(regex, text):
+        if float(text) == value and _fullmatches(regex, text):
             return text
     for text in (f"{value:.2f}", f"{value:.1f}", f"{value:.0f}"):
-        if re.fullmatch(regex, text):
+        if _fullmatches(regex, text):
             return text
     return None
 
@@ -127,6 +127,14 @@ def format_score(value: float, regex: str) -> str | None:
 def _first_matching_answer(golds: list[str], regex: str) -> str | None:
     """The first gold answer (SQuAD-style lists), or the first one the regex accepts."""
     for text in golds:
-        if re.fullmatch(regex, text):
+        if _fullmatches(regex, text):
             return text
     return golds[0] if golds else None
+
+
+def _fullmatches(regex: str, text: str) -> bool:
+    """The regex (filled for one instance) accepts all of `text` (linear-time matcher)."""
+    try:
+        return compile_regex(regex).fullmatch(text)
+    except RegexError as exc:
+        raise HakariInputError(f"regex {regex!r} cannot be used: {exc}", field="regex") from None

@@ -9,7 +9,19 @@ letter or digit must not continue a word or number to its left, and one that end
 one must not run on into a word or number to its right (`B` is not found in "Based on",
 `A` not in "All of them", `1` not in "10" or "0.15", `5` not in "5.5" or "-5"). Where the
 match's edge is not ASCII (Japanese answers such as はい), no boundary is required:
-Japanese writes no spaces between words. The first match that satisfies this is used.
+Japanese writes no spaces between words.
+
+Which match (the one decision of this module). Template regexes run on RE2
+(`hakari._util.regex`: linear time, no look-arounds), so the token rule is checked in
+Python around RE2's matches: the answer starts at the leftmost position where a whole-
+token match starts; from there it is the regex's preferred match (leftmost-first, as
+Python's `re` prefers) when that ends on a token boundary, else the longest match from
+that start that does. This is what the former look-around pattern gave for every regex
+whose preferred match ends on a boundary, for greedy repeats (the QA regex cut to 200
+characters backs off to the last boundary) and for alternatives that are prefixes of
+one another (`(no|none)` reads "none"); only where a lower-priority, shorter match was
+preferred by backtracking order over a longer one can the two differ. Work is linear in
+the output per candidate start (RE2), never exponential.
 
 Numbers (STS). The output's first number (an optional minus sign, digits, an optional
 decimal part; a sentence's closing period is not a decimal point) is read as a float;
@@ -28,23 +40,20 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, Literal
 
+from hakari._util.regex import LinearRegex, Subject, compile_regex
 from hakari.tasks.spec import LabelValue, TaskSpec
 
 QAMode = Literal["first-line", "paper"]
 QA_MODES: tuple[QAMode, ...] = ("first-line", "paper")
 DEFAULT_QA_MODE: QAMode = "first-line"
 
-_WORD = "A-Za-z0-9"
-# Left edge: a match starting with a digit may not follow a letter/digit, a minus sign or
-# "<digit>."; one starting with a letter may not follow a letter/digit; else no condition.
-_START = rf"(?:(?=[0-9])(?<![{_WORD}])(?<![0-9]\.)(?<!-)|(?=[A-Za-z])(?<![{_WORD}])|(?![{_WORD}]))"
-# Right edge: a match ending in a digit may not be followed by a letter/digit or by
-# ".<digit>"; one ending in a letter may not be followed by a letter/digit.
-_END = rf"(?:(?<=[0-9])(?![{_WORD}])(?!\.[0-9])|(?<=[A-Za-z])(?![{_WORD}])|(?<![{_WORD}]))"
-_FIRST_NUMBER = re.compile(_START + r"-?[0-9]+(?:\.[0-9]+)?" + _END)
+_NUMBER = r"-?[0-9]+(?:\.[0-9]+)?"
+# a template regex as callers hold it: its text, a compiled `re` pattern (its flags kept,
+# but matched by RE2) or a compiled LinearRegex
+Regex = str | re.Pattern[str] | LinearRegex
+_FLAGS = ((re.IGNORECASE, "i"), (re.MULTILINE, "m"), (re.DOTALL, "s"))
 
 
 @dataclass(frozen=True)
@@ -54,24 +63,119 @@ class Extraction:
     used_fallback: bool
 
 
-@lru_cache(maxsize=4096)
-def anchored(regex: str, flags: int = 0) -> re.Pattern[str]:
-    """The template regex, matched only as a whole token (see the module docstring)."""
-    return re.compile(f"{_START}(?:{regex}){_END}", flags)
+def linear(regex: Regex) -> LinearRegex:
+    """The template regex compiled for the linear-time matcher."""
+    if isinstance(regex, LinearRegex):
+        return regex
+    if isinstance(regex, str):
+        return compile_regex(regex)
+    flags = "".join(letter for flag, letter in _FLAGS if regex.flags & flag)
+    return compile_regex(f"(?{flags}){regex.pattern}" if flags else regex.pattern)
 
 
-def find_answer(output: str, regex: str | re.Pattern[str]) -> str | None:
+def find_answer(output: str, regex: Regex) -> str | None:
     """The first whole-token match of the template's regex in `output`, or None."""
-    pattern = regex if isinstance(regex, str) else regex.pattern
-    flags = 0 if isinstance(regex, str) else regex.flags & ~re.UNICODE
-    match = anchored(pattern, flags).search(output)
-    return match.group(0) if match else None
+    subject = Subject(output)
+    span = whole_token_match(linear(regex), subject)
+    return subject.slice(*span) if span is not None else None
 
 
 def first_number(output: str) -> str | None:
     """The text of the first whole number in `output` ("-3", "10", "5.5"; "3" in "3.")."""
-    match = _FIRST_NUMBER.search(output)
-    return match.group(0) if match else None
+    return find_answer(output, _NUMBER)
+
+
+def whole_token_match(pattern: LinearRegex, subject: Subject) -> tuple[int, int] | None:
+    """(start, end) in bytes of the first whole-token match (module docstring)."""
+    data = subject.data
+    pos = 0
+    while (found := pattern.find(subject, pos)) is not None:
+        start, end = found
+        if start == end:  # an empty match (task files refuse such regexes) is no answer
+            if start >= len(data):
+                return None
+            pos = _next_char(data, start)
+        elif not _starts_token(data, start):
+            pos = _next_candidate(data, start)
+        elif _ends_token(data, end):
+            return start, end
+        elif (longest := _longest_token_end(pattern, subject, start)) is not None:
+            return start, longest
+        else:
+            pos = _next_char(data, start)
+    return None
+
+
+def _longest_token_end(pattern: LinearRegex, subject: Subject, start: int) -> int | None:
+    """The end of the longest match from `start` that ends on a token boundary: the
+    longest match overall, then the longest ending before the last boundary below it."""
+    data = subject.data
+    bound = len(data)
+    while (end := pattern.longest_at(subject, start, bound)) is not None:
+        if _ends_token(data, end):
+            return end
+        bound = end - 1
+        while bound > start and not (_is_char_start(data, bound) and _ends_token(data, bound)):
+            bound -= 1
+        if bound <= start:
+            return None
+    return None
+
+
+# The token rule on UTF-8 bytes: every character it looks at is ASCII, and an ASCII byte
+# in UTF-8 is always that character (bytes of longer characters are >= 0x80).
+def _is_digit(b: int) -> bool:
+    return 48 <= b <= 57
+
+
+def _is_alnum(b: int) -> bool:
+    return 48 <= b <= 57 or 65 <= b <= 90 or 97 <= b <= 122
+
+
+def _starts_token(data: bytes, start: int) -> bool:
+    """A match starting with a digit may not follow a letter/digit, a minus sign or
+    "<digit>."; one starting with a letter may not follow a letter/digit."""
+    first, before = data[start], data[start - 1] if start > 0 else None
+    if _is_digit(first):
+        if before is not None and (_is_alnum(before) or before == ord("-")):
+            return False
+        return not (before == ord(".") and start >= 2 and _is_digit(data[start - 2]))
+    if _is_alnum(first):
+        return before is None or not _is_alnum(before)
+    return True
+
+
+def _ends_token(data: bytes, end: int) -> bool:
+    """A match ending in a digit may not be followed by a letter/digit or by ".<digit>";
+    one ending in a letter may not be followed by a letter/digit."""
+    last, after = data[end - 1], data[end] if end < len(data) else None
+    if not _is_alnum(last) or after is None:
+        return True
+    if _is_alnum(after):
+        return False
+    return not (
+        _is_digit(last) and after == ord(".") and end + 1 < len(data) and _is_digit(data[end + 1])
+    )
+
+
+def _is_char_start(data: bytes, offset: int) -> bool:
+    return offset >= len(data) or not 0x80 <= data[offset] <= 0xBF
+
+
+def _next_char(data: bytes, offset: int) -> int:
+    offset += 1
+    while offset < len(data) and not _is_char_start(data, offset):
+        offset += 1
+    return offset
+
+
+def _next_candidate(data: bytes, offset: int) -> int:
+    """The next position where a match could start a token, after a start inside a word
+    or number: past the rest of that run of letters and digits."""
+    offset = _next_char(data, offset)
+    while offset < len(data) and _is_alnum(data[offset]) and _is_alnum(data[offset - 1]):
+        offset += 1
+    return offset
 
 
 def normalize_qa_answer(text: str) -> str:
@@ -96,7 +200,7 @@ def _strip_punct(text: str) -> str:
 def extract_answer(
     spec: TaskSpec,
     output: str,
-    regex: str | re.Pattern[str],
+    regex: Regex,
     answers: dict[str, LabelValue] | None,
     *,
     qa_mode: QAMode = DEFAULT_QA_MODE,
@@ -108,8 +212,7 @@ def extract_answer(
         return Extraction(spec.fallback_answer(), None, True)
     if spec.answer_type == "number":
         number = first_number(output)
-        pattern = regex if isinstance(regex, str) else regex.pattern
-        if number is not None and re.fullmatch(pattern, number) is not None:
+        if number is not None and linear(regex).fullmatch(number):
             return Extraction(float(number), number, False)
         fallback = spec.fallback_answer()
         return Extraction(float(fallback) if fallback is not None else 0.0, None, True)

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from hakari._util.regex import RegexError, compile_regex
 from hakari.backends.base import tokens_for_chars
 from hakari.scoring import corpus
 
@@ -115,10 +116,10 @@ class Template(_Strict):
     def _regex_compiles(cls, v: str) -> str:
         probe = INSTANCE_REF.sub("x", v)
         try:
-            re.compile(probe)
-        except re.error as exc:
-            raise ValueError(f"invalid regex {v!r}: {exc}") from exc
-        if probe == "" or re.fullmatch(probe, "") is not None:
+            pattern = compile_regex(probe)
+        except RegexError as exc:
+            raise ValueError(f"invalid regex {v!r}: {exc}") from None
+        if pattern.matches_empty():
             raise ValueError(f"regex {v!r} matches the empty string")
         return v
 

@@ -25,13 +25,13 @@ import asyncio
 import hashlib
 import json
 import logging
-import re
 from collections.abc import Sequence
 from typing import Any
 
 import httpx2  # openai's HTTP client (a dependency of openai 3)
 import openai
 
+from hakari._util.regex import compile_regex
 from hakari.backends.base import (
     GenerationRequest,
     GenerationResult,
@@ -342,7 +342,7 @@ class OpenAIBackend:
     def _check_constraint(self, request: GenerationRequest, result: GenerationResult) -> None:
         if request.regex is None or result.finish_reason == "length":
             return
-        if re.fullmatch(request.regex, result.text) is not None:
+        if compile_regex(request.regex).fullmatch(result.text):  # linear: untrusted text
             return
         self.ignored_constraints += 1
         if not self._warned_ignored:
