@@ -14,7 +14,8 @@ paired[TASK][DECODING] -> [{model_a, model_b, metric, alpha,            (several
 
 Every aggregate with a bootstrap has `ci_method` ("studentized": see
 `hakari.aggregate.intervals` for the method and the population it targets) and
-`sharpe_caveat` ("negative_mean" when mean < 0, else null). In `paired`, `diff` is A − B
+`sharpe_caveat` ("negative_mean" when mean < 0, else null). Written without credentials
+(`hakari._util.redact`: model specs, the command, failure messages). In `paired`, `diff` is A − B
 of the published point estimates, its CI comes from the same resampled templates ×
 instances for both models, and `verdict` is "a_better" / "b_better" when the CI excludes
 0, else "inconclusive". See docs/architecture.md, "results.json".
@@ -28,6 +29,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from hakari._util.atomic import write_json_atomic
+from hakari._util.redact import redact_tree
 
 SCHEMA_VERSION = 1
 
@@ -53,6 +55,10 @@ class DecodingResult(_Model):
     # cut by the budget, i.e. the engine ignored the constraint (0 for an engine that
     # applies it; None for other decodings)
     constraint_misses: int | None = None
+    # occurrences of a configured API key (HAKARI_API_KEY, OPENAI_API_KEY...) that the
+    # model's answers held and that were replaced by *** before samples.jsonl and the
+    # cache were written (a server reflecting its Authorization header); 0 normally
+    redacted_secrets: int = Field(default=0, ge=0)
 
 
 class TaskResult(_Model):
@@ -82,8 +88,9 @@ class EvalResults(_Model):
     n_samples: int | None = None  # lines of the samples.jsonl written with this file
 
     def write(self, path: Path) -> None:
-        """Whole or not at all (`hakari._util.atomic`)."""
-        write_json_atomic(path, self.model_dump(mode="json"))
+        """Whole or not at all (`hakari._util.atomic`), without credentials: model specs,
+        the command line and failure messages go through `hakari._util.redact`."""
+        write_json_atomic(path, redact_tree(self.model_dump(mode="json")))
 
     @classmethod
     def read(cls, path: Path) -> EvalResults:

@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 from hakari.cli import app
 from tests.helpers.cli import assert_one_line, invoke
 from tests.helpers.deadline import within_deadline
+from tests.helpers.http_doubles import Reply, StubServer, completion
 from tests.helpers.tasks import GOOD, mutate
 
 runner = CliRunner()
@@ -502,3 +503,67 @@ def test_filled_regex_too_big_for_the_matcher(tmp_path: Path, no_model_loads: li
     rows = [*good_rows(3), {"question": "long " * 2000, "label": "no"}]
     code, out = invoke("--tasks", str(write(tmp_path, task, rows)))
     assert_one_line(code, out, "template 0-1", "row 3", "regex")
+
+
+# --- issue 17 §2: no credential in anything hakari prints or writes ------------------
+
+SECRET_KEY = "sk-reflected-0123456789abcdef"
+
+
+def test_url_password_is_not_printed(tmp_path: Path, no_model_loads: list[str]) -> None:
+    code, out = invoke("--model", "openai:m@http://alice:hunter2pass@127.0.0.1:9/v1")
+    assert_one_line(code, out, "http://***@127.0.0.1:9/v1", "HAKARI_API_KEY")
+    assert "hunter2pass" not in out and "alice" not in out
+
+
+def test_query_key_echoed_in_a_404_is_not_printed(
+    tmp_path: Path, servers: list[StubServer]
+) -> None:
+    server = StubServer(lambda seen: Reply(404, {"detail": "Not Found"}), models_too=True)
+    servers.append(server)
+    code, out = invoke("--model", f"openai:m@{server.url}?api_key=s3cretQueryValue")
+    assert_one_line(code, out, "not found", "api_key=***")
+    assert "s3cretQueryValue" not in out
+
+
+def test_reflected_key_is_redacted_from_samples_and_cache_and_counted(
+    tmp_path: Path, servers: list[StubServer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server that puts the request's Authorization header into its completion: the
+    key's text is replaced before samples.jsonl and the cache are written, and counted in
+    results.json (`redacted_secrets`), on the first run and on the cached rerun."""
+    monkeypatch.setenv("HAKARI_API_KEY", SECRET_KEY)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    server = StubServer(lambda seen: Reply(body=completion(" " + seen.headers["authorization"])))
+    servers.append(server)
+    cache = tmp_path / "cache"
+    args = ["--model", f"openai:stub-model@{server.url}", "--tasks", "demo_sentiment_en"]
+    args += ["--limit", "2", "--decoding", "greedy", "--prompt-format", "completion"]
+    for out_dir in (tmp_path / "first", tmp_path / "again"):
+        code, out = invoke(*args, "--output", str(out_dir), cache=cache)
+        assert code == 0, out
+        results = json.loads((out_dir / "results.json").read_text(encoding="utf-8"))
+        (model,) = results["models"].values()
+        greedy = model["tasks"]["demo_sentiment_en"]["decodings"]["greedy"]
+        samples = (out_dir / "samples.jsonl").read_text(encoding="utf-8")
+        assert greedy["redacted_secrets"] == samples.count("Bearer ***") > 0
+        assert SECRET_KEY not in samples and SECRET_KEY not in out
+    assert greedy["cached"] > 0 and greedy["generated"] == 0  # the rerun read the cache
+    assert any(seen.headers.get("authorization") == f"Bearer {SECRET_KEY}" for seen in server.seen)
+    for path in [*cache.rglob("*"), *tmp_path.rglob("*.json*")]:
+        if path.is_file():
+            assert SECRET_KEY.encode() not in path.read_bytes(), path
+
+
+@pytest.mark.parametrize("placeholder", ["-", "EMPTY"])
+def test_a_placeholder_key_leaves_the_recorded_command_readable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, placeholder: str
+) -> None:
+    """HAKARI_API_KEY=- used to star every '-' of config.argv."""
+    monkeypatch.setenv("HAKARI_API_KEY", placeholder)
+    args = ["--model", "fake:A", "--tasks", "demo_sentiment_en", "--limit", "2"]
+    args += ["--decoding", "greedy", "--output", str(tmp_path / "run")]
+    code, out = invoke(*args)
+    assert code == 0, out
+    results = json.loads((tmp_path / "run" / "results.json").read_text(encoding="utf-8"))
+    assert results["config"]["argv"] == ["hakari", "run", "--n-boot", "0", "--no-cache", *args]

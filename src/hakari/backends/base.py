@@ -157,6 +157,9 @@ class GenerationResult:
     text: str
     n_tokens: int
     finish_reason: Literal["stop", "length", "eos", "regex_done", "cached"] = "stop"
+    # occurrences of a configured API key replaced by *** in `text` before it was cached
+    # or returned (`hakari._util.redact.redact_keys`; a server that reflects the key)
+    redactions: int = 0
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,10 @@ text the model sees and every decoding setting (the regex included), so a cached
 is reused only where the model would have produced the same one. Results are written
 batch by batch, each batch in its own transaction: a killed run loses at most the batch
 in flight, and the same command run again generates only what is missing.
+
+Generated text is stored without the configured API keys (`without_keys`): a server
+that reflects its Authorization header into the answer leaves *** here and in
+samples.jsonl, and each result counts what was replaced.
 """
 
 from __future__ import annotations
@@ -17,11 +21,12 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import platformdirs
 
+from hakari._util.redact import redact_keys
 from hakari.backends.base import (
     Backend,
     GenerationRequest,
@@ -157,8 +162,18 @@ def generation_to_payload(result: GenerationResult) -> dict:
 
 def generation_from_payload(payload: dict) -> GenerationResult:
     return GenerationResult(
-        text=payload["text"], n_tokens=payload["n_tokens"], finish_reason=payload["finish_reason"]
+        text=payload["text"],
+        n_tokens=payload["n_tokens"],
+        finish_reason=payload["finish_reason"],
+        redactions=payload.get("redactions", 0),
     )
+
+
+def without_keys(result: GenerationResult) -> GenerationResult:
+    """`result` with the configured API keys' text replaced by *** and counted: model
+    output is written to the cache and samples.jsonl, and a server may echo the key."""
+    text, found = redact_keys(result.text)
+    return replace(result, text=text, redactions=result.redactions + found) if found else result
 
 
 def loglik_to_payload(result: LoglikResult) -> dict:
@@ -188,7 +203,7 @@ def cached_generate(
     ]
     found = cache.get_many(keys) if cache is not None else {}
     results: list[GenerationResult | None] = [
-        generation_from_payload(found[k]) if k in found else None for k in keys
+        without_keys(generation_from_payload(found[k])) if k in found else None for k in keys
     ]
     if on_progress is not None and found:
         on_progress(sum(r is not None for r in results))
@@ -201,6 +216,7 @@ def cached_generate(
     copies = Counter(keys[i] for i in missing)
 
     def store(batch: list[tuple[int, GenerationResult]]) -> None:
+        batch = [(j, without_keys(res)) for j, res in batch]
         pairs = [(keys[todo[j]], generation_to_payload(res)) for j, res in batch]
         if cache is not None:
             cache.put_many("generate", pairs)

@@ -18,7 +18,7 @@ from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageErro
 from typer.core import TyperGroup
 
 from hakari.cli import finetune, meta, models, pfgen, report, run, score, tasks
-from hakari.cli.common import err_console, print_error, remember_argv
+from hakari.cli.common import err_console, print_error, redacted_output, remember_argv
 
 
 class _OneLineUsageErrors(TyperGroup):
@@ -36,6 +36,17 @@ class _OneLineUsageErrors(TyperGroup):
         **extra: Any,
     ) -> Any:
         remember_argv(list(args) if args is not None else sys.argv[1:])
+        with redacted_output():
+            return self._main(args, prog_name, complete_var, standalone_mode, **extra)
+
+    def _main(
+        self,
+        args: Sequence[str] | None,
+        prog_name: str | None,
+        complete_var: str | None,
+        standalone_mode: bool,
+        **extra: Any,
+    ) -> Any:
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         try:

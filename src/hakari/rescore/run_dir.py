@@ -21,6 +21,7 @@ from typing import Any
 from hakari import aggregate as agg
 from hakari._util.atomic import write_json_atomic, write_jsonl_atomic
 from hakari._util.jsonl import read_jsonl, row_line, strip_line
+from hakari._util.redact import redact_tree
 from hakari.errors import HakariInputError, one_line
 from hakari.rescore.common import (
     JudgeOptions,
@@ -102,7 +103,7 @@ def score_run(
     history: list[Any] = list(old_history) if isinstance(old_history, list) else []
     data["rescoring"] = [*history, {"metrics": list(scored.values), **scored.provenance}]
     write_jsonl_atomic(run_dir / "samples.jsonl", new_samples)
-    write_json_atomic(run_dir / "results.json", data)
+    write_json_atomic(run_dir / "results.json", redact_tree(data))
     return {"samples": len(samples), **summarise(scored.values), **scored.provenance}
 
 

@@ -35,6 +35,7 @@ class Collected:
     # constrained decoding: finished answers that do not fullmatch their regex (an
     # engine that ignored the constraint); a budget-cut answer is a prefix, not counted
     constraint_misses: int = 0
+    redacted_secrets: int = 0  # API keys replaced by *** in the answers (GenerationResult)
 
 
 def task_instances(task: Task, opts: RunOptions) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -79,6 +80,7 @@ def run_decoding(
                 backend, requests, cache, batch_size=opts.batch_size, on_progress=advance
             )
             outputs = [r.text for r in results]
+            collected.redacted_secrets += sum(r.redactions for r in results)
             if decoding == "constrained":
                 collected.constraint_misses += sum(
                     r.finish_reason != "length" and not compile_regex(rp.regex).fullmatch(r.text)

@@ -31,6 +31,7 @@ from typing import Any
 import httpx2  # openai's HTTP client (a dependency of openai 3)
 import openai
 
+from hakari._util.redact import redact
 from hakari._util.regex import compile_regex
 from hakari.backends.base import (
     GenerationRequest,
@@ -55,7 +56,7 @@ from hakari.backends.openai.protocol import (
     render_messages,
     sampling_fields,
 )
-from hakari.backends.openai.spec import NO_KEY, OpenAISpec, api_key, redact
+from hakari.backends.openai.spec import NO_KEY, OpenAISpec, api_key
 from hakari.backends.serving import (
     ServingOptions,
     final_result,
@@ -133,8 +134,11 @@ class OpenAIBackend:
             ),
         )
 
-    def _redact(self, message: str) -> str:
-        return redact(message, self._key)
+    @staticmethod
+    def _redact(message: str) -> str:
+        """The one filter (`hakari._util.redact`): the key, URL passwords, secret query
+        values and bearer tokens, even in a body a server echoed back."""
+        return redact(message)
 
     def _describe_fatal(self, exc: BaseException, replica: Replica[openai.AsyncOpenAI]) -> str:
         if isinstance(exc, HakariInputError):
