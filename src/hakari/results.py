@@ -13,7 +13,8 @@ paired[TASK][DECODING] -> [{model_a, model_b, metric, alpha,            (several
                             confidence, seed, ci_method}]
 
 Every aggregate with a bootstrap has `ci_method` ("studentized": see
-`hakari.aggregate.intervals` for the method and the population it targets) and
+`hakari.aggregate.intervals` for the method and the population it targets),
+`ci_clipped` (the interval ends cut to their quantity's range, e.g. ["std_low"]) and
 `sharpe_caveat` ("negative_mean" when mean < 0, else null). Written without credentials
 (`hakari._util.redact`: model specs, the command, failure messages). In `paired`, `diff` is A − B
 of the published point estimates, its CI comes from the same resampled templates ×

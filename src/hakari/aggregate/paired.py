@@ -15,7 +15,8 @@ part is the variance of the difference over instance-only resamples. The point
 difference is exactly `stat(A) − stat(B)` of the paper's formulas. The verdict reads the
 interval: "a_better" when it lies above 0, "b_better" below 0, else "inconclusive"
 (all hakari metrics are higher-is-better); `p_value` is the two-sided bootstrap-t p-value
-of "no difference", for readers who want one number.
+of "no difference", for readers who want one number. Intervals are cut to the range of
+the difference (`intervals.difference_bounds`), which contains 0: no verdict changes.
 """
 
 from __future__ import annotations
@@ -27,7 +28,12 @@ from typing import Any
 
 import numpy as np
 
-from hakari.aggregate.intervals import DEFAULT_CI_METHOD, Replicates, template_statistics
+from hakari.aggregate.intervals import (
+    DEFAULT_CI_METHOD,
+    Replicates,
+    difference_bounds,
+    template_statistics,
+)
 from hakari.aggregate.resampling import (
     BootstrapResult,
     StatisticFn,
@@ -35,6 +41,7 @@ from hakari.aggregate.resampling import (
     check_bootstrap_options,
     statistic_replicates,
 )
+from hakari.scoring import corpus
 
 VERDICTS = ("a_better", "b_better", "inconclusive")
 PAIRED_STATISTICS = ("mean", "sharpe")
@@ -50,6 +57,7 @@ class PairedStatistic:
     ci_low: float
     ci_high: float
     p_value: float
+    ci_clipped: tuple[str, ...] = ()  # "low"/"high": cut to the difference's range
 
     @property
     def verdict(self) -> str:
@@ -59,7 +67,7 @@ class PairedStatistic:
             return "b_better"
         return "inconclusive"
 
-    def to_dict(self) -> dict[str, float | str]:
+    def to_dict(self) -> dict[str, float | str | list[str]]:
         return {
             "a": self.a,
             "b": self.b,
@@ -68,6 +76,7 @@ class PairedStatistic:
             "ci_high": self.ci_high,
             "p_value": self.p_value,
             "verdict": self.verdict,
+            "ci_clipped": list(self.ci_clipped),
         }
 
 
@@ -138,17 +147,19 @@ def compare(
     ci_method = a.ci_method if ci_method is None else ci_method
     check_bootstrap_options(a.n_boot, confidence, ci_method)
     reps = statistic_replicates(_difference(a.alpha), [a.replicates, b.replicates])
+    bounds = difference_bounds(corpus.get(metric).value_range)
 
     def statistic(name: str) -> PairedStatistic:
-        low, high = reps[name].interval(ci_method, confidence)
+        interval = reps[name].bounded(ci_method, confidence, bounds[name])
         value_a, value_b = getattr(a.stats, name), getattr(b.stats, name)
         return PairedStatistic(
             a=value_a,
             b=value_b,
             diff=value_a - value_b,
-            ci_low=low,
-            ci_high=high,
+            ci_low=interval.low,
+            ci_high=interval.high,
             p_value=reps[name].p_value(),
+            ci_clipped=interval.clipped,
         )
 
     return PairedComparison(

@@ -25,6 +25,7 @@ from hakari.aggregate.intervals import (
     DEFAULT_CI_METHOD,
     STATISTICS,
     Replicates,
+    statistic_bounds,
     template_se,
     template_statistics,
 )
@@ -157,13 +158,16 @@ class BootstrapResult:
     ci_method: str
     alpha: float
     replicates: TemplateReplicates  # the template scores behind every replicate
+    # the interval ends cut to their quantity's range ("std_low", "sharpe_high"...)
+    ci_clipped: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        """`stats.to_dict()` plus the std CI and the bootstrap settings."""
+        """`stats.to_dict()` plus the std CI, the cut ends and the bootstrap settings."""
         out: dict[str, Any] = dict(self.stats.to_dict())
         out.update(
             std_ci_low=self.std_ci[0],
             std_ci_high=self.std_ci[1],
+            ci_clipped=list(self.ci_clipped),
             n_boot=self.n_boot,
             confidence=self.confidence,
             seed=self.seed,
@@ -248,7 +252,8 @@ def bootstrap(
     draws instance indices (shared by all templates) and template indices, both uniformly
     with replacement, from `numpy.random.default_rng(seed)`; the result is deterministic
     for a given seed and inputs. `ci_method` is "studentized" (default) or "percentile"
-    (see `hakari.aggregate.intervals`).
+    (see `hakari.aggregate.intervals`); every interval is cut to its quantity's range
+    (the metric's `value_range`), the cut ends named in `ci_clipped`.
     """
     check_bootstrap_options(n_boot, confidence, ci_method)
     per_template, scores = template_replicates(
@@ -256,21 +261,22 @@ def bootstrap(
     )
     reps = statistic_replicates(lambda s: template_statistics(s[0], alpha), [scores])
     point = aggregate(per_template, alpha=alpha)
-    mean_ci = reps["mean"].interval(ci_method, confidence)
-    sharpe_ci = reps["sharpe"].interval(ci_method, confidence)
+    bounds = statistic_bounds(corpus.get(metric).value_range)
+    cis = {s: reps[s].bounded(ci_method, confidence, bounds[s]) for s in STATISTICS}
     stats = replace(
         point,
-        ci_low=mean_ci[0],
-        ci_high=mean_ci[1],
-        sharpe_ci_low=sharpe_ci[0],
-        sharpe_ci_high=sharpe_ci[1],
+        ci_low=cis["mean"].low,
+        ci_high=cis["mean"].high,
+        sharpe_ci_low=cis["sharpe"].low,
+        sharpe_ci_high=cis["sharpe"].high,
     )
     return BootstrapResult(
         stats=stats,
         per_template=per_template,
-        mean_ci=mean_ci,
-        std_ci=reps["std"].interval(ci_method, confidence),
-        sharpe_ci=sharpe_ci,
+        mean_ci=cis["mean"].pair,
+        std_ci=cis["std"].pair,
+        sharpe_ci=cis["sharpe"].pair,
+        ci_clipped=tuple(f"{s}_{end}" for s in STATISTICS for end in cis[s].clipped),
         n_boot=n_boot,
         confidence=confidence,
         seed=seed,
