@@ -1,7 +1,7 @@
 """A small deterministic run whose results.json is kept as a golden file.
 
 `tests/fixtures/golden_run/results.json` was written by this run on `main` before the
-results.json statistics became typed models (issue 18); `tests/runner/test_golden_results.py`
+results.json statistics became typed models (issue 18); `tests/runner/test_results_json.py`
 reruns it and compares the bytes. Two fake models with hash-chosen answers (so `paired`
 and `alpha_sweep` exist, with verdicts both ways and a negative MCC mean), three tasks
 (label, number, text: loglik is skipped on two), greedy + constrained + loglik, a seeded
