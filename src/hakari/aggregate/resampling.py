@@ -15,7 +15,7 @@ comparison needs (`paired`).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -142,7 +142,8 @@ def template_scores(
 
 @dataclass(frozen=True, eq=False)
 class BootstrapResult:
-    """Point estimates with their CIs, and the replicate statistics they came from."""
+    """Point estimates with their CIs (`stats`: `aggregate[METRIC]` of results.json), and
+    the replicate statistics they came from."""
 
     stats: AggregateStats
     per_template: dict[str, float]
@@ -158,22 +159,6 @@ class BootstrapResult:
     ci_method: str
     alpha: float
     replicates: TemplateReplicates  # the template scores behind every replicate
-    # the interval ends cut to their quantity's range ("std_low", "sharpe_high"...)
-    ci_clipped: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        """`stats.to_dict()` plus the std CI, the cut ends and the bootstrap settings."""
-        out: dict[str, Any] = dict(self.stats.to_dict())
-        out.update(
-            std_ci_low=self.std_ci[0],
-            std_ci_high=self.std_ci[1],
-            ci_clipped=list(self.ci_clipped),
-            n_boot=self.n_boot,
-            confidence=self.confidence,
-            seed=self.seed,
-            ci_method=self.ci_method,
-        )
-        return out
 
 
 def _point_scores(
@@ -263,12 +248,20 @@ def bootstrap(
     point = aggregate(per_template, alpha=alpha)
     bounds = statistic_bounds(corpus.get(metric).value_range)
     cis = {s: reps[s].bounded(ci_method, confidence, bounds[s]) for s in STATISTICS}
-    stats = replace(
-        point,
-        ci_low=cis["mean"].low,
-        ci_high=cis["mean"].high,
-        sharpe_ci_low=cis["sharpe"].low,
-        sharpe_ci_high=cis["sharpe"].high,
+    stats = point.model_copy(
+        update={
+            "ci_low": cis["mean"].low,
+            "ci_high": cis["mean"].high,
+            "sharpe_ci_low": cis["sharpe"].low,
+            "sharpe_ci_high": cis["sharpe"].high,
+            "std_ci_low": cis["std"].low,
+            "std_ci_high": cis["std"].high,
+            "n_boot": n_boot,
+            "confidence": confidence,
+            "seed": seed,
+            "ci_method": ci_method,
+            "ci_clipped": [f"{s}_{end}" for s in STATISTICS for end in cis[s].clipped],
+        }
     )
     return BootstrapResult(
         stats=stats,
@@ -276,7 +269,6 @@ def bootstrap(
         mean_ci=cis["mean"].pair,
         std_ci=cis["std"].pair,
         sharpe_ci=cis["sharpe"].pair,
-        ci_clipped=tuple(f"{s}_{end}" for s in STATISTICS for end in cis[s].clipped),
         n_boot=n_boot,
         confidence=confidence,
         seed=seed,
