@@ -10,7 +10,14 @@ from functools import cache
 
 import pytest
 
-from hakari._util.regex import RegexError, compile_regex, escape, regex_problem, to_re2
+from hakari._util.regex import (
+    RegexError,
+    compile_re2,
+    compile_regex,
+    escape,
+    regex_problem,
+    to_re2,
+)
 from tests.helpers.deadline import within_deadline
 
 EVIL = "a" * 46 + "!"
@@ -124,3 +131,9 @@ def test_offsets_are_characters() -> None:
 def test_translation_is_shown_for_messages_and_tests() -> None:
     assert to_re2(r"[\w-]+\d\Z") == r"[\p{L}\p{N}_-]+\p{Nd}\z"
     assert to_re2(r"[]a]\]") == r"[]a]\]"  # a leading ] is a literal in both dialects
+
+
+def test_groups_can_be_made_non_capturing_to_embed_a_pattern_twice() -> None:
+    pattern = r"(?P<x>a)(b)(?:c)(?<y>d)[(]\("
+    assert to_re2(pattern, capture=False) == r"(?:a)(?:b)(?:c)(?:d)[(]\("
+    assert compile_re2("|".join([to_re2(pattern, capture=False)] * 2)).fullmatch("abcd((")

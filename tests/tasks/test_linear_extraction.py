@@ -1,11 +1,13 @@
 """Whole-token extraction on the linear-time matcher (issue 17 §1).
 
 The token rule used to be look-arounds around the template regex in Python's `re`; RE2
-has none, so the rule is now checked in Python around RE2's matches. `FORMER` below is
-the former pattern, kept as the oracle: on random outputs built from the characters the
-rule looks at, both read the same answer for every built-in template regex and for the
-regex shapes task files use. The one documented difference (a lazy repeat whose
-preferred match splits a word) is pinned too.
+has none, so the rule is folded into one RE2 pattern (`extract.whole_token`). `ORACLE`
+is the same rule written as look-arounds for Python's backtracking `re`: on random
+outputs built from the characters the rule looks at, both read the same answer for every
+built-in template regex and for the regex shapes task files use, lazy repeats and
+alternatives that are prefixes of one another included (RE2 keeps Python's priority).
+`FORMER` is the rule before issue 17 (letters and digits only, the "-" and "." conditions
+for digits only); where the two differ is pinned below.
 """
 
 from __future__ import annotations
@@ -15,19 +17,32 @@ import re
 
 import pytest
 
+from hakari.errors import HakariInputError
 from hakari.tasks.extract import extract_answer, find_answer, first_number
 from hakari.tasks.loader import builtin_task_paths, check_answer_keys, load_task
 from tests.helpers.deadline import within_deadline
 
-_WORD = "A-Za-z0-9"
-_START = rf"(?:(?=[0-9])(?<![{_WORD}])(?<![0-9]\.)(?<!-)|(?=[A-Za-z])(?<![{_WORD}])|(?![{_WORD}]))"
-_END = rf"(?:(?<=[0-9])(?![{_WORD}])(?!\.[0-9])|(?<=[A-Za-z])(?![{_WORD}])|(?<![{_WORD}]))"
+_W = "A-Za-z0-9_"
+_START = rf"(?:(?=[{_W}])(?<![{_W}])(?<![0-9]\.)(?<!-)|(?![{_W}]))"
+_END = rf"(?:(?<=[{_W}])(?![{_W}])(?!\.[0-9])|(?<![{_W}]))"
+_F = "A-Za-z0-9"
+_FORMER_START = rf"(?:(?=[0-9])(?<![{_F}])(?<![0-9]\.)(?<!-)|(?=[A-Za-z])(?<![{_F}])|(?![{_F}]))"
+_FORMER_END = rf"(?:(?<=[0-9])(?![{_F}])(?!\.[0-9])|(?<=[A-Za-z])(?![{_F}])|(?<![{_F}]))"
+
+
+def _lookarounds(start: str, end: str, output: str, regex: str) -> str | None:
+    match = re.compile(f"{start}(?:{regex}){end}").search(output)
+    return match.group(0) if match else None
+
+
+def oracle(output: str, regex: str) -> str | None:
+    """The token rule as look-arounds, matched by Python's backtracking re."""
+    return _lookarounds(_START, _END, output, regex)
 
 
 def former(output: str, regex: str) -> str | None:
-    """The look-around extraction hakari used before the linear-time matcher."""
-    match = re.compile(f"{_START}(?:{regex}){_END}").search(output)
-    return match.group(0) if match else None
+    """The look-around extraction hakari used before issue 17."""
+    return _lookarounds(_FORMER_START, _FORMER_END, output, regex)
 
 
 def _builtin_regexes() -> list[str]:
@@ -52,15 +67,15 @@ SHAPES = [
     r"[A-Z][a-z]*",
     r"(はい|いいえ|はいはい)",
 ]
-PIECES = [*"aAbBCxyz0125 .-\n()はい!,", "yes", "no", "none", "positive", "5.0", "4.5", "いいえ"]
+PIECES = [*"aAbBCxyz0125 .-_\n()はい!,", "yes", "no", "none", "positive", "5.0", "4.5", "いいえ"]
 
 
-@pytest.mark.parametrize("regex", _builtin_regexes() + SHAPES)
-def test_reads_what_the_former_lookarounds_read(regex: str) -> None:
+@pytest.mark.parametrize("regex", [*_builtin_regexes(), *SHAPES, r".*?x", r"(a|ab c|ab)"])
+def test_reads_what_backtracking_reads(regex: str) -> None:
     rng = random.Random(regex)
     for _ in range(1500):
         output = "".join(rng.choice(PIECES) for _ in range(rng.randint(0, 30)))
-        assert find_answer(output, regex) == former(output, regex), (regex, output)
+        assert find_answer(output, regex) == oracle(output, regex), (regex, output)
 
 
 def test_builtin_regexes_are_all_checked() -> None:
@@ -78,11 +93,36 @@ def test_long_lines_back_off_to_a_word_boundary() -> None:
     assert find_answer("x" * 300, regex) is None  # one word longer than 200: no boundary
 
 
-def test_a_lazy_repeat_that_splits_a_word_takes_the_longest_whole_token() -> None:
-    """The documented difference: backtracking took the shortest extension of a lazy
-    repeat, the linear rule takes the longest match from the same start."""
-    assert former("axb x!x", r".*?x") == "axb x"
-    assert find_answer("axb x!x", r".*?x") == "axb x!x"
+@pytest.mark.parametrize(
+    ("output", "regex", "now", "before"),
+    [
+        ("A_1", "[A-B]", None, "A"),  # "_" joins a word now
+        ("x-A", "[A-B]", None, "A"),  # the "-" rule holds for letters too
+        ("1.B", "[A-B]", None, "B"),  # and the "<digit>." rule
+        ("B.2", "[A-B]", None, "B"),  # and the ".<digit>" rule
+        ("x-A or B", "[A-B]", "B", "A"),
+        ("x-1", "[0-1]", None, None),  # unchanged for digits
+        ("axb x!x", r".*?x", "axb x", "axb x"),  # a lazy repeat: the shortest valid end
+        ("ab c", r"(a|ab c|ab)", "ab c", "ab c"),  # priority, not length
+    ],
+)
+def test_where_the_rule_is_stricter_than_before(
+    output: str, regex: str, now: str | None, before: str | None
+) -> None:
+    assert former(output, regex) == before
+    assert find_answer(output, regex) == now == oracle(output, regex)
+
+
+def test_the_answer_is_the_whole_match_whatever_groups_the_regex_has() -> None:
+    assert find_answer("so (B) it is", r"\((?P<x>A|(B))\)") == "(B)"
+    assert find_answer("答えは(B)", r"\((A|B)\)") == "(B)"
+
+
+def test_adversarial_output_for_an_unbounded_regex_returns_at_once() -> None:
+    """A candidate at every word, each failing at its end: backtracking (and a retry per
+    candidate) is quadratic in the output; the one RE2 pass is not."""
+    assert within_deadline(lambda: find_answer("a " * 100_000 + "bz", r"[a-z ]*b")) is None
+    assert within_deadline(lambda: find_answer("ab " * 70_000 + "ab!", r"b[a-z ]*!")) is None
 
 
 def test_first_number_is_the_former_rule() -> None:
@@ -115,7 +155,7 @@ def test_reachability_check_of_a_catastrophic_regex_returns_at_once(tmp_path) ->
     template = task.spec.templates[0].model_copy(
         update={"regex": "(a+)+$", "answers": {"a": "positive", EVIL: "negative"}}
     )
-    with pytest.raises(Exception, match="can never be produced") as caught:
+    with pytest.raises(HakariInputError, match="can never be produced") as caught:
         within_deadline(lambda: check_answer_keys(task, [template], constrained=True))
     assert "answer 'aaaa" in str(caught.value)
 
@@ -126,3 +166,4 @@ def test_global_flags_work_inside_the_token_rule() -> None:
     assert find_answer("I'd say YES.", "(?i)(yes|no)") == "YES"
     with pytest.raises(re.error):
         former("YES", "(?i)(yes|no)")
+    assert oracle("YES", "(?i:yes|no)") == "YES"

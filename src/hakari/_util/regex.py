@@ -22,9 +22,10 @@ wherever the two spell the same thing differently, so a task file written for Py
 * `$` (without `(?m)`) is the end of the text; Python's also matched before a final
   newline. This is the one difference left, documented in docs/task-format.md.
 
-Text is encoded once (UTF-8; a lone surrogate from a hostile server answer passes through
-as its bytes, never an error) and repeated searches over it work on byte offsets
-(`Subject`), so a caller that tries several positions does not re-encode the text.
+Text is encoded once (`Subject`: UTF-8; a lone surrogate from a hostile server answer
+passes through as its bytes, never an error) and matched on byte offsets. Patterns that
+hakari composes around a translated one (the whole-token rule of `tasks.extract`) are
+already RE2 syntax: `compile_re2`.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from typing import Any
 
 import re2
@@ -81,8 +82,12 @@ class RegexError(ValueError):
     """A pattern the linear-time matcher cannot take; the message says why."""
 
 
-def to_re2(pattern: str) -> str:
-    """The pattern in RE2 syntax with Python's meanings (see the module docstring)."""
+_NAMED_GROUP = re.compile(r"\(\?P?<(?![=!])[^>]*>")
+
+
+def to_re2(pattern: str, *, capture: bool = True) -> str:
+    """The pattern in RE2 syntax with Python's meanings (see the module docstring);
+    `capture=False` makes its groups non-capturing (to embed it several times)."""
     out: list[str] = []
     i, n = 0, len(pattern)
     in_class = False
@@ -110,6 +115,12 @@ def to_re2(pattern: str) -> str:
                 end += 1
             out.append(pattern[i:end])
             i = end
+        elif ch == "(" and not capture and not pattern.startswith("(?", i):
+            out.append("(?:")
+            i += 1
+        elif ch == "(" and not capture and (m := _NAMED_GROUP.match(pattern, i)):
+            out.append("(?:")
+            i = m.end()
         elif ch == "(" and pattern.startswith("(?", i):
             if pattern.startswith("(?#", i):  # a Python comment: up to the first ")"
                 close = pattern.find(")", i)
@@ -168,16 +179,15 @@ def _code_point(pattern: str, i: int, code: str) -> tuple[str, int]:
     return f"\\x{{{digits}}}", i + 2 + _HEX[code]
 
 
-def _options(*, longest: bool) -> re2.Options:
+def _options() -> re2.Options:
     options = re2.Options()
     options.log_errors = False  # RE2 would print every refused pattern to stderr
-    options.longest_match = longest
     return options
 
 
-def _compile(source: str, *, longest: bool) -> Any:
+def _compile(source: str) -> Any:
     try:
-        return re2.compile(source, _options(longest=longest))
+        return re2.compile(source, _options())
     except re2.error as exc:
         reason = exc.args[0] if exc.args else "invalid pattern"
         if isinstance(reason, bytes):
@@ -215,34 +225,36 @@ class Found:
 class LinearRegex:
     """One user regex, compiled for RE2 (leftmost-first like Python's `re`)."""
 
-    def __init__(self, source: str, *, ignore_case: bool = False) -> None:
+    def __init__(self, source: str, *, ignore_case: bool = False, dialect: str = "python") -> None:
+        """`source` in the Python dialect of the module docstring, or (`dialect="re2"`)
+        already in RE2 syntax: a pattern hakari composes around a translated one."""
         self.source = source
-        translated = to_re2(source)
+        translated = to_re2(source) if dialect == "python" else source
         self.re2_pattern = f"(?i:{translated})" if ignore_case else translated
-        self._first = _compile(self.re2_pattern, longest=False)
+        self._first = _compile(self.re2_pattern)
 
     def __repr__(self) -> str:
         return f"LinearRegex({self.source!r})"
 
-    @cached_property
-    def _longest(self) -> Any:
-        return _compile(self.re2_pattern, longest=True)
-
     def matches_empty(self) -> bool:
         return self._first.fullmatch(b"") is not None
 
-    # -- byte offsets on a Subject (for callers that try several positions) ----------
+    # -- byte offsets on a Subject ---------------------------------------------------
 
-    def find(self, subject: Subject, pos: int = 0) -> tuple[int, int] | None:
-        """The leftmost-first match at or after byte `pos`: (start, end) in bytes."""
-        match = self._first.search(subject.data, pos)
+    def find(self, subject: Subject) -> tuple[int, int] | None:
+        """The leftmost-first match: (start, end) in bytes."""
+        match = self._first.search(subject.data)
         return match.span() if match is not None else None
 
-    def longest_at(self, subject: Subject, start: int, endpos: int) -> int | None:
-        """The end of the longest match that starts at `start` and ends by `endpos`
-        (`$` still means the real end of the text), or None."""
-        match = self._longest.match(subject.data, start, endpos)
-        return match.end() if match is not None else None
+    def group_span(self, subject: Subject) -> tuple[int, int] | None:
+        """(start, end) in bytes of the first group that took part in the leftmost-first
+        match (for a pattern made of alternatives that each capture one group)."""
+        match = self._first.search(subject.data)
+        if match is None:
+            return None
+        taking_part = (g for g in range(1, self._first.groups + 1) if match.start(g) >= 0)
+        group = next(taking_part, None)
+        return match.span(group) if group is not None else None
 
     # -- str in, str out -------------------------------------------------------------
 
@@ -275,6 +287,12 @@ class LinearRegex:
 def compile_regex(pattern: str, *, ignore_case: bool = False) -> LinearRegex:
     """The compiled regex (cached); raises `RegexError` saying why it cannot be used."""
     return LinearRegex(pattern, ignore_case=ignore_case)
+
+
+@lru_cache(maxsize=4096)
+def compile_re2(pattern: str) -> LinearRegex:
+    """A pattern already in RE2 syntax (one hakari composes), compiled and cached."""
+    return LinearRegex(pattern, dialect="re2")
 
 
 def regex_problem(pattern: str) -> str | None:

@@ -4,24 +4,25 @@ Greedy outputs are searched for the template's regex; constrained outputs match 
 construction. Every sample records the raw output, the extracted answer and whether the
 fallback was used.
 
-Anchoring. A match counts only as a whole token: a match that starts with an ASCII
-letter or digit must not continue a word or number to its left, and one that ends with
-one must not run on into a word or number to its right (`B` is not found in "Based on",
-`A` not in "All of them", `1` not in "10" or "0.15", `5` not in "5.5" or "-5"). Where the
-match's edge is not ASCII (Japanese answers such as はい), no boundary is required:
-Japanese writes no spaces between words.
+Anchoring. A match counts only as a whole token. Word characters are ASCII letters,
+digits and `_` (RE2's `\\w`). A match that starts with a word character may not follow a
+word character, a minus sign or "<digit>."; one that ends with a word character may not
+be followed by a word character or by ".<digit>". So `B` is not found in "Based on",
+`A` not in "All of them" or "x-A", `1` not in "10" or "0.15", `5` not in "5.5" or "-5".
+Where the match's edge is not a word character (Japanese answers such as はい,
+punctuation), no boundary is required: Japanese writes no spaces between words.
 
 Which match (the one decision of this module). Template regexes run on RE2
-(`hakari._util.regex`: linear time, no look-arounds), so the token rule is checked in
-Python around RE2's matches: the answer starts at the leftmost position where a whole-
-token match starts; from there it is the regex's preferred match (leftmost-first, as
-Python's `re` prefers) when that ends on a token boundary, else the longest match from
-that start that does. This is what the former look-around pattern gave for every regex
-whose preferred match ends on a boundary, for greedy repeats (the QA regex cut to 200
-characters backs off to the last boundary) and for alternatives that are prefixes of
-one another (`(no|none)` reads "none"); only where a lower-priority, shorter match was
-preferred by backtracking order over a longer one can the two differ. Work is linear in
-the output per candidate start (RE2), never exponential.
+(`hakari._util.regex`: linear time, no look-arounds), so the rule is folded into one RE2
+pattern around the template's regex (`whole_token`): RE2's `\\b`/`\\B` assertions and a
+consumed character before and after the match. One pass over the output, never more:
+the answer is the match at the leftmost valid start, and there the first match in the
+regex's own priority order (Python's) whose end is valid, exactly as backtracking the
+former look-around pattern chose. What RE2's assertions cannot tell apart made the rule
+slightly stricter than the former one, which looked at letters and digits only and
+applied the "-", "<digit>." and ".<digit>" conditions to digits only: `_` now joins a
+word ("A_1" holds no `A`), and a letter is not read after "-" or "<digit>." or before
+".<digit>" ("x-A", "1.B", "B.2" hold no answer).
 
 Numbers (STS). The output's first number (an optional minus sign, digits, an optional
 decimal part; a sentence's closing period is not a decimal point) is read as a float;
@@ -40,9 +41,10 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Literal
 
-from hakari._util.regex import LinearRegex, Subject, compile_regex
+from hakari._util.regex import LinearRegex, Subject, compile_re2, compile_regex, to_re2
 from hakari.tasks.spec import LabelValue, TaskSpec
 
 QAMode = Literal["first-line", "paper"]
@@ -76,7 +78,7 @@ def linear(regex: Regex) -> LinearRegex:
 def find_answer(output: str, regex: Regex) -> str | None:
     """The first whole-token match of the template's regex in `output`, or None."""
     subject = Subject(output)
-    span = whole_token_match(linear(regex), subject)
+    span = whole_token(linear(regex)).group_span(subject)
     return subject.slice(*span) if span is not None else None
 
 
@@ -85,97 +87,27 @@ def first_number(output: str) -> str | None:
     return find_answer(output, _NUMBER)
 
 
-def whole_token_match(pattern: LinearRegex, subject: Subject) -> tuple[int, int] | None:
-    """(start, end) in bytes of the first whole-token match (module docstring)."""
-    data = subject.data
-    pos = 0
-    while (found := pattern.find(subject, pos)) is not None:
-        start, end = found
-        if start == end:  # an empty match (task files refuse such regexes) is no answer
-            if start >= len(data):
-                return None
-            pos = _next_char(data, start)
-        elif not _starts_token(data, start):
-            pos = _next_candidate(data, start)
-        elif _ends_token(data, end):
-            return start, end
-        elif (longest := _longest_token_end(pattern, subject, start)) is not None:
-            return start, longest
-        else:
-            pos = _next_char(data, start)
-    return None
+# The token rule around a template regex R (its own groups made non-capturing), as one
+# RE2 pattern:  \A(R)END | \A START1 (R)END | START2 (R)END.  START1 and START2 consume
+# the one or two characters before the match and assert, with RE2's \b and \B, what
+# the match's first character may be; END asserts and consumes what follows the match.
+# The prefixes have a fixed length (0 or 1 at the start of the text, else 2), so RE2's
+# leftmost match starts at the leftmost valid start, and within it takes the first path
+# in R's own priority order (Python's) whose end is valid.
+_AFTER = r"(?:[0-9A-Za-z_]\b|-\B|[^0-9A-Za-z_.\-])"  # the character before, then the start
+_START1 = rf"(?:{_AFTER}|\.)"  # one character in: no digit before its "."
+_START2 = rf"(?:(?s:.){_AFTER}|[0-9]\.\B|[^0-9]\.)"
+_END = r"(?:\b(?:[^.]|\.[^0-9]|\.\z|\z)|\B(?:[^0-9A-Za-z_]|\z))"
 
 
-def _longest_token_end(pattern: LinearRegex, subject: Subject, start: int) -> int | None:
-    """The end of the longest match from `start` that ends on a token boundary: the
-    longest match overall, then the longest ending before the last boundary below it."""
-    data = subject.data
-    bound = len(data)
-    while (end := pattern.longest_at(subject, start, bound)) is not None:
-        if _ends_token(data, end):
-            return end
-        bound = end - 1
-        while bound > start and not (_is_char_start(data, bound) and _ends_token(data, bound)):
-            bound -= 1
-        if bound <= start:
-            return None
-    return None
+@lru_cache(maxsize=4096)
+def _token_pattern(body: str) -> LinearRegex:
+    return compile_re2(rf"\A({body}){_END}|\A{_START1}({body}){_END}|{_START2}({body}){_END}")
 
 
-# The token rule on UTF-8 bytes: every character it looks at is ASCII, and an ASCII byte
-# in UTF-8 is always that character (bytes of longer characters are >= 0x80).
-def _is_digit(b: int) -> bool:
-    return 48 <= b <= 57
-
-
-def _is_alnum(b: int) -> bool:
-    return 48 <= b <= 57 or 65 <= b <= 90 or 97 <= b <= 122
-
-
-def _starts_token(data: bytes, start: int) -> bool:
-    """A match starting with a digit may not follow a letter/digit, a minus sign or
-    "<digit>."; one starting with a letter may not follow a letter/digit."""
-    first, before = data[start], data[start - 1] if start > 0 else None
-    if _is_digit(first):
-        if before is not None and (_is_alnum(before) or before == ord("-")):
-            return False
-        return not (before == ord(".") and start >= 2 and _is_digit(data[start - 2]))
-    if _is_alnum(first):
-        return before is None or not _is_alnum(before)
-    return True
-
-
-def _ends_token(data: bytes, end: int) -> bool:
-    """A match ending in a digit may not be followed by a letter/digit or by ".<digit>";
-    one ending in a letter may not be followed by a letter/digit."""
-    last, after = data[end - 1], data[end] if end < len(data) else None
-    if not _is_alnum(last) or after is None:
-        return True
-    if _is_alnum(after):
-        return False
-    return not (
-        _is_digit(last) and after == ord(".") and end + 1 < len(data) and _is_digit(data[end + 1])
-    )
-
-
-def _is_char_start(data: bytes, offset: int) -> bool:
-    return offset >= len(data) or not 0x80 <= data[offset] <= 0xBF
-
-
-def _next_char(data: bytes, offset: int) -> int:
-    offset += 1
-    while offset < len(data) and not _is_char_start(data, offset):
-        offset += 1
-    return offset
-
-
-def _next_candidate(data: bytes, offset: int) -> int:
-    """The next position where a match could start a token, after a start inside a word
-    or number: past the rest of that run of letters and digits."""
-    offset = _next_char(data, offset)
-    while offset < len(data) and _is_alnum(data[offset]) and _is_alnum(data[offset - 1]):
-        offset += 1
-    return offset
+def whole_token(pattern: LinearRegex) -> LinearRegex:
+    """`pattern` matched only as a whole token (module docstring), for `group_span`."""
+    return _token_pattern(to_re2(pattern.source, capture=False))
 
 
 def normalize_qa_answer(text: str) -> str:
