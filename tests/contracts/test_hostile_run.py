@@ -9,6 +9,7 @@ import json
 import math
 import os
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -122,6 +123,66 @@ def test_bad_numbers(tmp_path: Path, no_model_loads: list[str], option: str, val
     path = write(tmp_path, GOOD, good_rows(4))
     code, out = invoke("--tasks", str(path), option, value)
     assert_one_line(code, out, option)
+
+
+# Serving options a model run used to start with (found by the engine, or never).
+SERVING_CASES = {
+    "request-timeout-nan": (["--request-timeout", "nan"], ["--request-timeout", "nan"]),
+    "request-timeout-zero": (["--request-timeout", "0"], ["--request-timeout"]),
+    "gpu-memory-utilization-7": (["--gpu-memory-utilization", "7"], ["--gpu-memory-utilization"]),
+    "gpu-memory-utilization-nan": (
+        ["--gpu-memory-utilization", "nan"],
+        ["--gpu-memory-utilization"],
+    ),
+    "max-model-len-zero": (["--max-model-len", "0"], ["--max-model-len"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SERVING_CASES))
+def test_serving_options(tmp_path: Path, no_model_loads: list[str], case: str) -> None:
+    args, needles = SERVING_CASES[case]
+    path = write(tmp_path, GOOD, good_rows(4))
+    assert_one_line(*invoke("--tasks", str(path), *args), *needles)
+    assert not no_model_loads
+
+
+def test_n_boot_beyond_memory_before_any_generation(
+    tmp_path: Path, no_model_loads: list[str], memory_available: Callable[[int], None]
+) -> None:
+    """--n-boot 1000000000: every generation was made, then a MemoryError and nothing
+    was published."""
+    memory_available(1 << 30)
+    path = write(tmp_path, GOOD, good_rows(4))
+    code, out = invoke("--tasks", str(path), "--n-boot", "1000000000")
+    assert_one_line(code, out, "--n-boot", "1000000000", "memory")
+    assert not no_model_loads
+
+
+def test_evaluate_checks_serving_options_too() -> None:
+    from hakari.backends.serving import ServingOptions
+    from hakari.errors import HakariInputError
+    from hakari.runner import evaluate
+
+    with pytest.raises(HakariInputError, match="--request-timeout"):
+        evaluate(
+            models=["fake:x"],
+            tasks=["demo_sentiment_en"],
+            serving=ServingOptions(request_timeout=math.nan),
+            use_cache=False,
+        )
+
+
+@pytest.mark.parametrize(
+    "prompt", ["Q: {question:>2000000000}", "Q: {question!r}", "Q: {question:{question}}"]
+)
+def test_prompt_placeholder_with_a_format_spec(
+    tmp_path: Path, no_model_loads: list[str], prompt: str
+) -> None:
+    """`{text:>2000000000}` passed the checks and the model loaded."""
+    task = mutate(templates__0__prompt=prompt)
+    path = write(tmp_path, task, good_rows(4))
+    assert_one_line(*invoke("--tasks", str(path)), "task.yaml", "template 0-0", "{question")
+    assert not no_model_loads
 
 
 def test_alpha_zero_is_fine() -> None:

@@ -1,0 +1,203 @@
+"""Hostile input to `hakari pfgen score|leaderboard|build-reference|generate|fetch-data`:
+each case is one `error:` line naming the file or option (exit code 2) before the n-gram
+tables are built, a model loads or the work starts; a score over part of the question
+set is refused unless asked for, and then labelled as partial wherever it is shown."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from hakari.cli import app
+from tests.helpers.cli import assert_one_line
+from tests.helpers.pfgen_data import write_small_data, write_trials
+
+runner = CliRunner()
+FUJI, TOKYO = "富士山の高さは？", "日本の首都は？"
+
+
+def rows(trials: int, questions: tuple[str, ...] = (FUJI, TOKYO)) -> list[dict]:
+    answers = {FUJI: "富士山の高さは3776メートルです。", TOKYO: "東京です。"}
+    return [
+        {"question": q, "answer": answers[q], "timestamp": f"2025-01-01T00:00:{t:02d}", "trial": t}
+        for t in range(trials)
+        for q in questions
+    ]
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    return write_small_data(tmp_path / "data")
+
+
+def pfgen(*args: str) -> tuple[int, str]:
+    result = runner.invoke(app, ["pfgen", *args])
+    return result.exit_code, result.output
+
+
+def score(tmp_path: Path, data: Path, *extra: str, trials: int = 3) -> tuple[int, str]:
+    path = write_trials(tmp_path / "t.jsonl", rows(trials))
+    return pfgen("score", str(path), "--data-dir", str(data), "--cache-dir", str(tmp_path), *extra)
+
+
+SCORE_OPTION_CASES = {
+    "bootstrap-negative": (["--bootstrap", "-1"], ["--bootstrap", "-1"]),
+    "bootstrap-zero": (["--bootstrap", "0"], ["--bootstrap", "0"]),
+    "bootstrap-beyond-memory": (["--bootstrap", "100000000"], ["--bootstrap", "memory"]),
+    "seed-negative": (["--seed", "-3"], ["--seed", "-3"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SCORE_OPTION_CASES))
+def test_score_options(
+    tmp_path: Path, data: Path, memory_available: Callable[[int], None], case: str
+) -> None:
+    memory_available(256 << 20)
+    args, needles = SCORE_OPTION_CASES[case]
+    assert_one_line(*score(tmp_path, data, *args), *needles)
+    assert not (tmp_path / "pfgen").exists()  # no n-gram table was built
+
+
+def test_leaderboard_bootstrap_negative(tmp_path: Path, data: Path) -> None:
+    write_trials(tmp_path / "runs" / "a" / "trials.jsonl", rows(3))
+    code, out = pfgen(
+        "leaderboard", str(tmp_path / "runs"), "--data-dir", str(data),
+        "--cache-dir", str(tmp_path), "--bootstrap", "-5",
+    )  # fmt: skip
+    assert_one_line(code, out, "--bootstrap", "-5")
+
+
+def test_cache_dir_that_is_a_file(tmp_path: Path, data: Path) -> None:
+    cache = tmp_path / "cache-file"
+    cache.write_text("x")
+    path = write_trials(tmp_path / "t.jsonl", rows(2))
+    code, out = pfgen("score", str(path), "--data-dir", str(data), "--cache-dir", str(cache))
+    assert_one_line(code, out, "cache-file")
+
+
+def test_cache_dir_from_the_environment_that_is_a_file(
+    tmp_path: Path, data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = tmp_path / "cache-file"
+    cache.write_text("x")
+    monkeypatch.setenv("HAKARI_CACHE_DIR", str(cache))
+    path = write_trials(tmp_path / "t.jsonl", rows(2))
+    assert_one_line(*pfgen("score", str(path), "--data-dir", str(data)), "HAKARI_CACHE_DIR")
+
+
+def test_partial_question_set_is_refused(tmp_path: Path, data: Path) -> None:
+    """A file answering 1 of the 2 questions printed a headline score with a CI."""
+    path = write_trials(tmp_path / "t.jsonl", rows(3, questions=(TOKYO,)))
+    code, out = pfgen("score", str(path), "--data-dir", str(data), "--cache-dir", str(tmp_path))
+    assert_one_line(code, out, "t.jsonl", "1 of the 2 questions", "--allow-partial")
+
+
+def test_partial_score_is_labelled_everywhere(tmp_path: Path, data: Path) -> None:
+    path = write_trials(tmp_path / "runs" / "part" / "trials.jsonl", rows(3, questions=(TOKYO,)))
+    out_json = tmp_path / "s.json"
+    result = runner.invoke(
+        app,
+        ["pfgen", "score", str(path), "--data-dir", str(data), "--cache-dir", str(tmp_path),
+         "--json", str(out_json), "--allow-partial"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "partial: 1 of 2 questions" in result.output
+    summary = json.loads(out_json.read_text(encoding="utf-8"))
+    assert summary["partial"] == {"questions_answered": 1, "questions_total": 2}
+    board = runner.invoke(
+        app,
+        ["pfgen", "leaderboard", str(tmp_path / "runs"), "--data-dir", str(data),
+         "--cache-dir", str(tmp_path), "--allow-partial", "--html", str(tmp_path / "b.html")],
+    )  # fmt: skip
+    assert board.exit_code == 0, board.output
+    assert "partial 1/2" in board.output
+    assert "partial 1/2" in (tmp_path / "b.html").read_text(encoding="utf-8")
+    refused = pfgen(
+        "leaderboard", str(tmp_path / "runs"), "--data-dir", str(data), "--cache-dir", str(tmp_path)
+    )
+    assert_one_line(*refused, "--allow-partial")
+
+
+def test_complete_score_is_not_labelled(tmp_path: Path, data: Path) -> None:
+    out_json = tmp_path / "s.json"
+    code, out = score(tmp_path, data, "--json", str(out_json))
+    assert code == 0, out
+    assert "partial" not in out
+    assert json.loads(out_json.read_text(encoding="utf-8"))["partial"] is None
+
+
+def _answers(tmp_path: Path) -> Path:
+    return write_trials(tmp_path / "answers.jsonl", rows(4))
+
+
+BUILD_CASES = {
+    "k-zero": (["--k", "0"], ["--k", "0"]),
+    "pool-zero": (["--pool", "0"], ["--pool", "0"]),
+    "pool-below-k": (["--pool", "5", "--k", "10"], ["--pool", "--k"]),
+    "target-length-zero": (["--target-length", "0"], ["--target-length"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BUILD_CASES))
+def test_build_reference_options(tmp_path: Path, data: Path, case: str) -> None:
+    args, needles = BUILD_CASES[case]
+    code, out = pfgen(
+        "build-reference", str(_answers(tmp_path)), "--data-dir", str(data),
+        "--output-dir", str(tmp_path / "new"), *args,
+    )  # fmt: skip
+    assert_one_line(code, out, *needles)
+    assert not (tmp_path / "new").exists()
+
+
+def test_build_reference_output_dir_that_is_a_file(
+    tmp_path: Path, data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import hakari.pfgen.reference_build as reference_build
+
+    def no_work(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the reference set was built before the output was checked")
+
+    monkeypatch.setattr(reference_build, "build_reference_set", no_work)
+    target = tmp_path / "a-file"
+    target.write_text("mine")
+    code, out = pfgen(
+        "build-reference", str(_answers(tmp_path)), "--data-dir", str(data),
+        "--output-dir", str(target), "--k", "1", "--pool", "2",
+    )  # fmt: skip
+    assert_one_line(code, out, "--output-dir", "a-file", "not a folder")
+    assert target.read_text() == "mine"
+
+
+GENERATE_CASES = {
+    # 2 examples in the file, one is the question itself: 1 is the most there can be
+    "num-examples-more-than-the-pool": (["--num-examples", "1000"], ["--num-examples", "1"]),
+    "num-trials-beyond-memory": (["--num-trials", "1000000000"], ["--num-trials", "memory"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(GENERATE_CASES))
+def test_generate_options_before_the_model_loads(
+    tmp_path: Path,
+    data: Path,
+    no_model_loads: list[str],
+    memory_available: Callable[[int], None],
+    case: str,
+) -> None:
+    memory_available(256 << 20)
+    args, needles = GENERATE_CASES[case]
+    code, out = pfgen(
+        "generate", "--model", "smollm2-135m", "--data-dir", str(data),
+        "--cache-dir", str(tmp_path / "c"), "--output-dir", str(tmp_path / "out"), *args,
+    )  # fmt: skip
+    assert_one_line(code, out, *needles)
+    assert not no_model_loads
+
+
+def test_fetch_data_from_a_missing_local_archive(tmp_path: Path) -> None:
+    missing = tmp_path / "missing.tar.gz"
+    code, out = pfgen("fetch-data", "--url", str(missing), "--cache-dir", str(tmp_path / "c"))
+    assert_one_line(code, out, "missing.tar.gz", "--url")
