@@ -184,7 +184,9 @@ def text_column(
 
 
 def number_column(rows: Sequence[Row], path: str, file: Path, option: str) -> list[float]:
-    """A numeric field of every row; null and NaN become NaN (reported, never dropped)."""
+    """A numeric field of every row; null and NaN become NaN (reported, never dropped).
+    An infinite number (`1e309` reads as infinity, `Infinity`) is an error: it is no
+    score, and left in it would turn every statistic it enters into NaN or infinity."""
     parts = check_path(path, option)
     out: list[float] = []
     for row in rows:
@@ -195,6 +197,13 @@ def number_column(rows: Sequence[Row], path: str, file: Path, option: str) -> li
             raise HakariInputError(
                 f"line {row_line(row)}: field {path!r} must be a number or null, "
                 f"got {type(value).__name__} {str(value)[:40]!r}",
+                file=str(file),
+            )
+        elif math.isinf(value):
+            raise HakariInputError(
+                f"line {row_line(row)}: field {path!r} is not a finite number (a literal "
+                "beyond ±1.8e308, such as 1e309, reads as infinity); give a finite number "
+                "or null",
                 file=str(file),
             )
         else:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from hakari.aggregate.intervals import CI_METHODS, DEFAULT_CI_METHOD
 from hakari.aggregate.paired import PairedComparison, compare, compare_all, paired_bootstrap
-from hakari.aggregate.resampling import BootstrapResult, bootstrap
+from hakari.aggregate.resampling import BootstrapResult, bootstrap, bootstrap_bytes
 from hakari.aggregate.scorers import resampled_template_scores
 from hakari.aggregate.summary import STD_KIND, AggregateStats, aggregate, sharpe_score
 from hakari.aggregate.sweep import alpha_sweep, default_alphas, rank_models
@@ -31,6 +31,7 @@ __all__ = [
     "aggregate",
     "alpha_sweep",
     "bootstrap",
+    "bootstrap_bytes",
     "compare",
     "compare_all",
     "default_alphas",

@@ -18,7 +18,12 @@ from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageErro
 from typer.core import TyperGroup
 
 from hakari.cli import finetune, meta, models, pfgen, report, run, score, tasks
-from hakari.cli.common import err_console, print_error, remember_argv
+from hakari.cli.common import (
+    err_console,
+    print_error,
+    remember_argv,
+    tolerate_narrow_terminals,
+)
 
 
 class _OneLineUsageErrors(TyperGroup):
@@ -36,6 +41,7 @@ class _OneLineUsageErrors(TyperGroup):
         **extra: Any,
     ) -> Any:
         remember_argv(list(args) if args is not None else sys.argv[1:])
+        tolerate_narrow_terminals()
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         try:

@@ -8,6 +8,7 @@ imports typer and rich only, so that `hakari --help` loads nothing heavy.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
@@ -24,6 +25,17 @@ err_console = Console(stderr=True, markup=False, highlight=False)
 SERVING = "Servers and vLLM"  # help panel of the serving options
 
 _invoked_args: list[str] = []  # the command line of this invocation, after "hakari"
+
+
+def tolerate_narrow_terminals() -> None:
+    """On a stream whose encoding cannot show every character (`PYTHONIOENCODING=ascii`,
+    a C locale), characters it cannot encode are written as escapes (`\\u2014`) instead
+    of ending the command with a UnicodeEncodeError: what Python already does on stderr."""
+    for stream in (sys.stdout, sys.stderr):
+        encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "")
+        reconfigure = getattr(stream, "reconfigure", None)
+        if encoding not in ("utf8", "utf16", "utf32") and reconfigure is not None:
+            reconfigure(errors="backslashreplace")
 
 
 def remember_argv(args: Sequence[str]) -> None:

@@ -27,9 +27,13 @@ def meta(
         typer.Option("--group-by", help="Field naming the group (document / prompt / task)."),
     ] = None,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the JSON here.")] = None,
-    n_boot: Annotated[int, typer.Option("--n-boot", min=0, help="Bootstrap replicates.")] = 1000,
-    seed: Annotated[int, typer.Option("--seed")] = 0,
-    confidence: Annotated[float, typer.Option("--confidence", min=0.5, max=0.999)] = 0.95,
+    n_boot: Annotated[
+        int, typer.Option("--n-boot", help="Bootstrap replicates (0: no intervals).")
+    ] = 1000,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap (≥ 0).")] = 0,
+    confidence: Annotated[
+        float, typer.Option("--confidence", help="Level of the intervals, in (0, 1).")
+    ] = 0.95,
     tfa_before: Annotated[
         str | None, typer.Option("--tfa-before", help="TFA: the zero-shot system.")
     ] = None,
@@ -38,9 +42,12 @@ def meta(
     ] = None,
 ) -> None:
     """Correlate metrics with human scores (system, summary, pooled; CIs; CAT/CIT/TFA)."""
+    from hakari._util import checks
     from hakari.meta import BootstrapSettings, load_meta_input, meta_evaluate, print_meta
 
     try:
+        if json_out is not None:
+            checks.output_file(json_out, "--json")
         data = load_meta_input(input, human, split_csv(metrics), system_field, group_by)
         result = meta_evaluate(
             data,

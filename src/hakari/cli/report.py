@@ -62,13 +62,19 @@ def _report(
         except OSError as exc:
             raise HakariInputError(f"cannot write: {exc}", file=str(csv_dir)) from exc
         console.print("csv: " + ", ".join(str(p) for p in paths), highlight=False, markup=False)
-    if not data.runs:
-        return
     if markdown:
-        from hakari.reports.markdown import markdown_report
+        from hakari.reports.markdown import markdown_report, meta_markdown
 
-        print(markdown_report(merged_results(data)))
-    elif html is None and csv_dir is None:
-        from hakari.reports.terminal import print_report
+        if data.runs:
+            print(markdown_report(merged_results(data)))
+        for path, meta in data.meta:
+            print(meta_markdown(path, meta))
+        return
+    if html is not None or csv_dir is not None:
+        return
+    from hakari.reports.terminal import print_meta, print_report
 
+    if data.runs:
         print_report(merged_results(data), console)
+    for path, meta in data.meta:
+        print_meta(path, meta, console)

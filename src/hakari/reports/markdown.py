@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from hakari.reports.rows import (
@@ -14,6 +16,8 @@ from hakari.reports.rows import (
     PAIRED_HEADER,
     SUMMARY_HEADER,
     has_caveat,
+    meta_skipped,
+    meta_tables,
     paired_rows,
     sections,
     summary_rows,
@@ -108,4 +112,18 @@ def markdown_report(results: EvalResults) -> str:
         lines.append(_md_row(cells))
     if current is not None:
         lines.append("")
+    return "\n".join(lines)
+
+
+def meta_markdown(path: Path, meta: Mapping[str, Any]) -> str:
+    """A `hakari meta --json` file as Markdown: its tables (`rows.meta_tables`), every cell
+    escaped (metric names come from the user's file)."""
+    lines = [f"### Meta-evaluation · {md_cell(path.name)}\n"]
+    for title, header, rows in meta_tables(meta):
+        lines.append(f"#### {md_cell(title)}\n")
+        lines.append(_md_row(header))
+        lines.append("|" + "|".join("---" for _ in header) + "|")
+        lines.extend(_md_row(row) for row in rows)
+        lines.append("")
+    lines.extend(f"{md_cell(line)}\n" for line in meta_skipped(meta))
     return "\n".join(lines)

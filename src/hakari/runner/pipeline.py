@@ -113,12 +113,12 @@ def evaluate(
         argv=tuple(argv) if argv is not None else None,
     )
     preflight.check_options(opts)
-    opts.serving.check()
     decoding_list = parse_decodings(list(decodings))
     loaded = [load_task(t) for t in tasks]
     preflight.check_tasks(loaded, opts, decoding_list)
     preflight.check_models(models, opts, builtin_loader=backend_factory is None)
     baselines = {task.name: preflight.scan_rows(task, opts, decoding_list) for task in loaded}
+    preflight.check_bootstrap_memory(loaded, baselines, len(models), opts, decoding_list)
     factory = backend_factory or default_factory(opts)
     cache = ResponseCache.in_dir(opts.cache_dir) if opts.use_cache else None
     try:
