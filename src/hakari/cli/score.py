@@ -63,7 +63,9 @@ def score(
     bertscore_model: Annotated[
         str | None, Opt("--bertscore-model", help="Hub id, folder, or 'minilm' (packaged).")
     ] = None,
-    bertscore_layers: Annotated[int | None, Opt("--bertscore-layers", min=1)] = None,
+    bertscore_layers: Annotated[
+        int | None, Opt("--bertscore-layers", help="BERTScore: the layer to use (1 = the first).")
+    ] = None,
     sbert_model: Annotated[str | None, Opt("--sbert-model")] = None,
     reward_model: Annotated[str | None, Opt("--reward-model", help="Folder or hub id.")] = None,
     judge: Annotated[
@@ -72,12 +74,16 @@ def score(
     judge_prompt: Annotated[
         str, Opt("--judge-prompt", help="ifteval_pair, pfgen_10point, single_1to10 or a .yaml")
     ] = "ifteval_pair",
-    judge_reasks: Annotated[int, Opt("--judge-reasks", min=0)] = 2,
-    judge_max_tokens: Annotated[int | None, Opt("--judge-max-tokens", min=1)] = None,
+    judge_reasks: Annotated[
+        int, Opt("--judge-reasks", help="Re-asks of an unreadable verdict.")
+    ] = 2,
+    judge_max_tokens: Annotated[
+        int | None, Opt("--judge-max-tokens", help="Tokens a judge answer may have.")
+    ] = None,
     prompt_format: Annotated[
         str, Opt("--prompt-format", help="Judge: completion, chat, auto.")
     ] = "auto",
-    batch_size: Annotated[int, Opt("--batch-size", min=1)] = 32,
+    batch_size: Annotated[int, Opt("--batch-size")] = 32,
     device: Annotated[str, Opt("--device")] = "auto",
     cache_dir: Annotated[Path | None, Opt("--cache-dir")] = None,
     no_cache: Annotated[bool, Opt("--no-cache")] = False,
@@ -92,8 +98,6 @@ def score(
     if reward_model and not any(n.startswith("reward") for n in names):
         names += ["reward", "reward_softmax"]
     try:
-        if lang not in ("en", "ja"):
-            raise HakariInputError("must be en or ja", field="--lang")
         check_prompt_format(prompt_format)
         if (run_dir is None) == (input is None):
             raise HakariInputError("give either RUN_DIR or --input FILE.jsonl", field="RUN_DIR")
@@ -143,9 +147,11 @@ def analyze(
     metric: Annotated[
         str | None, Opt("--metric", help="Pick the lowest by this per-sample score.")
     ] = None,
-    n: Annotated[int, Opt("--n", min=1, help="Samples per model × task × decoding.")] = 5,
+    n: Annotated[int, Opt("--n", help="Samples per model × task × decoding.")] = 5,
     judge_prompt: Annotated[str, Opt("--judge-prompt")] = "error_analysis",
-    judge_max_tokens: Annotated[int | None, Opt("--judge-max-tokens", min=1)] = None,
+    judge_max_tokens: Annotated[
+        int | None, Opt("--judge-max-tokens", help="Tokens a judge answer may have.")
+    ] = None,
     prompt_format: Annotated[str, Opt("--prompt-format")] = "auto",
     device: Annotated[str, Opt("--device")] = "auto",
     cache_dir: Annotated[Path | None, Opt("--cache-dir")] = None,

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hakari._util import checks
 from hakari._util.atomic import write_jsonl_atomic
 from hakari._util.jsonl import read_jsonl, row_line, strip_line, text_column
 from hakari.errors import HakariInputError
@@ -43,6 +44,7 @@ def score_file(
     """Score every row; returns a summary (rows, metric means, judge summary)."""
     if output_path.resolve() == input_path.resolve():
         raise HakariInputError("--output must differ from --input", field="--output")
+    checks.output_file(output_path, "--output")
     suite = prepare_suite(metrics, config, has_prompts=fields.prompt is not None)
     if suite is None and judge is None:
         raise HakariInputError(

@@ -6,20 +6,25 @@ as the reference (a list of golds stays a list) and its `prompt` as the instruct
 `results.json` gets, under each model × task × decoding, `rescored[METRIC]`:
 per-template means, the across-template aggregate (mean, population std, Sharpe, as for
 the run's own metrics) and the number of unscored samples; and a top-level `rescoring`
-block with the models, prompt versions and judge summary. Both files are rewritten
-atomically (temporary file, then rename), samples first: a crash leaves the old pair or
-new samples with old results, which `hakari score RUN_DIR` repairs when run again (the
-judge's answers come from the cache).
+block with the models, prompt versions and judge summary.
+
+Both files must be writable before any scoring starts. They are rewritten atomically
+(temporary file, then rename), samples first; should results.json then fail (a full disk),
+samples.jsonl goes back to the old file, so the folder holds the old pair. Only a crash
+between the two renames leaves new samples with old results, which `hakari score RUN_DIR`
+repairs when run again (the judge's answers come from the cache).
 """
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 from hakari import aggregate as agg
-from hakari._util.atomic import write_json_atomic, write_jsonl_atomic
+from hakari._util import checks
+from hakari._util.atomic import temporary_sibling, write_json_atomic, write_jsonl_atomic
 from hakari._util.jsonl import read_jsonl, row_line, strip_line
 from hakari.errors import HakariInputError, one_line
 from hakari.rescore.common import (
@@ -31,13 +36,14 @@ from hakari.rescore.common import (
 )
 from hakari.rescore.files import summarise
 from hakari.results import EvalResults
+from hakari.runner.rundir import RESULTS_FILE, SAMPLES_FILE
 from hakari.scoring.samples import ScoringConfig
 
 SAMPLE_FIELDS = ("model", "task", "decoding", "template_id", "prompt", "output", "gold")
 
 
 def read_run(run_dir: Path) -> tuple[EvalResults, list[dict[str, Any]]]:
-    results_path, samples_path = run_dir / "results.json", run_dir / "samples.jsonl"
+    results_path, samples_path = run_dir / RESULTS_FILE, run_dir / SAMPLES_FILE
     if not run_dir.is_dir():
         raise HakariInputError("not a run folder", file=str(run_dir))
     for path in (results_path, samples_path):
@@ -76,6 +82,8 @@ def score_run(
     judge: JudgeOptions | None = None,
 ) -> dict[str, Any]:
     results, samples = read_run(run_dir)
+    for name in (SAMPLES_FILE, RESULTS_FILE):
+        checks.output_file(run_dir / name, "RUN_DIR")
     suite = prepare_suite(metrics, config, has_prompts=True)
     scored = score_samples(
         suite,
@@ -101,9 +109,31 @@ def score_run(
     old_history = data.get("rescoring")
     history: list[Any] = list(old_history) if isinstance(old_history, list) else []
     data["rescoring"] = [*history, {"metrics": list(scored.values), **scored.provenance}]
-    write_jsonl_atomic(run_dir / "samples.jsonl", new_samples)
-    write_json_atomic(run_dir / "results.json", data)
+    _publish(run_dir, new_samples, data)
     return {"samples": len(samples), **summarise(scored.values), **scored.provenance}
+
+
+def _publish(run_dir: Path, samples: list[dict[str, Any]], results: dict[str, Any]) -> None:
+    """samples.jsonl, then results.json; the old samples come back if results.json fails."""
+    samples_path, results_path = run_dir / SAMPLES_FILE, run_dir / RESULTS_FILE
+    previous = temporary_sibling(samples_path)
+    target = samples_path
+    try:
+        os.link(samples_path, previous)  # the old samples, kept until results.json is in
+        write_jsonl_atomic(samples_path, samples)
+        target = results_path
+        try:
+            write_json_atomic(results_path, results)
+        except OSError:
+            os.replace(previous, samples_path)
+            raise
+    except OSError as exc:
+        raise HakariInputError(
+            f"cannot write: {exc.strerror or exc}; the run folder keeps its previous pair",
+            file=str(target),
+        ) from None
+    finally:
+        previous.unlink(missing_ok=True)
 
 
 def _model_keys(data: dict[str, Any]) -> dict[str, str]:
