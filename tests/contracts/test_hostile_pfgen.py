@@ -175,7 +175,10 @@ def test_build_reference_output_dir_that_is_a_file(
 GENERATE_CASES = {
     # 2 examples in the file, one is the question itself: 1 is the most there can be
     "num-examples-more-than-the-pool": (["--num-examples", "1000"], ["--num-examples", "1"]),
-    "num-trials-beyond-memory": (["--num-trials", "1000000000"], ["--num-trials", "memory"]),
+    "num-trials-beyond-memory": (
+        ["--num-trials", "1000000000", "--num-examples", "1"],
+        ["--num-trials", "memory"],
+    ),
 }
 
 

@@ -388,9 +388,10 @@ def test_pfgen_bad_json_line_and_unwritable_json(tmp_path: Path, no_tables: None
     path.write_text('{"question": "q", "answer": "a"}\n{"question": \n', encoding="utf-8")
     assert_one_line(*_pfgen(str(path), "--data-dir", str(tmp_path)), "line 2", "not valid JSON")
     good = _trials_xz(tmp_path)
-    out_json = tmp_path / "no-such-dir" / "out.json"
+    (tmp_path / "a-file").write_text("x")
+    out_json = tmp_path / "a-file" / "out.json"  # a folder that cannot be made
     code, out = _pfgen(str(good), "--data-dir", str(tmp_path), "--json", str(out_json))
-    assert_one_line(code, out, "--json", "does not exist")
+    assert_one_line(code, out, "--json", "a-file", "not a folder")
 
 
 @pytest.mark.parametrize(
@@ -470,7 +471,6 @@ TYPED_OPTION_CASES = {
     ),
     "run-markup-value": (["run", "--alpha", "[bold]x[/bold]"], "--alpha"),
     "run-unknown-option": (["run", "--alpah", "1"], "--alpah"),
-    "score-batch-size-0": (["score", "--batch-size", "0"], "--batch-size"),
     "meta-confidence-word": (["meta", "x.jsonl", "--confidence", "high"], "--confidence"),
     "report-missing-input": (["report"], "inputs"),
     "pfgen-bootstrap-word": (["pfgen", "score", "x", "--bootstrap", "many"], "--bootstrap"),

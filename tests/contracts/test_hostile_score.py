@@ -38,6 +38,21 @@ def outputs_file(tmp_path: Path) -> Path:
 FILE_ARGS = ["--prediction-field", "p", "--reference-field", "r", "--metrics", "rouge1"]
 
 
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("--batch-size", "0"), ("--judge-reasks", "-1"), ("--judge-max-tokens", "0"),
+     ("--bertscore-layers", "0"), ("--lang", "fr")],
+)  # fmt: skip
+def test_numbers_out_of_range_name_their_option(
+    tmp_path: Path, no_model_loads: list[str], option: str, value: str
+) -> None:
+    code, out = invoke(
+        "--input", str(outputs_file(tmp_path)), "--output", str(tmp_path / "o.jsonl"),
+        *FILE_ARGS, "--judge", "smollm2-135m", option, value,
+    )  # fmt: skip
+    assert_one_line(code, out, option, value)
+
+
 def test_output_that_is_a_folder_fails_before_scoring(tmp_path: Path) -> None:
     folder = tmp_path / "out"
     folder.mkdir()

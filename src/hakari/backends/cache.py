@@ -22,6 +22,7 @@ from pathlib import Path
 
 import platformdirs
 
+from hakari._util import checks
 from hakari.backends.base import (
     Backend,
     GenerationRequest,
@@ -50,6 +51,19 @@ def default_cache_dir() -> Path:
     if env:
         return Path(env).expanduser()
     return Path(platformdirs.user_cache_dir("hakari"))
+
+
+def checked_cache_dir(cache_dir: Path | None) -> Path:
+    """The cache folder (`cache_dir`, else $HAKARI_CACHE_DIR, else the user cache), refused
+    with one line naming where it came from when it is not a folder that can be written."""
+    path = cache_dir or default_cache_dir()
+    if cache_dir is not None:
+        source = "--cache-dir"
+    elif os.environ.get("HAKARI_CACHE_DIR"):
+        source = "HAKARI_CACHE_DIR"
+    else:
+        source = "the user cache folder"
+    return checks.output_folder(path, source)
 
 
 def request_key(kind: str, identity: ModelIdentity, rendered_prompt: str, settings: dict) -> str:

@@ -99,8 +99,6 @@ def score(
         names += ["reward", "reward_softmax"]
     try:
         check_prompt_format(prompt_format)
-        if (run_dir is None) == (input is None):
-            raise HakariInputError("give either RUN_DIR or --input FILE.jsonl", field="RUN_DIR")
         config = ScoringConfig(
             lang=lang,
             rouge_stemmer=rouge_stemmer,
@@ -117,7 +115,7 @@ def score(
                 spec=judge,
                 prompt=judge_prompt,
                 max_reasks=judge_reasks,
-                batch_size=min(batch_size, 8),
+                batch_size=max(1, min(batch_size, 8)),
                 max_new_tokens=judge_max_tokens,
                 prompt_format=prompt_format,
                 cache_dir=cache_dir,
@@ -125,6 +123,10 @@ def score(
                 device=device,
                 progress=True,
             )
+            judge_opts.check()
+        config.check()
+        if (run_dir is None) == (input is None):
+            raise HakariInputError("give either RUN_DIR or --input FILE.jsonl", field="RUN_DIR")
         if input is not None:
             if output is None:
                 raise HakariInputError("--input needs --output OUT.jsonl", field="--output")

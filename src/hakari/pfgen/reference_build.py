@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from hakari._util import checks
 from hakari.errors import HakariInputError
 from hakari.pfgen.data import question_files
 from hakari.pfgen.ngram import build_table, score_answers
@@ -101,6 +102,20 @@ def representative(answers: list[str], k: int) -> list[str]:
     return [answers[i] for i in sorted(set(int(p) for p in picks))]
 
 
+def check_build_options(*, target_length: int, pool: int, k: int) -> None:
+    """`--k` answers per question are chosen from a pool of `--pool` (so at least as many)
+    kept closest to `--target-length` characters."""
+    checks.integer(k, "--k", low=1)
+    checks.integer(pool, "--pool", low=1)
+    checks.integer(target_length, "--target-length", low=1)
+    if pool < k:
+        raise HakariInputError(
+            f"--pool {pool} is smaller than --k {k}: the {k} reference answers are chosen "
+            "from the pool",
+            field="--pool",
+        )
+
+
 def build_reference_set(
     answers_by_question: dict[str, list[str]],
     *,
@@ -109,6 +124,7 @@ def build_reference_set(
     pool: int = 30_000,
     k: int = 1000,
 ) -> ReferenceSet:
+    check_build_options(target_length=target_length, pool=pool, k=k)
     rules = ng_rules or {}
     result = ReferenceSet()
     for question, answers in answers_by_question.items():
