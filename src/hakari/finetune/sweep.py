@@ -16,9 +16,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from hakari._util import checks
 from hakari._util.atomic import write_json_atomic
-from hakari.errors import HakariInputError
-from hakari.finetune.config import TrainSettings, resolve_runtime
+from hakari.finetune.config import TrainSettings, check_settings, resolve_runtime
 from hakari.finetune.data import (
     Example,
     nested_sample,
@@ -27,6 +27,7 @@ from hakari.finetune.data import (
     train_rows,
     upsample,
 )
+from hakari.finetune.model import check_target_modules
 from hakari.finetune.trainer import (
     Say,
     TrainJob,
@@ -80,8 +81,10 @@ def plan_sweep(
     keep_checkpoints: bool = False,
 ) -> list[PlannedJob]:
     """Every adapter to train, its examples built and checked (no model is loaded)."""
-    if upsample_to is not None and upsample_to < 1:
-        raise HakariInputError("must be at least 1", field="--upsample-to")
+    check_settings(settings)
+    check_target_modules(model, settings.lora.target_modules)
+    checks.optional_integer(upsample_to, "--upsample-to", low=1)
+    checks.seed(seed, high=2**32 - 1)
     for td in tasks:
         select_templates(td.task.spec, templates)
     available = min(len(td.rows) for td in tasks)
