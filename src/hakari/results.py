@@ -47,6 +47,9 @@ class DecodingResult(_Model):
     aggregate: dict[str, dict[str, Any]] = Field(default_factory=dict)
     generated: int = 0  # requests sent to the model in this run
     cached: int = 0  # requests answered from the cache
+    # prompts a server gave no text for (`"content": null`) however often it was asked:
+    # scored as the task's fallback (so inside fallback_rate too) and never cached
+    refusals: int = 0
     wall_s: float = 0.0
     skipped: str | None = None  # why this decoding does not apply to the task
     # constrained: answers that do not fullmatch their regex although generation was not

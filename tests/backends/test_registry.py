@@ -10,8 +10,8 @@ import pytest
 
 from hakari.backends import packaged
 from hakari.backends.packaged import (
-    PACKAGED_MODELS,
     MARKER,
+    PACKAGED_MODELS,
     SMOLLM2,
     PackagedModel,
     _FileInPackage,

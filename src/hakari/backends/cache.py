@@ -215,7 +215,8 @@ def cached_generate(
     copies = Counter(keys[i] for i in missing)
 
     def store(batch: list[tuple[int, GenerationResult]]) -> None:
-        pairs = [(keys[todo[j]], generation_to_payload(res)) for j, res in batch]
+        # a refusal (no text after every retry) is asked again next time, never cached
+        pairs = [(keys[todo[j]], generation_to_payload(r)) for j, r in batch if not r.refused]
         if cache is not None:
             cache.put_many("generate", pairs)
         for j, res in batch:

@@ -79,6 +79,11 @@ def markdown_report(results: EvalResults) -> str:
         for row in table_rows(tres, dec):
             lines.append(_md_row(row))
         lines.append("")
+        if dec.refusals:
+            lines.append(
+                f"{dec.refusals} refusals: the server gave no text for these prompts however "
+                "often asked (scored as the fallback).\n"
+            )
         if has_caveat(dec):
             lines.append(NEGATIVE_MEAN_NOTE + "\n")
     if results.alpha_sweep:

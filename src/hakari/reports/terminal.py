@@ -46,6 +46,14 @@ def print_report(results: EvalResults, console: Console | None = None) -> None:
         console.print(
             Text(f"{dec.generated} generated, {dec.cached} from cache, {dec.wall_s:.1f} s", "dim")
         )
+        if dec.refusals:
+            console.print(
+                Text(
+                    f"{dec.refusals} refusals: the server gave no text for these prompts "
+                    "however often asked; scored as the fallback, not cached",
+                    "yellow",
+                )
+            )
     if results.alpha_sweep:
         print_alpha_sweep(results, console)
     if results.paired:

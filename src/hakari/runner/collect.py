@@ -35,6 +35,8 @@ class Collected:
     # constrained decoding: finished answers that do not fullmatch their regex (an
     # engine that ignored the constraint); a budget-cut answer is a prefix, not counted
     constraint_misses: int = 0
+    # prompts the server gave no text for, however often asked (scored as the fallback)
+    refusals: int = 0
 
 
 def task_instances(task: Task, opts: RunOptions) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -72,6 +74,7 @@ def run_decoding(
     compiled: dict[str, re.Pattern[str]] = {}
     for chunk in iter_numbered_chunks(spec, templates, task_instances(task, opts), CHUNK_ROWS):
         advance = lambda n: hook(label, total, n)  # noqa: E731
+        refused: list[bool] = []
         if decoding == "loglik":
             outputs, n_new = loglik_outputs(chunk, backend, cache, opts, use_chat, advance)
         else:
@@ -80,18 +83,24 @@ def run_decoding(
                 backend, requests, cache, batch_size=opts.batch_size, on_progress=advance
             )
             outputs = [r.text for r in results]
+            refused = [r.refused for r in results]
+            collected.refusals += sum(refused)
             if decoding == "constrained":
                 collected.constraint_misses += sum(
-                    r.finish_reason != "length" and re.fullmatch(rp.regex, r.text) is None
+                    r.finish_reason not in ("length", "refused")
+                    and re.fullmatch(rp.regex, r.text) is None
                     for rp, r in zip(chunk, results, strict=True)
                 )
         generated += n_new
         cached += len(chunk) - n_new
-        for rp, output in zip(chunk, outputs, strict=True):
+        for i, (rp, output) in enumerate(zip(chunk, outputs, strict=True)):
             pattern = compiled.get(rp.regex) or compiled.setdefault(rp.regex, re.compile(rp.regex))
             extraction = extract_answer(spec, output, pattern, rp.answers, qa_mode=opts.qa_mode)
             collect(collected, rp, extraction)
-            write_sample(sample_record(backend, task, decoding, rp, output, extraction))
+            record = sample_record(backend, task, decoding, rp, output, extraction)
+            if refused and refused[i]:
+                record["refused"] = True  # written only when true: samples stay as they were
+            write_sample(record)
     return collected, generated, cached
 
 

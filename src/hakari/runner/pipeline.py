@@ -284,6 +284,7 @@ def evaluate_model(
                 for metric, boot in kept.items():
                     per_metric.setdefault(metric, {})[model_spec] = boot
             dec.generated, dec.cached = generated, cached
+            dec.refusals = collected.refusals
             if decoding == "constrained":
                 dec.constraint_misses = collected.constraint_misses
             dec.wall_s = round(time.perf_counter() - started, 3)
