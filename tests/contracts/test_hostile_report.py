@@ -13,12 +13,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+import hakari
 from hakari.cli import app
 from hakari.meta import BootstrapSettings, load_meta_input, meta_evaluate
-from tests.helpers.paths import REPO
 from tests.helpers.runs import fake_run
 
 runner = CliRunner()
+HAKARI_SRC = str(Path(hakari.__file__).resolve().parents[1])  # the code under test
 
 
 @pytest.fixture
@@ -53,7 +54,7 @@ def test_a_meta_file_is_shown(meta_json: Path, markdown: bool) -> None:
 
 def test_an_ascii_terminal_gets_the_report(tmp_path: Path) -> None:
     run = fake_run(tmp_path / "run")
-    env = {**os.environ, "PYTHONIOENCODING": "ascii", "PYTHONPATH": str(REPO / "src")}
+    env = {**os.environ, "PYTHONIOENCODING": "ascii", "PYTHONPATH": HAKARI_SRC}
     done = subprocess.run(
         [sys.executable, "-m", "hakari", "report", str(run)],
         capture_output=True,

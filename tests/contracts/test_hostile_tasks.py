@@ -13,17 +13,18 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+import hakari
 from hakari.cli import app
 from tests.helpers.cli import assert_one_line
-from tests.helpers.paths import REPO
 from tests.helpers.tasks import mutate
 
 runner = CliRunner()
+HAKARI_SRC = str(Path(hakari.__file__).resolve().parents[1])  # the code under test
 
 
 def hakari_ascii(*args: str) -> subprocess.CompletedProcess[str]:
     """`hakari ARGS` in a process whose stdout and stderr are ASCII-only."""
-    env = {**os.environ, "PYTHONIOENCODING": "ascii", "PYTHONPATH": str(REPO / "src")}
+    env = {**os.environ, "PYTHONIOENCODING": "ascii", "PYTHONPATH": HAKARI_SRC}
     return subprocess.run(
         [sys.executable, "-m", "hakari", *args],
         capture_output=True,
