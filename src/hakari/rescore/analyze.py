@@ -16,7 +16,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from hakari import judges  # its loader looked up when called (a replaced one is used)
+from hakari import judges
 from hakari._util import checks
 from hakari._util.atomic import write_json_atomic
 from hakari.backends import registry

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hakari import judges  # its loader looked up when called (a replaced one is used)
+from hakari import judges
 from hakari._util import checks
 from hakari.backends import registry
 from hakari.backends.base import check_prompt_format
