@@ -8,6 +8,7 @@ fails the test if called."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -80,6 +81,28 @@ def test_mixture_settings_are_checked_before_training(
         "--n-target", "0,2", "--resamples", "1", *args,
     )  # fmt: skip
     assert_one_line(code, out, *needles)
+    assert not no_model_loads
+
+
+def test_counts_that_size_the_plan_are_checked_against_memory(
+    tmp_path: Path,
+    toy: Path,
+    no_model_loads: list[str],
+    memory_available: Callable[[int], None],
+) -> None:
+    """Every example (and every planned mixture) is built before training starts:
+    `--upsample-to` and `--resamples` size those lists."""
+    memory_available(256 << 20)
+    code, out = finetune(
+        tmp_path, "--model", "smollm2-135m", "--tasks", str(toy), "--upsample-to", str(10**12)
+    )
+    assert_one_line(code, out, "--upsample-to", "memory")
+    base = write_base_mixture(tmp_path / "base.jsonl", 10)
+    code, out = finetune(
+        tmp_path, "--model", "smollm2-135m", "--mixture", str(base), "--target", str(toy),
+        "--n-target", "0,2", "--resamples", str(10**9),
+    )  # fmt: skip
+    assert_one_line(code, out, "--resamples", "memory")
     assert not no_model_loads
 
 

@@ -36,6 +36,7 @@ from hakari.finetune.config import (
 )
 from hakari.finetune.data import (
     Example,
+    example_bytes,
     example_key,
     hash_split,
     nested_sample,
@@ -125,6 +126,7 @@ def plan_mixture(spec: MixtureSpec) -> list[MixtureJob]:
             f"of {task.name} in the train part of the hash split",
             field="--n-target",
         )
+    _check_jobs_memory(spec, task, rows, parts)
     jobs = []
     for resample in range(spec.resamples):
         seed = spec.seed + resample
@@ -169,6 +171,16 @@ def plan_mixture(spec: MixtureSpec) -> list[MixtureJob]:
             )
             jobs.append(MixtureJob(n, resample, job))
     return jobs
+
+
+def _check_jobs_memory(spec: MixtureSpec, task: Task, rows: list[Any], parts: _Parts) -> None:
+    """All jobs are planned (their example lists built) before the first one trains: each
+    lists the base mixture's train part (shared examples, one reference each) and its own
+    target examples, for every resample and N."""
+    n_jobs = spec.resamples * len(spec.n_target)
+    target_each = example_bytes(task_examples(task, rows, [0], "all")[:1]) if rows else 0
+    per_job = 8 * len(parts.base_train) + max(spec.n_target, default=0) * target_each
+    checks.fits_in_memory(n_jobs * per_job, "--resamples", spec.resamples, "the planned mixtures")
 
 
 def _split(spec: MixtureSpec, task: Task, base: list[Example], rows: list[Any]) -> _Parts:

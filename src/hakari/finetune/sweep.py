@@ -21,6 +21,7 @@ from hakari._util.atomic import write_json_atomic
 from hakari.finetune.config import TrainSettings, check_settings, resolve_runtime
 from hakari.finetune.data import (
     Example,
+    example_bytes,
     nested_sample,
     parse_sizes,
     task_examples,
@@ -89,6 +90,14 @@ def plan_sweep(
         select_templates(td.task.spec, templates)
     available = min(len(td.rows) for td in tasks)
     sizes = parse_sizes(sizes_text, available)
+    if upsample_to is not None and available:
+        # every copy is an example of its own (one per template), built before training
+        one_each = sum(
+            example_bytes(task_examples(td.task, td.rows, [0], templates)) for td in tasks
+        )
+        checks.fits_in_memory(
+            upsample_to * one_each, "--upsample-to", upsample_to, "the upsampled examples"
+        )
     variants: list[tuple[int, int | None]] = []
     for size in sizes:
         variants.append((size, None))
