@@ -9,14 +9,16 @@ imports typer and rich only, so that `hakari --help` loads nothing heavy.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import typer
 from rich.console import Console
 from rich.text import Text
 
 from hakari.errors import HakariInputError
+
+if TYPE_CHECKING:
+    from hakari._util.atomic import Output
 
 console = Console(markup=False)
 err_console = Console(stderr=True, markup=False, highlight=False)
@@ -57,16 +59,13 @@ def fail(exc: HakariInputError) -> NoReturn:
     raise typer.Exit(code=2)
 
 
-def write_output(path: Path, text: str) -> None:
-    """A text output a command was asked for (`--html`, `--json`...), written whole or not
-    at all; a folder that cannot be written is one line naming the file."""
+def write_output(output: Output, text: str) -> None:
+    """A text output a command was asked for (`--html`, `--json`...), checked with
+    `check_output` before the command's work: written whole or not at all (through a
+    symbolic link, in place to a device); a failure is one line naming the file."""
     from hakari._util.atomic import write_text_atomic
 
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(path, text)
-    except OSError as exc:
-        raise HakariInputError(f"cannot write: {exc.strerror or exc}", file=str(path)) from exc
+    write_text_atomic(output, text)
 
 
 def split_csv(values: str | Sequence[str] | None) -> list[str]:

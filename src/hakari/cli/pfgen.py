@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -68,21 +67,6 @@ CacheDirOption = Annotated[
         "--cache-dir", help="cache folder (default: $HAKARI_CACHE_DIR, else the user cache)"
     ),
 ]
-
-
-def check_output_file(path: Path | None, option: str) -> None:
-    """An output file must be writable before minutes of work are spent on it."""
-    if path is None:
-        return
-    parent = path.parent if str(path.parent) else Path(".")
-    if path.is_dir():
-        raise HakariInputError("is a folder, not a file", file=str(path), field=option)
-    if not parent.is_dir():
-        raise HakariInputError(f"the folder {parent} does not exist", file=str(path), field=option)
-    if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise HakariInputError(
-            "cannot be written (permission denied)", file=str(path), field=option
-        )
 
 
 def _data_dir(data_dir: Path | None, cache_dir: Path | None) -> Path:
@@ -202,8 +186,10 @@ def score(
     seed: Annotated[int, typer.Option(help="bootstrap seed")] = 0,
 ) -> None:
     """Score trials files exactly as the reference scorer, plus honest uncertainty."""
+    from hakari._util.atomic import check_output
+
     try:
-        check_output_file(json_path, "--json")
+        json_out = check_output(json_path, "--json", inputs=trials) if json_path else None
         summaries = _score_paths(
             trials,
             _data_dir(data_dir, cache_dir),
@@ -219,10 +205,10 @@ def score(
         "±std (ref) is the reference's pseudo-trial std (kept for parity); "
         "true std and the CI come from the real trials."
     )
-    if json_path is not None:
+    if json_out is not None:
         payload: Any = summaries[0] if len(summaries) == 1 else summaries
         try:
-            write_output(json_path, json.dumps(payload, ensure_ascii=False, indent=2))
+            write_output(json_out, json.dumps(payload, ensure_ascii=False, indent=2))
         except HakariInputError as exc:
             fail(exc)
 
@@ -274,6 +260,7 @@ def generate(
     ] = Path("pfgen-results"),
 ) -> None:
     """Generate N trials of answers with the reference's prompts and settings."""
+    from hakari._util.atomic import check_output_folder
     from hakari.pfgen.data import load_examples, resolve_data_dir
     from hakari.pfgen.generate import GenerationSettings, config_hash, generate_trials, write_run
     from hakari.pfgen.prompts import MODES, Mode
@@ -284,17 +271,9 @@ def generate(
         if num_trials < 1:
             raise HakariInputError("must be at least 1", field="--num-trials")
         _check_sampling(temperature, top_p, top_k, num_examples, batch_size, model)
-        try:
-            output_dir.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise HakariInputError(
-                f"cannot create: {exc.strerror or exc}", file=str(output_dir), field="--output-dir"
-            ) from None
-        if not os.access(output_dir, os.W_OK):
-            raise HakariInputError(
-                "cannot be written (permission denied)", file=str(output_dir), field="--output-dir"
-            )
+        check_output_folder(output_dir, "--output-dir")
         folder = resolve_data_dir(_data_dir(data_dir, cache_dir))
+        check_output_folder(output_dir, "--output-dir", inputs=[folder])
         pool = load_examples(folder)
         tables = _open_tables(folder, cache_dir)
         questions = [q.question for q in tables.questions]
@@ -367,12 +346,17 @@ def build_reference(
     k: Annotated[int, typer.Option("--k", help="reference answers per question")] = 1000,
 ) -> None:
     """Build a reference answer set (paper §3.2) from generated answers."""
+    from hakari._util.atomic import check_output, check_output_folder
     from hakari.pfgen.data import question_files, resolve_data_dir
     from hakari.pfgen.reference_build import build_reference_set, load_ng_rules, write_data_dir
     from hakari.pfgen.trials import read_trials
 
     try:
         folder = resolve_data_dir(_data_dir(data_dir, cache_dir))
+        check_output_folder(output_dir, "--output-dir", inputs=[folder])
+        read = [*question_files(folder), *answers, *([ng_rules] if ng_rules else [])]
+        for path in [*question_files(folder), folder / "questions.jsonl"]:
+            check_output(output_dir / path.name, "--output-dir", inputs=read)
         known = {
             json.loads(p.read_text(encoding="utf-8"))["question"] for p in question_files(folder)
         }
@@ -431,10 +415,13 @@ def leaderboard(
     ] = None,
 ) -> None:
     """Rank models by score with CIs; flag differing temperatures and trial counts."""
+    from hakari._util.atomic import check_output
     from hakari.pfgen import leaderboard as lb
 
     try:
         trials, results, summary_files = lb.find_inputs(dirs)
+        read = [*trials, *results, *summary_files]
+        html_out = check_output(html, "--html", inputs=read) if html is not None else None
         entries = [
             lb.entry_from_summary(s, str(p)) for p in summary_files for s in lb.read_summaries(p)
         ]
@@ -477,11 +464,11 @@ def leaderboard(
     out.print(table)
     if any(e.flags for e in ranked):
         out.print("flags: temperature or trial count differs from the most common one.")
-    if html is not None:
+    if html_out is not None:
         from hakari.reports.pfgen import leaderboard_html
 
         try:
-            write_output(html, leaderboard_html(ranked))
+            write_output(html_out, leaderboard_html(ranked))
         except HakariInputError as exc:
             fail(exc)
         out.print(f"report: {html}", highlight=False, markup=False)
