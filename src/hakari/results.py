@@ -53,6 +53,12 @@ class DecodingResult(_Model):
     # cut by the budget, i.e. the engine ignored the constraint (0 for an engine that
     # applies it; None for other decodings)
     constraint_misses: int | None = None
+    # answers holding text UTF-8 cannot encode (lone surrogates, e.g. a server's JSON
+    # "\ud800"): kept exactly, written as JSON escapes, counted here
+    unencodable_answers: int = 0
+    # cached answers that could not be read back (bad JSON, a field of the wrong type):
+    # cache misses, generated again and stored over the bad rows
+    unreadable_cache_rows: int = 0
 
 
 class TaskResult(_Model):

@@ -6,20 +6,31 @@ as the reference (a list of golds stays a list) and its `prompt` as the instruct
 `results.json` gets, under each model × task × decoding, `rescored[METRIC]`:
 per-template means, the across-template aggregate (mean, population std, Sharpe, as for
 the run's own metrics) and the number of unscored samples; and a top-level `rescoring`
-block with the models, prompt versions and judge summary. Both files are rewritten
-atomically (temporary file, then rename), samples first: a crash leaves the old pair or
-new samples with old results, which `hakari score RUN_DIR` repairs when run again (the
-judge's answers come from the cache).
+block with the models, prompt versions and judge summary. The command holds the run
+folder's lock from before it reads the run until both files are published (a second
+`score`, `analyze` or `run --output` of the folder is refused meanwhile), and both files
+are complete on disk before the first rename (`hakari._util.atomic.publish_together`):
+a full disk leaves the old pair. Only a crash between the two renames leaves new samples
+with old results, which `hakari score RUN_DIR` repairs when run again (the judge's
+answers come from the cache).
 """
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 from hakari import aggregate as agg
-from hakari._util.atomic import write_json_atomic, write_jsonl_atomic
+from hakari._util.atomic import (
+    RESULTS_FILE,
+    SAMPLES_FILE,
+    Output,
+    StagedFile,
+    json_line,
+    publish_together,
+)
 from hakari._util.jsonl import read_jsonl, row_line, strip_line
 from hakari.errors import HakariInputError, one_line
 from hakari.rescore.common import (
@@ -31,6 +42,7 @@ from hakari.rescore.common import (
 )
 from hakari.rescore.files import summarise
 from hakari.results import EvalResults
+from hakari.runner.rundir import locked_run_folder
 from hakari.scoring.samples import ScoringConfig
 
 SAMPLE_FIELDS = ("model", "task", "decoding", "template_id", "prompt", "output", "gold")
@@ -75,6 +87,18 @@ def score_run(
     config: ScoringConfig,
     judge: JudgeOptions | None = None,
 ) -> dict[str, Any]:
+    if not run_dir.is_dir():
+        raise HakariInputError("not a run folder", file=str(run_dir))
+    with locked_run_folder(run_dir, "RUN_DIR"):
+        return _score_run(run_dir, metrics, config, judge)
+
+
+def _score_run(
+    run_dir: Path,
+    metrics: list[str],
+    config: ScoringConfig,
+    judge: JudgeOptions | None,
+) -> dict[str, Any]:
     results, samples = read_run(run_dir)
     suite = prepare_suite(metrics, config, has_prompts=True)
     scored = score_samples(
@@ -101,9 +125,24 @@ def score_run(
     old_history = data.get("rescoring")
     history: list[Any] = list(old_history) if isinstance(old_history, list) else []
     data["rescoring"] = [*history, {"metrics": list(scored.values), **scored.provenance}]
-    write_jsonl_atomic(run_dir / "samples.jsonl", new_samples)
-    write_json_atomic(run_dir / "results.json", data)
+    _publish(run_dir, new_samples, data)
     return {"samples": len(samples), **summarise(scored.values), **scored.provenance}
+
+
+def _publish(run_dir: Path, samples: list[dict[str, Any]], results: dict[str, Any]) -> None:
+    staged = [
+        StagedFile(Output(run_dir / SAMPLES_FILE, "RUN_DIR", owner=True)),
+        StagedFile(Output(run_dir / RESULTS_FILE, "RUN_DIR", owner=True)),
+    ]
+    try:
+        for row in samples:
+            staged[0].write(json_line(row))
+        staged[1].write(json.dumps(results, indent=2, ensure_ascii=False))
+    except BaseException:
+        for file in staged:
+            file.discard()
+        raise
+    publish_together(staged)
 
 
 def _model_keys(data: dict[str, Any]) -> dict[str, str]:

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from hakari._util.unicode import has_unencodable
 from hakari.backends.base import Backend
 from hakari.backends.cache import ResponseCache, cached_generate
 from hakari.runner.options import CHUNK_ROWS, Decoding, ProgressHook, RunOptions
@@ -35,6 +36,10 @@ class Collected:
     # constrained decoding: finished answers that do not fullmatch their regex (an
     # engine that ignored the constraint); a budget-cut answer is a prefix, not counted
     constraint_misses: int = 0
+    # answers holding text UTF-8 cannot encode (kept exactly, written as JSON escapes)
+    unencodable_answers: int = 0
+    # cached rows that could not be read back: generated again
+    unreadable_cache_rows: int = 0
 
 
 def task_instances(task: Task, opts: RunOptions) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -70,6 +75,7 @@ def run_decoding(
     total = n_rows * len(templates)
     hook(label, total, 0)
     compiled: dict[str, re.Pattern[str]] = {}
+    unreadable_before = cache.unreadable if cache is not None else 0
     for chunk in iter_numbered_chunks(spec, templates, task_instances(task, opts), CHUNK_ROWS):
         advance = lambda n: hook(label, total, n)  # noqa: E731
         if decoding == "loglik":
@@ -87,11 +93,14 @@ def run_decoding(
                 )
         generated += n_new
         cached += len(chunk) - n_new
+        collected.unencodable_answers += sum(has_unencodable(o) for o in outputs)
         for rp, output in zip(chunk, outputs, strict=True):
             pattern = compiled.get(rp.regex) or compiled.setdefault(rp.regex, re.compile(rp.regex))
             extraction = extract_answer(spec, output, pattern, rp.answers, qa_mode=opts.qa_mode)
             collect(collected, rp, extraction)
             write_sample(sample_record(backend, task, decoding, rp, output, extraction))
+    if cache is not None:
+        collected.unreadable_cache_rows = cache.unreadable - unreadable_before
     return collected, generated, cached
 
 
