@@ -126,7 +126,7 @@ def test_a_judge_never_sees_text_utf8_cannot_encode(
         return "Rating: [[7]]"
 
     judge = FakeBackend(like_a_tokenizer, name="judge")
-    monkeypatch.setattr("hakari.rescore.common.load_judge_backend", lambda spec, **kw: judge)
+    monkeypatch.setattr("hakari.judges.load_judge_backend", lambda spec, **kw: judge)
     rows = tmp_path / "in.jsonl"
     rows.write_text('{"prediction": "a \\ud800 b", "q": "Say a b c."}\n', encoding="utf-8")
     out_file = tmp_path / "out.jsonl"

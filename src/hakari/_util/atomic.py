@@ -380,12 +380,16 @@ def write_bytes_atomic(path: PathLike | Output, data: bytes) -> None:
         fh.write(data)
 
 
+def json_text(data: Any, *, trailing_newline: bool = False) -> str:
+    """How hakari writes a JSON file: indent 2, non-ASCII kept as it is."""
+    return json.dumps(data, indent=2, ensure_ascii=False) + ("\n" if trailing_newline else "")
+
+
 def write_json_atomic(
     path: PathLike | Output, data: Any, *, trailing_newline: bool = False
 ) -> None:
-    """JSON with indent 2, non-ASCII kept as it is."""
-    text = json.dumps(data, indent=2, ensure_ascii=False)
-    write_text_atomic(path, text + ("\n" if trailing_newline else ""))
+    """A JSON file (`json_text`)."""
+    write_text_atomic(path, json_text(data, trailing_newline=trailing_newline))
 
 
 def json_line(row: Any) -> str:

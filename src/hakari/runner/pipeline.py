@@ -30,8 +30,8 @@ from hakari.runner.options import (
     Decoding,
     ProgressHook,
     RunOptions,
-    config_dict,
     parse_decodings,
+    run_config,
 )
 from hakari.runner.progress import progress_bars
 from hakari.runner.requests import resolve_chat
@@ -165,7 +165,7 @@ def _run(
     out_dir: Path | None,
 ) -> EvalResults:
     results = EvalResults(
-        config=config_dict(models, loaded, decoding_list, opts),
+        config=run_config(models, loaded, decoding_list, opts),
         versions=library_versions(),
         output_dir=str(out_dir) if out_dir else None,
     )

@@ -23,7 +23,6 @@ publish them.
 
 from __future__ import annotations
 
-import json
 import os
 import secrets
 from collections.abc import Iterator
@@ -40,6 +39,7 @@ from hakari._util.atomic import (
     StagedFile,
     WriteError,
     json_line,
+    json_text,
     publish_together,
 )
 from hakari.errors import HakariInputError
@@ -206,8 +206,7 @@ class RunWriter:
                 if folder != self.folder:
                     self._samples.retarget(Output(folder / SAMPLES_FILE, "--output", owner=True))
                 staged = StagedFile(Output(folder / RESULTS_FILE, "--output", owner=True))
-                payload = results.model_dump(mode="json")
-                staged.write(json.dumps(payload, indent=2, ensure_ascii=False))
+                staged.write(json_text(results.to_dict()))
                 publish_together([self._samples, staged])
             except HakariInputError as exc:
                 self._samples.discard()
