@@ -99,7 +99,8 @@ def check_output_folder(
     folder = Path(path)
     if folder.exists() and not folder.is_dir():
         raise HakariInputError("exists and is not a folder", file=str(folder), field=option)
-    _check_parents(folder, Path(os.path.abspath(folder)), option)
+    # the folder itself where it exists, else the nearest folder above it
+    _check_parents(folder, Path(os.path.abspath(folder)) / "file", option)
     for given in inputs:
         if _same_file(Path(os.path.realpath(folder)), Path(given)):
             raise HakariInputError(
