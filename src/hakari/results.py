@@ -162,7 +162,9 @@ class RescoredMetric(Record):
 class DecodingResult(Record):
     """One model × task × decoding."""
 
-    WRITTEN_WHEN_GIVEN = frozenset({"rescored"})
+    WRITTEN_WHEN_GIVEN = frozenset(
+        {"rescored", "refusals", "unencodable_answers", "unreadable_cache_rows"}
+    )
 
     templates: dict[str, TemplateResult] = Field(default_factory=dict)
     """Template id -> its scores, in task order."""
@@ -172,11 +174,6 @@ class DecodingResult(Record):
     """Requests sent to the model in this run."""
     cached: int = 0
     """Requests answered from the response cache."""
-    refusals: int = 0
-    """Prompts a server gave no text for (`"content": null` or a missing text) however
-    often it was asked: each is scored as the task's fallback (so it is in
-    `fallback_rate` too), flagged `"refused": true` in samples.jsonl and never cached, so a
-    rerun asks again. 0 for backends that always answer."""
     wall_s: float = 0.0
     """Wall time of this decoding in seconds (generation, scoring and bootstrap)."""
     skipped: str | None = None
@@ -188,6 +185,17 @@ class DecodingResult(Record):
     an engine that applies it); null for the other decodings."""
     rescored: dict[str, RescoredMetric] | None = None
     """Metric -> scores added by `hakari score RUN_DIR` (written once it ran)."""
+    unencodable_answers: int = 0
+    """Answers holding text UTF-8 cannot encode (lone surrogates, e.g. a server's JSON
+    "\\ud800"): kept exactly, written as JSON escapes (written when not 0)."""
+    unreadable_cache_rows: int = 0
+    """Cached answers that could not be read back (bad JSON, a field of the wrong type):
+    cache misses, generated again and stored over the bad rows (written when not 0)."""
+    refusals: int = 0
+    """Prompts a server gave no text for (`"content": null` or a missing text) however
+    often it was asked: each is scored as the task's fallback (so it is in
+    `fallback_rate` too), flagged `"refused": true` in samples.jsonl and never cached, so a
+    rerun asks again (written when not 0)."""
 
 
 class TaskResult(Record):

@@ -1,4 +1,8 @@
-"""Hostile input to `hakari analyze RUN_DIR --judge SPEC`: each case is one `error:` line
+"""Hostile conditions for `hakari analyze RUN`: it writes into a run folder, so it holds
+the folder's lock, and a folder another command is writing is one `error:` line (exit 2)
+before any model loads.
+
+Hostile input to `hakari analyze RUN_DIR --judge SPEC`: each case is one `error:` line
 naming the file or option (exit code 2) before the judge loads; no option is silently
 replaced by another value."""
 
@@ -12,9 +16,20 @@ from typer.testing import CliRunner
 
 from hakari.cli import app
 from tests.helpers.cli import assert_one_line
-from tests.helpers.runs import fake_run
+from tests.helpers.outputs import finished_run, run_in_flight
 
 runner = CliRunner()
+
+
+def test_analyze_while_a_run_writes_the_folder_is_refused(
+    tmp_path: Path, no_model_loads: list[str]
+) -> None:
+    run = finished_run(tmp_path / "run")
+    with run_in_flight(run, tmp_path / "cache"):
+        result = CliRunner().invoke(app, ["analyze", str(run), "--judge", "fake:x"])
+        assert_one_line(result.exit_code, result.output, str(run), "another hakari command")
+    assert not no_model_loads
+    assert not (run / "analysis.json").exists()
 
 
 def analyze(run: Path, *args: str) -> tuple[int, str]:
@@ -24,7 +39,7 @@ def analyze(run: Path, *args: str) -> tuple[int, str]:
 
 @pytest.fixture
 def run(tmp_path: Path) -> Path:
-    return fake_run(tmp_path / "run")
+    return finished_run(tmp_path / "run")
 
 
 def test_a_scoring_prompt_is_refused_not_replaced(run: Path, no_model_loads: list[str]) -> None:

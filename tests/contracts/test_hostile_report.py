@@ -1,4 +1,9 @@
-"""Hostile input to `hakari report`: every input it accepts is shown (a meta-evaluation
+"""Hostile outputs of `hakari report`: it never writes over what it reads (a run's
+results.json, an input file), writes through a symbolic link, writes a device in place,
+and a full disk or a full standard output is one `error:` line (exit 2), not a traceback
+or a half-written page.
+
+Hostile input to `hakari report`: every input it accepts is shown (a meta-evaluation
 file too), on any terminal; what it cannot read is one `error:` line naming the file
 (exit code 2)."""
 
@@ -16,9 +21,103 @@ from typer.testing import CliRunner
 import hakari
 from hakari.cli import app
 from hakari.meta import BootstrapSettings, load_meta_input, meta_evaluate
-from tests.helpers.runs import fake_run
+from tests.helpers.cli import assert_one_line
+from tests.helpers.outputs import (
+    finished_run,
+    full_device,
+    hakari_process,
+    is_char_device,
+    open_full_stdout,
+    snapshot,
+    stderr_lines,
+    stdout_link,
+)
 
 runner = CliRunner()
+
+
+def report(*args: str) -> tuple[int, str]:
+    result = runner.invoke(app, ["report", *args])
+    return result.exit_code, result.output
+
+
+def test_html_over_the_runs_results_is_refused(tmp_path: Path) -> None:
+    run = finished_run(tmp_path / "run")
+    before = snapshot(run)
+    code, out = report(str(run), "--html", str(run / "results.json"))
+    assert_one_line(code, out, "--html", "results.json", "run")
+    assert snapshot(run) == before
+
+
+def test_html_over_another_runs_samples_is_refused(tmp_path: Path) -> None:
+    run, other = finished_run(tmp_path / "run"), finished_run(tmp_path / "other")
+    before = snapshot(other)
+    assert_one_line(*report(str(run), "--html", str(other / "samples.jsonl")), "samples.jsonl")
+    assert snapshot(other) == before
+
+
+def test_html_over_its_own_input_file_is_refused(tmp_path: Path) -> None:
+    run = finished_run(tmp_path / "run")
+    copy = tmp_path / "copy.json"
+    copy.write_bytes((run / "results.json").read_bytes())
+    code, out = report(str(copy), "--html", str(copy))
+    assert_one_line(code, out, "--html", "copy.json", "input")
+    json.loads(copy.read_text(encoding="utf-8"))
+
+
+def test_html_through_a_symlink_keeps_the_link(tmp_path: Path) -> None:
+    run = finished_run(tmp_path / "run")
+    link = tmp_path / "latest.html"
+    link.symlink_to("pages/report.html")
+    (tmp_path / "pages").mkdir()
+    code, out = report(str(run), "--html", str(link))
+    assert code == 0, out
+    assert link.is_symlink() and (tmp_path / "pages" / "report.html").read_text().startswith(
+        "<!DOCTYPE html>"
+    )
+
+
+def test_html_to_a_full_device(tmp_path: Path) -> None:
+    """A character device is written in place: ENOSPC is one line, the device stays."""
+    run = finished_run(tmp_path / "run")
+    device = full_device(tmp_path)
+    code, out = report(str(run), "--html", str(device))
+    assert_one_line(code, out, "--html", "No space left on device")
+    assert is_char_device(device)
+
+
+def test_html_to_standard_output_through_a_link(tmp_path: Path) -> None:
+    run = finished_run(tmp_path / "run")
+    link = stdout_link(tmp_path)
+    result = hakari_process("report", str(run), "--html", str(link))
+    assert result.returncode == 0, result.stderr
+    assert "<!DOCTYPE html>" in result.stdout
+    assert link.is_symlink()
+
+
+def test_markdown_to_a_full_standard_output(tmp_path: Path) -> None:
+    run = finished_run(tmp_path / "run")
+    with open_full_stdout() as full:
+        result = hakari_process("report", str(run), "--markdown", stdout=full)
+    lines = stderr_lines(result)
+    assert result.returncode == 2 and len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: ") and "No space left on device" in lines[0]
+
+
+def test_an_answer_text_utf8_cannot_encode_is_shown_escaped(tmp_path: Path) -> None:
+    """A sample whose output holds a lone surrogate (JSON "\\ud800") does not stop the
+    page: it is written as the escape."""
+    run = finished_run(tmp_path / "run")
+    samples = run / "samples.jsonl"
+    samples.write_text(
+        samples.read_text(encoding="utf-8").replace('"output": "positive"', '"output": "p\\ud800"'),
+        encoding="utf-8",
+    )
+    code, out = report(str(run), "--html", str(tmp_path / "page.html"))
+    assert code == 0, out
+    assert "p\\ud800" in (tmp_path / "page.html").read_text(encoding="utf-8")
+
+
 HAKARI_SRC = str(Path(hakari.__file__).resolve().parents[1])  # the code under test
 
 
@@ -53,7 +152,7 @@ def test_a_meta_file_is_shown(meta_json: Path, markdown: bool) -> None:
 
 
 def test_an_ascii_terminal_gets_the_report(tmp_path: Path) -> None:
-    run = fake_run(tmp_path / "run")
+    run = finished_run(tmp_path / "run")
     env = {**os.environ, "PYTHONIOENCODING": "ascii", "PYTHONPATH": HAKARI_SRC}
     done = subprocess.run(
         [sys.executable, "-m", "hakari", "report", str(run)],

@@ -16,8 +16,11 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from hakari.backends.base import GenerationRequest
 from hakari.cli import app
+from hakari.errors import HakariInputError
 from tests.helpers.cli import assert_one_line, invoke
+from tests.helpers.http_doubles import StubServer
 from tests.helpers.tasks import GOOD, mutate
 
 runner = CliRunner()
@@ -394,10 +397,10 @@ def test_pfgen_bad_json_line_and_unwritable_json(tmp_path: Path, no_tables: None
     path.write_text('{"question": "q", "answer": "a"}\n{"question": \n', encoding="utf-8")
     assert_one_line(*_pfgen(str(path), "--data-dir", str(tmp_path)), "line 2", "not valid JSON")
     good = _trials_xz(tmp_path)
-    (tmp_path / "a-file").write_text("x")
-    out_json = tmp_path / "a-file" / "out.json"  # a folder that cannot be made
+    (tmp_path / "a-file").write_text("x")  # missing folders are made; a file is no folder
+    out_json = tmp_path / "a-file" / "out.json"
     code, out = _pfgen(str(good), "--data-dir", str(tmp_path), "--json", str(out_json))
-    assert_one_line(code, out, "--json", "a-file", "not a folder")
+    assert_one_line(code, out, "--json", "a-file is not a folder")
 
 
 @pytest.mark.parametrize(
@@ -510,3 +513,189 @@ def test_chat_format_on_a_model_without_a_template_is_found_before_loading(
         code, out = invoke("--model", "smollm2-135m", "--model", model, "--prompt-format", "chat")
         assert_one_line(code, out, "--prompt-format", "no chat template", model)
     assert no_model_loads == []
+
+
+# --- lost or overwritten output (issue 17 §3): the run folder, the cache, the disk ------
+
+RUN_TASK = ["--tasks", "demo_sentiment_en", "--templates", "0-0,1-0", "--limit", "3"]
+
+
+def _pair(folder: Path) -> tuple[dict, list[dict]]:
+    results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+    lines = (folder / "samples.jsonl").read_text(encoding="utf-8").splitlines()
+    samples = [json.loads(line) for line in lines]
+    assert results["n_samples"] == len(samples)
+    return results, samples
+
+
+def _assert_error_line(code: int, out: str, *needles: str) -> None:
+    """After a run's progress lines: one `error:` line (no traceback) with the needles."""
+    errors = [line for line in out.splitlines() if line.startswith("error: ")]
+    assert code == 2 and len(errors) == 1 and "Traceback" not in out, out
+    assert all(needle in errors[0] for needle in needles), out
+
+
+def _fake_loader(
+    monkeypatch: pytest.MonkeyPatch, responder: Callable[[str, GenerationRequest], str]
+) -> list[str]:
+    from hakari.backends.fake import FakeBackend
+
+    loaded: list[str] = []
+
+    def load(spec: str, **kwargs: object) -> FakeBackend:
+        loaded.append(spec)
+        return FakeBackend(lambda r: responder(spec, r), name=spec)
+
+    monkeypatch.setattr("hakari.backends.registry.load_backend", load)
+    return loaded
+
+
+def test_a_second_run_into_a_folder_in_use_is_refused(
+    tmp_path: Path, no_model_loads: list[str]
+) -> None:
+    """Two runs given the same --output: the second is one line (exit 2) before any model
+    loads, and the first publishes its own pair."""
+    from tests.helpers.outputs import RUN_ARGS, run_in_flight
+
+    folder = tmp_path / "run"
+    with run_in_flight(folder, tmp_path / "cache") as first:
+        code, out = invoke(*RUN_ARGS, "--model", "fake:negative", "--output", str(folder))
+        assert_one_line(code, out, "--output", str(folder), "another hakari command")
+    assert first.returncode == 0, first.stderr
+    results, samples = _pair(folder)
+    assert list(results["models"]) == [next(iter(results["models"]))]
+    assert {s["output"] for s in samples} == {"positive"}
+    assert not no_model_loads
+
+
+def test_a_rerun_whose_second_model_fails_keeps_the_previous_pair(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """README: a failed rerun leaves the previous pair untouched; the models that
+    finished in the rerun are published beside it, in RUN/partial/."""
+
+    def answer(spec: str, request: object) -> str:
+        if spec == "fake:b" and broken:  # as a server that stops answering
+            raise HakariInputError("gave up on a request after 8 attempts")
+        return "positive"
+
+    broken = False
+    _fake_loader(monkeypatch, answer)
+    folder = tmp_path / "run"
+    args = [*RUN_TASK, "--model", "fake:a", "--model", "fake:b", "--output", str(folder)]
+    code, out = invoke(*args)
+    assert code == 0, out
+    before = {name: (folder / name).read_bytes() for name in ("results.json", "samples.jsonl")}
+    broken = True
+    code, out = invoke(*args)
+    assert code == 2 and "Traceback" not in out, out
+    assert {name: (folder / name).read_bytes() for name in before} == before
+    assert "untouched" in out and str(folder / "partial") in out, out
+    results, samples = _pair(folder / "partial")
+    assert list(results["models"]) == ["fake:a"] and "fake:b" in results["failed"]
+    assert {s["model"] for s in samples} == {"fake:a"}
+    assert sorted(p.name for p in folder.iterdir()) == ["partial", "results.json", "samples.jsonl"]
+
+
+def test_a_folder_made_read_only_during_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every answer is cached; the end is one line that says so and how to publish them,
+    and the same command, once the folder can be written, publishes without generating."""
+    from tests.helpers.outputs import refuse_writes_in
+
+    folder = tmp_path / "run"
+    folder.mkdir()
+    cache = tmp_path / "cache"
+    with refuse_writes_in(folder, monkeypatch) as make_read_only:
+
+        def answer(spec: str, request: object) -> str:
+            make_read_only()
+            return "positive"
+
+        loaded = _fake_loader(monkeypatch, answer)
+        code, out = invoke(*RUN_TASK, "--output", str(folder), cache=cache)
+        _assert_error_line(code, out, str(folder), "cache", "same command")
+    assert loaded and list(folder.iterdir()) == []
+    code, out = invoke(*RUN_TASK, "--output", str(folder), cache=cache)
+    assert code == 0, out
+    results, _ = _pair(folder)
+    decoding = results["models"]["smollm2-135m"]["tasks"]["demo_sentiment_en"]["decodings"]
+    assert all(d["generated"] == 0 and d["cached"] > 0 for d in decoding.values())
+
+
+def test_a_full_disk_at_publish_is_one_line_and_leaves_the_pair(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    _fake_loader(monkeypatch, lambda spec, r: "positive")
+    folder = tmp_path / "run"
+    code, out = invoke(*RUN_TASK, "--output", str(folder))
+    assert code == 0, out
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+
+    def full(fd: int) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "fsync", full)
+    code, out = invoke(*RUN_TASK, "--output", str(folder), "--alpha", "0.5")
+    _assert_error_line(code, out, str(folder), "No space left on device")
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before  # no temporary left
+
+
+def test_a_lone_surrogate_in_an_answer_is_stored_and_counted(tmp_path: Path, servers: list) -> None:  # type: ignore[type-arg]
+    """A server answer holding "\\ud800" (legal JSON): the run publishes, the answer is
+    kept exactly (as a JSON escape), counted in results.json, and a rerun reads it back
+    from the cache instead of failing again."""
+    from tests.helpers.outputs import answering
+
+    # `json.dumps` writes the lone surrogate as the legal JSON escape "\ud800"
+    server = StubServer(answering("posi\ud800tive"))
+    servers.append(server)
+    folder, cache = tmp_path / "run", tmp_path / "cache"
+    model = f"openai:stub-model@{server.url}"
+    args = [*RUN_TASK, "--decoding", "greedy", "--model", model, "--output", str(folder)]
+    for generated in (6, 0):
+        code, out = invoke(*args, cache=cache)
+        assert code == 0 and "Traceback" not in out, out
+        results, samples = _pair(folder)
+        decoding = results["models"][model]["tasks"]["demo_sentiment_en"]["decodings"]["greedy"]
+        assert decoding["generated"] == generated and decoding["unencodable_answers"] == 6
+        assert {s["output"] for s in samples} == {"posi\ud800tive"}
+    raw = (folder / "samples.jsonl").read_bytes()
+    raw.decode("utf-8")  # valid UTF-8 on disk
+    assert b"posi\\ud800tive" in raw
+
+
+@pytest.mark.parametrize(
+    "payload",
+    ["{not json", '"a string"', '{"text": 7, "n_tokens": 1, "finish_reason": "stop"}',
+     '{"text": "x", "n_tokens": "1", "finish_reason": "stop"}',
+     '{"text": "x", "n_tokens": 1, "finish_reason": "bogus"}', '{"n_tokens": 1}'],
+    ids=["bad-json", "not-object", "text-number", "count-string", "reason", "no-text"],
+)  # fmt: skip
+def test_a_bad_cached_row_is_regenerated_and_counted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, payload: str
+) -> None:
+    _fake_loader(monkeypatch, lambda spec, r: "positive")
+    folder, cache = tmp_path / "run", tmp_path / "cache"
+    args = [*RUN_TASK, "--decoding", "greedy", "--output", str(folder)]
+    assert invoke(*args, cache=cache)[0] == 0
+    with sqlite3.connect(cache / "responses.sqlite3") as conn:
+        key = conn.execute("SELECT key FROM responses LIMIT 1").fetchone()[0]
+        conn.execute("UPDATE responses SET payload = ? WHERE key = ?", (payload, key))
+    code, out = invoke(*args, cache=cache)
+    assert code == 0 and "Traceback" not in out, out
+    results, _ = _pair(folder)
+    decoding = results["models"]["smollm2-135m"]["tasks"]["demo_sentiment_en"]["decodings"]
+    assert decoding["greedy"]["generated"] == 1
+    assert decoding["greedy"]["unreadable_cache_rows"] == 1
+    assert invoke(*args, cache=cache)[0] == 0  # the bad row was replaced
+    results, _ = _pair(folder)
+    assert (
+        results["models"]["smollm2-135m"]["tasks"]["demo_sentiment_en"]["decodings"]["greedy"][
+            "generated"
+        ]
+        == 0
+    )

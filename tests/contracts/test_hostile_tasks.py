@@ -1,9 +1,14 @@
-"""Hostile input to `hakari tasks list|show|export`: a terminal that cannot show every
+"""Hostile outputs of `hakari tasks`: `export` never writes over the task file or data
+it reads, writes through a symbolic link and to standard output; `list --json` to a
+full standard output is one `error:` line (exit 2), not a traceback.
+
+Hostile input to `hakari tasks list|show|export`: a terminal that cannot show every
 character still gets the output (non-ASCII escaped), never a traceback; bad task files
 are one `error:` line naming the file and field (exit code 2)."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -16,9 +21,74 @@ from typer.testing import CliRunner
 import hakari
 from hakari.cli import app
 from tests.helpers.cli import assert_one_line
-from tests.helpers.tasks import mutate
+from tests.helpers.outputs import hakari_process, open_full_stdout, stderr_lines, stdout_link
+from tests.helpers.tasks import GOOD, mutate
 
 runner = CliRunner()
+
+
+def task_with_data(folder: Path) -> Path:
+    task = json.loads(json.dumps(GOOD))
+    task["data"] = {
+        "splits": {"train": {"file": "train.jsonl", "format": "jsonl"}},
+        "eval_split": "train",
+    }
+    path = folder / "bom.yaml"
+    path.write_text(yaml.safe_dump(task), encoding="utf-8")
+    rows = [{"question": f"q{i}", "label": "yes" if i % 2 else "no"} for i in range(4)]
+    (folder / "train.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+    return path
+
+
+def export(task: Path, output: Path | str) -> tuple[int, str]:
+    result = runner.invoke(app, ["tasks", "export", str(task), "--output", str(output)])
+    return result.exit_code, result.output
+
+
+def test_export_over_its_own_task_file_is_refused(tmp_path: Path) -> None:
+    task = task_with_data(tmp_path)
+    before = task.read_bytes()
+    assert_one_line(*export(task, task), "--output", "bom.yaml", "input")
+    assert task.read_bytes() == before
+
+
+def test_export_over_the_tasks_data_file_is_refused(tmp_path: Path) -> None:
+    task = task_with_data(tmp_path)
+    data = tmp_path / "train.jsonl"
+    before = data.read_bytes()
+    assert_one_line(*export(task, data), "--output", "train.jsonl", "input")
+    assert data.read_bytes() == before
+
+
+def test_export_through_a_symlink_keeps_the_link(tmp_path: Path) -> None:
+    task = task_with_data(tmp_path)
+    link = tmp_path / "latest.jsonl"
+    link.symlink_to("exports/train-v1.jsonl")
+    (tmp_path / "exports").mkdir()
+    code, out = export(task, link)
+    assert code == 0, out
+    assert link.is_symlink()
+    rows = (tmp_path / "exports" / "train-v1.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(rows) == 8 and json.loads(rows[0])["task"] == "tiny"
+
+
+def test_export_to_standard_output_through_a_link(tmp_path: Path) -> None:
+    task = task_with_data(tmp_path)
+    link = stdout_link(tmp_path)
+    result = hakari_process("tasks", "export", str(task), "--output", str(link))
+    assert result.returncode == 0, result.stderr
+    assert sum(line.startswith('{"task": "tiny"') for line in result.stdout.splitlines()) == 8
+    assert link.is_symlink()
+
+
+def test_list_json_to_a_full_standard_output() -> None:
+    with open_full_stdout() as full:
+        result = hakari_process("tasks", "list", "--json", stdout=full)
+    lines = stderr_lines(result)
+    assert result.returncode == 2 and len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: ") and "No space left on device" in lines[0]
+
+
 HAKARI_SRC = str(Path(hakari.__file__).resolve().parents[1])  # the code under test
 
 

@@ -19,10 +19,9 @@ allows (`memory.max` − `memory.current`, a container's limit) where one is set
 systems without /proc, the free physical pages (`os.sysconf`). Where none can be read
 the check passes (the allocation itself then decides).
 
-Output paths are checked here only for being usable (`output_file`, `output_folder`:
-not a folder where a file goes, a parent that exists or can be made, writable); which
-existing files a command may replace is decided by the atomic writer
-(`hakari._util.atomic`).
+Output files and folders are checked by the one output writer
+(`hakari._util.atomic.check_output`, `check_output_folder`), which knows what it may
+replace.
 """
 
 from __future__ import annotations
@@ -121,45 +120,6 @@ def fits_in_memory(n_bytes: float, option: str, value: object, what: str) -> Non
         f"{_size(available)} is available; lower {option}",
         field=option,
     )
-
-
-def output_file(path: Path, option: str) -> Path:
-    """A file a command will write: not a folder, its folder exists or can be made, and
-    both can be written. Nothing is created."""
-    if path.is_dir():
-        raise HakariInputError("is a folder, not a file", file=str(path), field=option)
-    if path.exists() and not os.access(path, os.W_OK):
-        raise HakariInputError(
-            "cannot be written (permission denied)", file=str(path), field=option
-        )
-    _creatable(path.parent, path, option)
-    return path
-
-
-def output_folder(path: Path, option: str) -> Path:
-    """A folder a command will write into: a folder if it exists (else one that can be
-    made) and writable. Nothing is created."""
-    if path.exists() and not path.is_dir():
-        raise HakariInputError("exists and is not a folder", file=str(path), field=option)
-    _creatable(path, path, option)
-    return path
-
-
-def _creatable(folder: Path, target: Path, option: str) -> None:
-    """The nearest existing ancestor of `folder` (itself included) is a writable folder."""
-    probe = folder if str(folder) else Path(".")
-    while not probe.exists():
-        if probe.parent == probe:
-            break
-        probe = probe.parent
-    if not probe.is_dir():
-        raise HakariInputError(
-            f"cannot be created: {probe} is a file, not a folder", file=str(target), field=option
-        )
-    if not os.access(probe, os.W_OK | os.X_OK):
-        raise HakariInputError(
-            f"cannot be written: the folder {probe} is not writable", file=str(target), field=option
-        )
 
 
 def _meminfo_available() -> int | None:

@@ -8,10 +8,8 @@ imports typer and rich only, so that `hakari --help` loads nothing heavy.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
-from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import typer
 from rich.console import Console
@@ -19,23 +17,15 @@ from rich.text import Text
 
 from hakari.errors import HakariInputError
 
+if TYPE_CHECKING:
+    from hakari._util.atomic import Output
+
 console = Console(markup=False)
 err_console = Console(stderr=True, markup=False, highlight=False)
 
 SERVING = "Servers and vLLM"  # help panel of the serving options
 
 _invoked_args: list[str] = []  # the command line of this invocation, after "hakari"
-
-
-def tolerate_narrow_terminals() -> None:
-    """On a stream whose encoding cannot show every character (`PYTHONIOENCODING=ascii`,
-    a C locale), characters it cannot encode are written as escapes (`\\u2014`) instead
-    of ending the command with a UnicodeEncodeError: what Python already does on stderr."""
-    for stream in (sys.stdout, sys.stderr):
-        encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "")
-        reconfigure = getattr(stream, "reconfigure", None)
-        if encoding not in ("utf8", "utf16", "utf32") and reconfigure is not None:
-            reconfigure(errors="backslashreplace")
 
 
 def remember_argv(args: Sequence[str]) -> None:
@@ -69,16 +59,13 @@ def fail(exc: HakariInputError) -> NoReturn:
     raise typer.Exit(code=2)
 
 
-def write_output(path: Path, text: str) -> None:
-    """A text output a command was asked for (`--html`, `--json`...), written whole or not
-    at all; a folder that cannot be written is one line naming the file."""
+def write_output(output: Output, text: str) -> None:
+    """A text output a command was asked for (`--html`, `--json`...), checked with
+    `check_output` before the command's work: written whole or not at all (through a
+    symbolic link, in place to a device); a failure is one line naming the file."""
     from hakari._util.atomic import write_text_atomic
 
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(path, text)
-    except OSError as exc:
-        raise HakariInputError(f"cannot write: {exc.strerror or exc}", file=str(path)) from exc
+    write_text_atomic(output, text)
 
 
 def split_csv(values: str | Sequence[str] | None) -> list[str]:

@@ -42,12 +42,11 @@ def meta(
     ] = None,
 ) -> None:
     """Correlate metrics with human scores (system, summary, pooled; CIs; CAT/CIT/TFA)."""
-    from hakari._util import checks
+    from hakari._util.atomic import check_output
     from hakari.meta import BootstrapSettings, load_meta_input, meta_evaluate, print_meta
 
     try:
-        if json_out is not None:
-            checks.output_file(json_out, "--json")
+        json_output = check_output(json_out, "--json", inputs=[input]) if json_out else None
         data = load_meta_input(input, human, split_csv(metrics), system_field, group_by)
         result = meta_evaluate(
             data,
@@ -58,9 +57,9 @@ def meta(
     except HakariInputError as exc:
         fail(exc)
     print_meta(result, console)
-    if json_out is not None:
+    if json_output is not None:
         try:
-            write_output(json_out, json.dumps(result, indent=2, ensure_ascii=False))
+            write_output(json_output, json.dumps(result, indent=2, ensure_ascii=False))
         except HakariInputError as exc:
             fail(exc)
         console.print(f"json: {json_out}", highlight=False, markup=False)

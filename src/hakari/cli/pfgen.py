@@ -209,9 +209,10 @@ def score(
     allow_partial: AllowPartialOption = False,
 ) -> None:
     """Score trials files exactly as the reference scorer, plus honest uncertainty."""
+    from hakari._util.atomic import check_output
+
     try:
-        if json_path is not None:
-            checks.output_file(json_path, "--json")
+        json_out = check_output(json_path, "--json", inputs=trials) if json_path else None
         summaries = _score_paths(
             trials,
             _data_dir(data_dir, cache_dir),
@@ -235,10 +236,10 @@ def score(
                 f"partial: {block['questions_answered']} of {block['questions_total']} questions "
                 f"answered by {s['file']}; its score is not comparable with complete ones"
             )
-    if json_path is not None:
+    if json_out is not None:
         payload: Any = summaries[0] if len(summaries) == 1 else summaries
         try:
-            write_output(json_path, json.dumps(payload, ensure_ascii=False, indent=2))
+            write_output(json_out, json.dumps(payload, ensure_ascii=False, indent=2))
         except HakariInputError as exc:
             fail(exc)
 
@@ -264,6 +265,7 @@ def generate(
     ] = Path("pfgen-results"),
 ) -> None:
     """Generate N trials of answers with the reference's prompts and settings."""
+    from hakari._util.atomic import check_output_folder
     from hakari.pfgen.data import load_examples, question_texts, resolve_data_dir
     from hakari.pfgen.generate import GenerationSettings, config_hash, generate_trials, write_run
     from hakari.pfgen.prompts import Mode
@@ -282,8 +284,9 @@ def generate(
         )
         settings.check()
         checks.optional_integer(batch_size, "--batch-size", low=1)
-        checks.output_folder(output_dir, "--output-dir")
+        check_output_folder(output_dir, "--output-dir")
         folder = resolve_data_dir(_data_dir(data_dir, cache_dir))
+        check_output_folder(output_dir, "--output-dir", inputs=[folder])
         pool = load_examples(folder)
         settings.check_data(pool, question_texts(folder))
         tables = _open_tables(folder, cache_dir)
@@ -346,6 +349,7 @@ def build_reference(
     k: Annotated[int, typer.Option("--k", help="reference answers per question")] = 1000,
 ) -> None:
     """Build a reference answer set (paper §3.2) from generated answers."""
+    from hakari._util.atomic import check_output, check_output_folder
     from hakari.pfgen.data import question_files, resolve_data_dir
     from hakari.pfgen.reference_build import (
         build_reference_set,
@@ -357,8 +361,12 @@ def build_reference(
 
     try:
         check_build_options(target_length=target_length, pool=pool, k=k)
-        checks.output_folder(output_dir, "--output-dir")
+        check_output_folder(output_dir, "--output-dir")
         folder = resolve_data_dir(_data_dir(data_dir, cache_dir))
+        check_output_folder(output_dir, "--output-dir", inputs=[folder])
+        read = [*question_files(folder), *answers, *([ng_rules] if ng_rules else [])]
+        for path in [*question_files(folder), folder / "questions.jsonl"]:
+            check_output(output_dir / path.name, "--output-dir", inputs=read)
         known = {
             json.loads(p.read_text(encoding="utf-8"))["question"] for p in question_files(folder)
         }
@@ -418,14 +426,15 @@ def leaderboard(
     allow_partial: AllowPartialOption = False,
 ) -> None:
     """Rank models by score with CIs; flag differing temperatures and trial counts."""
+    from hakari._util.atomic import check_output
     from hakari.pfgen import leaderboard as lb
     from hakari.pfgen.uncertainty import check_bootstrap
 
     try:
         check_bootstrap(bootstrap, 0)
-        if html is not None:
-            checks.output_file(html, "--html")
         trials, results, summary_files = lb.find_inputs(dirs)
+        read = [*trials, *results, *summary_files]
+        html_out = check_output(html, "--html", inputs=read) if html is not None else None
         entries = [
             lb.entry_from_summary(s, str(p)) for p in summary_files for s in lb.read_summaries(p)
         ]
@@ -472,11 +481,11 @@ def leaderboard(
             "flags: temperature or trial count differs from the most common one; partial: "
             "the score covers part of the question set."
         )
-    if html is not None:
+    if html_out is not None:
         from hakari.reports.pfgen import leaderboard_html
 
         try:
-            write_output(html, leaderboard_html(ranked))
+            write_output(html_out, leaderboard_html(ranked))
         except HakariInputError as exc:
             fail(exc)
         out.print(f"report: {html}", highlight=False, markup=False)

@@ -40,6 +40,13 @@ def _print_summary(summary: dict[str, Any]) -> None:
         console.print(line, markup=False, highlight=False)
         for reason, count in judge["unscored_reasons"].items():
             console.print(f"  unscored: {count} × {reason}", markup=False, highlight=False)
+    if summary.get("unencodable_rows"):
+        console.print(
+            f"note: {summary['unencodable_rows']} row(s) hold text UTF-8 cannot encode (lone "
+            "surrogates, e.g. JSON's \\ud800): written as JSON escapes, unchanged",
+            markup=False,
+            highlight=False,
+        )
 
 
 def score(

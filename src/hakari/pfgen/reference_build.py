@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from hakari._util import checks
+from hakari._util.atomic import write_bytes_atomic, write_json_atomic
 from hakari.errors import HakariInputError
 from hakari.pfgen.data import question_files
 from hakari.pfgen.ngram import build_table, score_answers
@@ -167,9 +168,9 @@ def write_data_dir(
             answers[source] = selected
             data["answers"] = answers
         out = output_dir / path.name
-        out.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        write_json_atomic(out, data, trailing_newline=True)
         written.append(out)
     examples = source_dir / "questions.jsonl"
     if examples.is_file():
-        (output_dir / "questions.jsonl").write_bytes(examples.read_bytes())
+        write_bytes_atomic(output_dir / "questions.jsonl", examples.read_bytes())
     return written

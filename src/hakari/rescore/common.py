@@ -17,6 +17,7 @@ from typing import Any
 
 from hakari import judges
 from hakari._util import checks
+from hakari._util.unicode import replaced
 from hakari.backends import registry
 from hakari.backends.base import check_prompt_format
 from hakari.backends.cache import ResponseCache
@@ -118,6 +119,10 @@ def score_samples(
         registry.check_spec(
             judge_options.spec, dtype=judge_options.dtype, device=judge_options.device
         )
+    # Models and metrics get text they can encode; the rows keep theirs exactly.
+    predictions = [replaced(p) for p in predictions]
+    references = [_replaced_reference(r) for r in references]
+    prompts = [replaced(p) for p in prompts] if prompts is not None else None
     out = SampleScores()
     if suite is not None:
         suite.prepare()
@@ -162,6 +167,14 @@ def score_samples(
         out.judgements[name] = [s.to_dict() for s in run.scores]
         out.provenance["judge"] = run.summary
     return out
+
+
+def _replaced_reference(reference: Any) -> Any:
+    if isinstance(reference, str):
+        return replaced(reference)
+    if isinstance(reference, list):
+        return [replaced(r) if isinstance(r, str) else r for r in reference]
+    return reference
 
 
 def _first(reference: str | list[str] | None) -> str | None:

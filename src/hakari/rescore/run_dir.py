@@ -6,13 +6,15 @@ as the reference (a list of golds stays a list) and its `prompt` as the instruct
 `results.json` gets, under each model × task × decoding, `rescored[METRIC]`:
 per-template means, the across-template aggregate (mean, population std, Sharpe, as for
 the run's own metrics) and the number of unscored samples; and a top-level `rescoring`
-block with the models, prompt versions and judge summary.
+block with the models, prompt versions and judge summary. The command holds the run
+folder's lock from before it reads the run until both files are published (a second
+`score`, `analyze` or `run --output` of the folder is refused meanwhile), and both files
+are complete on disk before the first rename (`hakari._util.atomic.publish_together`):
+a full disk leaves the old pair. Only a crash between the two renames leaves new samples
+with old results, which `hakari score RUN_DIR` repairs when run again (the judge's
+answers come from the cache).
 
-Both files must be writable before any scoring starts. They are rewritten atomically
-(temporary file, then rename), samples first; should results.json then fail (a full disk),
-samples.jsonl goes back to the old file, so the folder holds the old pair. Only a crash
-between the two renames leaves new samples with old results, which `hakari score RUN_DIR`
-repairs when run again (the judge's answers come from the cache).
+Both files must be writable before any scoring starts (one line naming the file).
 """
 
 from __future__ import annotations
@@ -23,8 +25,16 @@ from pathlib import Path
 from typing import Any
 
 from hakari import aggregate as agg
-from hakari._util import checks
-from hakari._util.atomic import temporary_sibling, write_jsonl_atomic
+from hakari._util.atomic import (
+    RESULTS_FILE,
+    SAMPLES_FILE,
+    Output,
+    StagedFile,
+    check_output,
+    json_line,
+    json_text,
+    publish_together,
+)
 from hakari._util.jsonl import read_jsonl, row_line, strip_line
 from hakari.errors import HakariInputError, one_line
 from hakari.rescore.common import (
@@ -36,7 +46,7 @@ from hakari.rescore.common import (
 )
 from hakari.rescore.files import summarise
 from hakari.results import EvalResults, RescoredMetric
-from hakari.runner.rundir import RESULTS_FILE, SAMPLES_FILE
+from hakari.runner.rundir import locked_run_folder
 from hakari.scoring.samples import ScoringConfig
 
 SAMPLE_FIELDS = ("model", "task", "decoding", "template_id", "prompt", "output", "gold")
@@ -81,9 +91,21 @@ def score_run(
     config: ScoringConfig,
     judge: JudgeOptions | None = None,
 ) -> dict[str, Any]:
+    if not run_dir.is_dir():
+        raise HakariInputError("not a run folder", file=str(run_dir))
+    with locked_run_folder(run_dir, "RUN_DIR"):
+        return _score_run(run_dir, metrics, config, judge)
+
+
+def _score_run(
+    run_dir: Path,
+    metrics: list[str],
+    config: ScoringConfig,
+    judge: JudgeOptions | None,
+) -> dict[str, Any]:
     results, samples = read_run(run_dir)
     for name in (SAMPLES_FILE, RESULTS_FILE):
-        checks.output_file(run_dir / name, "RUN_DIR")
+        _check_replaceable(run_dir / name)
     suite = prepare_suite(metrics, config, has_prompts=True)
     scored = score_samples(
         suite,
@@ -112,27 +134,32 @@ def score_run(
     return {"samples": len(samples), **summarise(scored.values), **scored.provenance}
 
 
-def _publish(run_dir: Path, samples: list[dict[str, Any]], results: EvalResults) -> None:
-    """samples.jsonl, then results.json; the old samples come back if results.json fails."""
-    samples_path, results_path = run_dir / SAMPLES_FILE, run_dir / RESULTS_FILE
-    previous = temporary_sibling(samples_path)
-    target = samples_path
-    try:
-        os.link(samples_path, previous)  # the old samples, kept until results.json is in
-        write_jsonl_atomic(samples_path, samples)
-        target = results_path
-        try:
-            results.write(results_path)
-        except OSError:
-            os.replace(previous, samples_path)
-            raise
-    except OSError as exc:
+def _check_replaceable(path: Path) -> None:
+    """Before any scoring: the run's file can be replaced (a read-only or immutable one
+    would fail only at the end, after the work)."""
+    check_output(Output(path, "RUN_DIR", owner=True))
+    if not os.access(path, os.W_OK):
         raise HakariInputError(
-            f"cannot write: {exc.strerror or exc}; the run folder keeps its previous pair",
-            file=str(target),
-        ) from None
-    finally:
-        previous.unlink(missing_ok=True)
+            "cannot be written (read-only or immutable); the run folder is left as it is",
+            file=str(path),
+            field="RUN_DIR",
+        )
+
+
+def _publish(run_dir: Path, samples: list[dict[str, Any]], results: EvalResults) -> None:
+    staged = [
+        StagedFile(Output(run_dir / SAMPLES_FILE, "RUN_DIR", owner=True)),
+        StagedFile(Output(run_dir / RESULTS_FILE, "RUN_DIR", owner=True)),
+    ]
+    try:
+        for row in samples:
+            staged[0].write(json_line(row))
+        staged[1].write(json_text(results.to_dict()))
+    except BaseException:
+        for file in staged:
+            file.discard()
+        raise
+    publish_together(staged)
 
 
 def _model_keys(results: EvalResults) -> dict[str, str]:

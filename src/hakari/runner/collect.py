@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from hakari._util.unicode import has_unencodable
 from hakari.backends.base import Backend
 from hakari.backends.cache import ResponseCache, cached_generate
 from hakari.runner.options import CHUNK_ROWS, Decoding, ProgressHook, RunOptions
@@ -37,6 +38,10 @@ class Collected:
     constraint_misses: int = 0
     # prompts the server gave no text for, however often asked (scored as the fallback)
     refusals: int = 0
+    # answers holding text UTF-8 cannot encode (kept exactly, written as JSON escapes)
+    unencodable_answers: int = 0
+    # cached rows that could not be read back: generated again
+    unreadable_cache_rows: int = 0
 
 
 def task_instances(task: Task, opts: RunOptions) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -72,6 +77,7 @@ def run_decoding(
     total = n_rows * len(templates)
     hook(label, total, 0)
     compiled: dict[str, re.Pattern[str]] = {}
+    unreadable_before = cache.unreadable if cache is not None else 0
     for chunk in iter_numbered_chunks(spec, templates, task_instances(task, opts), CHUNK_ROWS):
         advance = lambda n: hook(label, total, n)  # noqa: E731
         refused: list[bool] = []
@@ -93,6 +99,7 @@ def run_decoding(
                 )
         generated += n_new
         cached += len(chunk) - n_new
+        collected.unencodable_answers += sum(has_unencodable(o) for o in outputs)
         for i, (rp, output) in enumerate(zip(chunk, outputs, strict=True)):
             pattern = compiled.get(rp.regex) or compiled.setdefault(rp.regex, re.compile(rp.regex))
             extraction = extract_answer(spec, output, pattern, rp.answers, qa_mode=opts.qa_mode)
@@ -101,6 +108,8 @@ def run_decoding(
             if refused and refused[i]:
                 record["refused"] = True  # written only when true: samples stay as they were
             write_sample(record)
+    if cache is not None:
+        collected.unreadable_cache_rows = cache.unreadable - unreadable_before
     return collected, generated, cached
 
 
