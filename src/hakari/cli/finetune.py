@@ -215,9 +215,11 @@ def _run_tasks(
     prompt_format: str, device: str, cache_dir: Path | None, data_dir: Path | None,
     keep_checkpoints: bool,
 ) -> None:  # fmt: skip
+    from hakari.finetune.config import check_settings
     from hakari.finetune.sweep import load_task_data, plan_sweep, run_jobs
 
     settings = with_overrides(TrainSettings(), overrides)
+    check_settings(settings)  # the options first, then the task data (plan_sweep again)
     jobs = plan_sweep(
         model=model,
         tasks=load_task_data(task_names, data_dir),
