@@ -37,7 +37,7 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from hakari._util.atomic import write_json_atomic
+from hakari._util.atomic import json_text, write_text_atomic
 from hakari._util.records import Record
 from hakari._util.redact import redact_tree
 from hakari.aggregate.paired import PairedComparison
@@ -165,7 +165,9 @@ class RescoredMetric(Record):
 class DecodingResult(Record):
     """One model × task × decoding."""
 
-    WRITTEN_WHEN_GIVEN = frozenset({"rescored"})
+    WRITTEN_WHEN_GIVEN = frozenset(
+        {"rescored", "refusals", "unencodable_answers", "unreadable_cache_rows", "redacted_secrets"}
+    )
 
     templates: dict[str, TemplateResult] = Field(default_factory=dict)
     """Template id -> its scores, in task order."""
@@ -184,13 +186,24 @@ class DecodingResult(Record):
     """Constrained decoding only: answers that do not fullmatch their regex although
     generation was not cut by the budget, i.e. the engine ignored the constraint (0 for
     an engine that applies it); null for the other decodings."""
+    rescored: dict[str, RescoredMetric] | None = None
+    """Metric -> scores added by `hakari score RUN_DIR` (written once it ran)."""
+    unencodable_answers: int = 0
+    """Answers holding text UTF-8 cannot encode (lone surrogates, e.g. a server's JSON
+    "\\ud800"): kept exactly, written as JSON escapes (written when not 0)."""
+    unreadable_cache_rows: int = 0
+    """Cached answers that could not be read back (bad JSON, a field of the wrong type):
+    cache misses, generated again and stored over the bad rows (written when not 0)."""
+    refusals: int = 0
+    """Prompts a server gave no text for (`"content": null` or a missing text) however
+    often it was asked: each is scored as the task's fallback (so it is in
+    `fallback_rate` too), flagged `"refused": true` in samples.jsonl and never cached, so a
+    rerun asks again (written when not 0)."""
     redacted_secrets: int = Field(default=0, ge=0)
     """Occurrences of a configured API key (HAKARI_API_KEY, OPENAI_API_KEY, HF_TOKEN) or
     of an 8-character piece of one in the model's answers, replaced by *** before
     samples.jsonl and the response cache were written (a server that reflects its
-    Authorization header); 0 normally. Absent in files written before issue 17."""
-    rescored: dict[str, RescoredMetric] | None = None
-    """Metric -> scores added by `hakari score RUN_DIR` (written once it ran)."""
+    Authorization header; written when not 0)."""
 
 
 class TaskResult(Record):
@@ -258,11 +271,15 @@ class EvalResults(Record):
             )
         return value
 
-    def write(self, path: Path) -> None:
-        """Whole or not at all (`hakari._util.atomic`): indent 2, non-ASCII kept as it is;
-        without credentials (model specs, the command, failure messages go through
+    def file_text(self) -> str:
+        """The text of results.json: indent 2, non-ASCII kept as it is, and no
+        credentials (model specs, the command, failure messages go through
         `hakari._util.redact`)."""
-        write_json_atomic(path, redact_tree(self.to_dict()))
+        return json_text(redact_tree(self.to_dict()))
+
+    def write(self, path: Path) -> None:
+        """Whole or not at all (`hakari._util.atomic`), as `file_text`."""
+        write_text_atomic(path, self.file_text())
 
     @classmethod
     def read(cls, path: Path) -> EvalResults:

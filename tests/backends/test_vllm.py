@@ -20,6 +20,14 @@ from hakari.errors import ModelLoadError
 from tests.helpers.paths import STAND_INS
 
 
+def _weights(path: Path) -> None:
+    """A small but real safetensors file (adapters are checked by their header)."""
+    import numpy as np
+    from safetensors.numpy import save_file
+
+    save_file({"lora_A": np.zeros((8, 4), dtype=np.float32)}, str(path))
+
+
 @pytest.fixture
 def vllm(monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
     monkeypatch.syspath_prepend(str(STAND_INS))
@@ -138,7 +146,7 @@ def test_lora_request(vllm: ModuleType, smollm2_folder: Path, tmp_path: Path) ->
     adapter = tmp_path / "adapter"
     adapter.mkdir()
     (adapter / "adapter_config.json").write_text(json.dumps({"peft_type": "LORA", "r": 8}))
-    (adapter / "adapter_model.safetensors").write_bytes(b"weights")
+    _weights(adapter / "adapter_model.safetensors")
     backend = load_backend(f"vllm:{smollm2_folder}+adapter:{adapter}")
     backend.generate([GenerationRequest(prompt="Q:", max_new_tokens=3)])
     (_, llm_kwargs), (_, call) = vllm.CALLS
@@ -198,7 +206,7 @@ def test_max_lora_rank_is_a_rank_vllm_accepts(
     adapter = tmp_path / "adapter"
     adapter.mkdir()
     (adapter / "adapter_config.json").write_text(json.dumps({"peft_type": "LORA", **config}))
-    (adapter / "adapter_model.safetensors").write_bytes(b"weights")
+    _weights(adapter / "adapter_model.safetensors")
     from hakari.backends.registry import load_backend
 
     load_backend(f"vllm:{smollm2_folder}+adapter:{adapter}")
@@ -212,7 +220,7 @@ def test_an_adapter_rank_vllm_cannot_take_is_one_line(
     adapter = tmp_path / "adapter"
     adapter.mkdir()
     (adapter / "adapter_config.json").write_text(json.dumps({"peft_type": "LORA", **config}))
-    (adapter / "adapter_model.safetensors").write_bytes(b"weights")
+    _weights(adapter / "adapter_model.safetensors")
     from hakari.backends.registry import check_spec, load_backend
 
     with pytest.raises(ModelLoadError, match="rank"):

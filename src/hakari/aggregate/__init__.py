@@ -27,7 +27,7 @@ from hakari.aggregate.paired import (
     compare_all,
     paired_bootstrap,
 )
-from hakari.aggregate.resampling import BootstrapResult, bootstrap
+from hakari.aggregate.resampling import BootstrapResult, bootstrap, bootstrap_bytes
 from hakari.aggregate.scorers import resampled_template_scores
 from hakari.aggregate.summary import STD_KIND, AggregateStats, aggregate, sharpe_score
 from hakari.aggregate.sweep import AlphaSweepPoint, alpha_sweep, default_alphas, rank_models
@@ -44,6 +44,7 @@ __all__ = [
     "aggregate",
     "alpha_sweep",
     "bootstrap",
+    "bootstrap_bytes",
     "compare",
     "compare_all",
     "default_alphas",

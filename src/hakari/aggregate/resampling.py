@@ -67,6 +67,17 @@ class TemplateReplicates:
         return self.template_ids, self.n_instances, len(self.resampled), self.seed
 
 
+def bootstrap_bytes(n_boot: int, *, kept_templates: int, widest: int) -> int:
+    """About the most memory a run's bootstraps hold at once: the template scores of every
+    replicate kept for the paired comparisons (`TemplateReplicates`: two (n_boot, T)
+    float arrays for each model × decoding × metric; `kept_templates` sums their T), plus
+    the working arrays of the aggregate being computed (its statistics and their
+    influences, about eight (n_boot, T) arrays for the widest task) and one chunk of
+    resampled instance indices."""
+    floats = n_boot * (2 * kept_templates + 8 * widest)
+    return 8 * (floats + 3 * _CHUNK_CELLS)
+
+
 def check_bootstrap_options(n_boot: int, confidence: float, ci_method: str) -> None:
     if n_boot < 1:
         raise ValueError(f"n_boot must be >= 1, got {n_boot}")

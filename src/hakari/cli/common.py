@@ -13,8 +13,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import typer
 from rich.console import Console
@@ -22,6 +21,9 @@ from rich.text import Text
 
 from hakari._util.redact import RedactingStream, redact
 from hakari.errors import HakariInputError
+
+if TYPE_CHECKING:
+    from hakari._util.atomic import Output
 
 console = Console(markup=False)
 err_console = Console(stderr=True, markup=False, highlight=False)
@@ -73,17 +75,14 @@ def fail(exc: HakariInputError) -> NoReturn:
     raise typer.Exit(code=2)
 
 
-def write_output(path: Path, text: str) -> None:
-    """A text output a command was asked for (`--html`, `--json`...), written whole or not
-    at all and without credentials; a folder that cannot be written is one line naming
-    the file."""
+def write_output(output: Output, text: str) -> None:
+    """A text output a command was asked for (`--html`, `--json`...), checked with
+    `check_output` before the command's work: written whole or not at all (through a
+    symbolic link, in place to a device), without credentials (`hakari._util.redact`); a
+    failure is one line naming the file."""
     from hakari._util.atomic import write_text_atomic
 
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(path, redact(text))
-    except OSError as exc:
-        raise HakariInputError(f"cannot write: {exc.strerror or exc}", file=str(path)) from exc
+    write_text_atomic(output, redact(text))
 
 
 def split_csv(values: str | Sequence[str] | None) -> list[str]:

@@ -56,6 +56,11 @@ def question_files(data_dir: Path) -> list[Path]:
     return sorted(data_dir.glob("Q*.json"), key=lambda p: str(p))
 
 
+def question_texts(data_dir: Path) -> list[str]:
+    """The question of every question file, in file order (no table is built)."""
+    return [load_question_file(p)[0].question for p in question_files(data_dir)]
+
+
 def data_fingerprint(data_dir: Path) -> str:
     """The reference scorer's `metadata_hash`: SHA-1 over the SHA-1 hex digests of the
     question files in sorted order. It is also the key of the n-gram table cache."""

@@ -24,6 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from hakari._util import checks
+from hakari._util.atomic import write_bytes_atomic, write_json_atomic
 from hakari._util.regex import compile_regex, regex_problem
 from hakari.errors import HakariInputError
 from hakari.pfgen.data import question_files
@@ -99,6 +101,20 @@ def representative(answers: list[str], k: int) -> list[str]:
     return [answers[i] for i in sorted(set(int(p) for p in picks))]
 
 
+def check_build_options(*, target_length: int, pool: int, k: int) -> None:
+    """`--k` answers per question are chosen from a pool of `--pool` (so at least as many)
+    kept closest to `--target-length` characters."""
+    checks.integer(k, "--k", low=1)
+    checks.integer(pool, "--pool", low=1)
+    checks.integer(target_length, "--target-length", low=1)
+    if pool < k:
+        raise HakariInputError(
+            f"--pool {pool} is smaller than --k {k}: the {k} reference answers are chosen "
+            "from the pool",
+            field="--pool",
+        )
+
+
 def build_reference_set(
     answers_by_question: dict[str, list[str]],
     *,
@@ -107,6 +123,7 @@ def build_reference_set(
     pool: int = 30_000,
     k: int = 1000,
 ) -> ReferenceSet:
+    check_build_options(target_length=target_length, pool=pool, k=k)
     rules = ng_rules or {}
     result = ReferenceSet()
     for question, answers in answers_by_question.items():
@@ -149,9 +166,9 @@ def write_data_dir(
             answers[source] = selected
             data["answers"] = answers
         out = output_dir / path.name
-        out.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        write_json_atomic(out, data, trailing_newline=True)
         written.append(out)
     examples = source_dir / "questions.jsonl"
     if examples.is_file():
-        (output_dir / "questions.jsonl").write_bytes(examples.read_bytes())
+        write_bytes_atomic(output_dir / "questions.jsonl", examples.read_bytes())
     return written

@@ -72,6 +72,18 @@ def _read_json(path: Path) -> Any:
         raise HakariInputError(f"cannot read: {exc}", file=str(path)) from exc
 
 
+def input_files(paths: Iterable[Path]) -> list[Path]:
+    """The files `load_inputs` reads for `paths` (a run folder: its results.json and
+    samples.jsonl), which no output of the report may replace."""
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            files += [path / "results.json", path / "samples.jsonl"]
+        else:
+            files += [path, path.parent / "samples.jsonl"]
+    return files
+
+
 def load_inputs(paths: Iterable[Path]) -> ReportData:
     """Read run folders, results.json files and meta-evaluation JSON files."""
     runs: list[Run] = []

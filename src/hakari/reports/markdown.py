@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
 
 from hakari.reports.rows import (
     NEGATIVE_MEAN_MARK,
@@ -13,6 +16,8 @@ from hakari.reports.rows import (
     PAIRED_HEADER,
     SUMMARY_HEADER,
     has_caveat,
+    meta_skipped,
+    meta_tables,
     paired_rows,
     sections,
     summary_rows,
@@ -74,6 +79,11 @@ def markdown_report(results: EvalResults) -> str:
         for row in table_rows(tres, dec):
             lines.append(_md_row(row))
         lines.append("")
+        if dec.refusals:
+            lines.append(
+                f"{dec.refusals} refusals: the server gave no text for these prompts however "
+                "often asked (scored as the fallback).\n"
+            )
         if has_caveat(dec):
             lines.append(NEGATIVE_MEAN_NOTE + "\n")
     if results.alpha_sweep:
@@ -105,4 +115,18 @@ def markdown_report(results: EvalResults) -> str:
         lines.append(_md_row(cells))
     if current is not None:
         lines.append("")
+    return "\n".join(lines)
+
+
+def meta_markdown(path: Path, meta: Mapping[str, Any]) -> str:
+    """A `hakari meta --json` file as Markdown: its tables (`rows.meta_tables`), every cell
+    escaped (metric names come from the user's file)."""
+    lines = [f"### Meta-evaluation · {md_cell(path.name)}\n"]
+    for title, header, rows in meta_tables(meta):
+        lines.append(f"#### {md_cell(title)}\n")
+        lines.append(_md_row(header))
+        lines.append("|" + "|".join("---" for _ in header) + "|")
+        lines.extend(_md_row(row) for row in rows)
+        lines.append("")
+    lines.extend(f"{md_cell(line)}\n" for line in meta_skipped(meta))
     return "\n".join(lines)

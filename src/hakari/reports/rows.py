@@ -1,11 +1,11 @@
 """The rows both text views of a run show (terminal tables and Markdown): one table per
 model × task × decoding (templates, chance, mean / std / min / max / Sharpe with its CI),
-the summary rows a paper table needs, and the paired differences. Cells are plain strings;
-each view escapes them its own way."""
+the summary rows a paper table needs, the paired differences, and the tables of a
+meta-evaluation file. Cells are plain strings; each view escapes them its own way."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from hakari.aggregate.paired import PairedStatistic, Verdict
@@ -168,3 +168,70 @@ SUMMARY_HEADER = [
     "chance",
     "fallback",
 ]
+
+
+META_STATS = ("pearson", "spearman", "kendall")
+MetaTable = tuple[str, list[str], list[list[str]]]  # title, header, rows
+
+
+def _coefficient_text(entry: Any) -> str:
+    if not isinstance(entry, Mapping) or not isinstance(entry.get("value"), int | float):
+        return "undefined"
+    low, high = entry.get("ci_low"), entry.get("ci_high")
+    bounds = isinstance(low, int | float) and isinstance(high, int | float)
+    return f"{entry['value']:.3f}" + (f" [{low:.3f}, {high:.3f}]" if bounds else "")
+
+
+def _meta_notes(entry: Mapping[str, Any]) -> str:
+    notes = []
+    if entry.get("undefined"):
+        notes.append(str(entry["undefined"]))
+    if entry.get("n_missing"):
+        notes.append(f"{entry['n_missing']} NaN rows left out")
+    if entry.get("n_undefined_groups"):
+        notes.append(f"{entry['n_undefined_groups']} groups undefined")
+    return "; ".join(notes)
+
+
+def meta_tables(meta: Mapping[str, Any]) -> list[MetaTable]:
+    """The tables of a `hakari meta --json` file for the text views: one per level (each
+    metric's coefficients with their CIs), then IFTEval's CAT / CIT / TFA. The file is user
+    data: what is missing or not of the expected kind is left out or shown as undefined."""
+    tables: list[MetaTable] = []
+    levels = meta.get("levels")
+    for level, metrics in levels.items() if isinstance(levels, Mapping) else ():
+        if not isinstance(metrics, Mapping) or not metrics:
+            continue
+        rows = [
+            [str(name), *(_coefficient_text(entry.get(s)) for s in META_STATS),
+             fmt(entry.get("n")), _meta_notes(entry)]
+            for name, entry in metrics.items()
+            if isinstance(entry, Mapping)
+        ]  # fmt: skip
+        header = ["metric", *(f"{s} [95% CI]" for s in META_STATS), "n", "notes"]
+        tables.append((f"{level} level", header, rows))
+    block = meta.get("ifteval")
+    if isinstance(block, Mapping):
+        cat, cit = block.get("CAT"), block.get("CIT")
+        cat = cat if isinstance(cat, Mapping) else {}
+        cit = cit if isinstance(cit, Mapping) else {}
+        names = list(dict.fromkeys([*cat, *cit]))
+        if names:
+            rows = [[str(n), _coefficient_text(cat.get(n)), _coefficient_text(cit.get(n))]
+                    for n in names]  # fmt: skip
+            tables.append(("IFTEval (units: system × group means)", ["metric", "CAT", "CIT"], rows))
+        tfa = block.get("TFA")
+        columns = tfa.get("columns") if isinstance(tfa, Mapping) else None
+        if isinstance(tfa, Mapping) and isinstance(columns, Mapping):
+            rows = [[str(n), _coefficient_text(r)] for n, r in columns.items()]
+            title = f"TFA: relative change {tfa.get('before')} → {tfa.get('after')}"
+            tables.append((title, ["column", "mean relative change"], rows))
+    return tables
+
+
+def meta_skipped(meta: Mapping[str, Any]) -> list[str]:
+    """`level: why` for each level the meta-evaluation could not compute."""
+    skipped = meta.get("skipped_levels")
+    return (
+        [f"{k}: skipped ({v})" for k, v in skipped.items()] if isinstance(skipped, Mapping) else []
+    )

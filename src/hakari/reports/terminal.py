@@ -3,6 +3,10 @@ alpha-sweep rankings and the paired differences. Every cell is a `Text` (never m
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -11,6 +15,8 @@ from hakari.reports.rows import (
     NEGATIVE_MEAN_NOTE,
     PAIRED_HEADER,
     has_caveat,
+    meta_skipped,
+    meta_tables,
     paired_rows,
     sections,
     table_rows,
@@ -40,6 +46,14 @@ def print_report(results: EvalResults, console: Console | None = None) -> None:
         console.print(
             Text(f"{dec.generated} generated, {dec.cached} from cache, {dec.wall_s:.1f} s", "dim")
         )
+        if dec.refusals:
+            console.print(
+                Text(
+                    f"{dec.refusals} refusals: the server gave no text for these prompts "
+                    "however often asked; scored as the fallback, not cached",
+                    "yellow",
+                )
+            )
     if results.alpha_sweep:
         print_alpha_sweep(results, console)
     if results.paired:
@@ -83,3 +97,17 @@ def print_paired(results: EvalResults, console: Console) -> None:
         tables[(task_name, decoding)].add_row(*(Text(cell) for cell in cells))
     for table in tables.values():
         console.print(table)
+
+
+def print_meta(path: Path, meta: Mapping[str, Any], console: Console) -> None:
+    """A `hakari meta --json` file: its tables (`rows.meta_tables`) under its name."""
+    console.print(Text(f"meta-evaluation: {path}", style="bold"))
+    for title, header, rows in meta_tables(meta):
+        table = Table(title=Text(title), title_justify="left")
+        for i, name in enumerate(header):
+            table.add_column(Text(name), overflow="fold" if i == 0 else "ellipsis")
+        for row in rows:
+            table.add_row(*map(Text, row))
+        console.print(table)
+    for line in meta_skipped(meta):
+        console.print(Text(line, style="dim"))

@@ -6,20 +6,34 @@ as the reference (a list of golds stays a list) and its `prompt` as the instruct
 `results.json` gets, under each model × task × decoding, `rescored[METRIC]`:
 per-template means, the across-template aggregate (mean, population std, Sharpe, as for
 the run's own metrics) and the number of unscored samples; and a top-level `rescoring`
-block with the models, prompt versions and judge summary. Both files are rewritten
-atomically (temporary file, then rename), samples first: a crash leaves the old pair or
-new samples with old results, which `hakari score RUN_DIR` repairs when run again (the
-judge's answers come from the cache).
+block with the models, prompt versions and judge summary. The command holds the run
+folder's lock from before it reads the run until both files are published (a second
+`score`, `analyze` or `run --output` of the folder is refused meanwhile), and both files
+are complete on disk before the first rename (`hakari._util.atomic.publish_together`):
+a full disk leaves the old pair. Only a crash between the two renames leaves new samples
+with old results, which `hakari score RUN_DIR` repairs when run again (the judge's
+answers come from the cache).
+
+Both files must be writable before any scoring starts (one line naming the file).
 """
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 from hakari import aggregate as agg
-from hakari._util.atomic import write_jsonl_atomic
+from hakari._util.atomic import (
+    RESULTS_FILE,
+    SAMPLES_FILE,
+    Output,
+    StagedFile,
+    check_output,
+    json_line,
+    publish_together,
+)
 from hakari._util.jsonl import read_jsonl, row_line, strip_line
 from hakari.errors import HakariInputError, one_line
 from hakari.rescore.common import (
@@ -31,13 +45,14 @@ from hakari.rescore.common import (
 )
 from hakari.rescore.files import summarise
 from hakari.results import EvalResults, RescoredMetric
+from hakari.runner.rundir import locked_run_folder
 from hakari.scoring.samples import ScoringConfig
 
 SAMPLE_FIELDS = ("model", "task", "decoding", "template_id", "prompt", "output", "gold")
 
 
 def read_run(run_dir: Path) -> tuple[EvalResults, list[dict[str, Any]]]:
-    results_path, samples_path = run_dir / "results.json", run_dir / "samples.jsonl"
+    results_path, samples_path = run_dir / RESULTS_FILE, run_dir / SAMPLES_FILE
     if not run_dir.is_dir():
         raise HakariInputError("not a run folder", file=str(run_dir))
     for path in (results_path, samples_path):
@@ -75,7 +90,21 @@ def score_run(
     config: ScoringConfig,
     judge: JudgeOptions | None = None,
 ) -> dict[str, Any]:
+    if not run_dir.is_dir():
+        raise HakariInputError("not a run folder", file=str(run_dir))
+    with locked_run_folder(run_dir, "RUN_DIR"):
+        return _score_run(run_dir, metrics, config, judge)
+
+
+def _score_run(
+    run_dir: Path,
+    metrics: list[str],
+    config: ScoringConfig,
+    judge: JudgeOptions | None,
+) -> dict[str, Any]:
     results, samples = read_run(run_dir)
+    for name in (SAMPLES_FILE, RESULTS_FILE):
+        _check_replaceable(run_dir / name)
     suite = prepare_suite(metrics, config, has_prompts=True)
     scored = score_samples(
         suite,
@@ -100,9 +129,36 @@ def score_run(
     _add_rescored(results, new_samples, list(scored.values), alpha)
     entry = {"metrics": list(scored.values), **scored.provenance}
     results.rescoring = [*(results.rescoring or []), entry]
-    write_jsonl_atomic(run_dir / "samples.jsonl", new_samples)
-    results.write(run_dir / "results.json")  # EvalResults.write redacts
+    _publish(run_dir, new_samples, results)
     return {"samples": len(samples), **summarise(scored.values), **scored.provenance}
+
+
+def _check_replaceable(path: Path) -> None:
+    """Before any scoring: the run's file can be replaced (a read-only or immutable one
+    would fail only at the end, after the work)."""
+    check_output(Output(path, "RUN_DIR", owner=True))
+    if not os.access(path, os.W_OK):
+        raise HakariInputError(
+            "cannot be written (read-only or immutable); the run folder is left as it is",
+            file=str(path),
+            field="RUN_DIR",
+        )
+
+
+def _publish(run_dir: Path, samples: list[dict[str, Any]], results: EvalResults) -> None:
+    staged = [
+        StagedFile(Output(run_dir / SAMPLES_FILE, "RUN_DIR", owner=True)),
+        StagedFile(Output(run_dir / RESULTS_FILE, "RUN_DIR", owner=True)),
+    ]
+    try:
+        for row in samples:
+            staged[0].write(json_line(row))
+        staged[1].write(results.file_text())  # without credentials
+    except BaseException:
+        for file in staged:
+            file.discard()
+        raise
+    publish_together(staged)
 
 
 def _model_keys(results: EvalResults) -> dict[str, str]:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hakari._util.regex import compile_regex
+from hakari._util.unicode import has_unencodable
 from hakari.backends.base import Backend
 from hakari.backends.cache import ResponseCache, cached_generate
 from hakari.runner.options import CHUNK_ROWS, Decoding, ProgressHook, RunOptions
@@ -35,6 +36,12 @@ class Collected:
     # constrained decoding: finished answers that do not fullmatch their regex (an
     # engine that ignored the constraint); a budget-cut answer is a prefix, not counted
     constraint_misses: int = 0
+    # prompts the server gave no text for, however often asked (scored as the fallback)
+    refusals: int = 0
+    # answers holding text UTF-8 cannot encode (kept exactly, written as JSON escapes)
+    unencodable_answers: int = 0
+    # cached rows that could not be read back: generated again
+    unreadable_cache_rows: int = 0
     redacted_secrets: int = 0  # API keys replaced by *** in the answers (GenerationResult)
 
 
@@ -70,8 +77,10 @@ def run_decoding(
     generated = cached = 0
     total = n_rows * len(templates)
     hook(label, total, 0)
+    unreadable_before = cache.unreadable if cache is not None else 0
     for chunk in iter_numbered_chunks(spec, templates, task_instances(task, opts), CHUNK_ROWS):
         advance = lambda n: hook(label, total, n)  # noqa: E731
+        refused: list[bool] = []
         if decoding == "loglik":
             outputs, n_new = loglik_outputs(chunk, backend, cache, opts, use_chat, advance)
         else:
@@ -81,18 +90,27 @@ def run_decoding(
             )
             outputs = [r.text for r in results]
             collected.redacted_secrets += sum(r.redactions for r in results)
+            refused = [r.refused for r in results]
+            collected.refusals += sum(refused)
             if decoding == "constrained":
                 collected.constraint_misses += sum(
-                    r.finish_reason != "length" and not compile_regex(rp.regex).fullmatch(r.text)
+                    r.finish_reason not in ("length", "refused")
+                    and not compile_regex(rp.regex).fullmatch(r.text)
                     for rp, r in zip(chunk, results, strict=True)
                 )
         generated += n_new
         cached += len(chunk) - n_new
-        for rp, output in zip(chunk, outputs, strict=True):
+        collected.unencodable_answers += sum(has_unencodable(o) for o in outputs)
+        for i, (rp, output) in enumerate(zip(chunk, outputs, strict=True)):
             pattern = compile_regex(rp.regex)  # checked for every row before the model loaded
             extraction = extract_answer(spec, output, pattern, rp.answers, qa_mode=opts.qa_mode)
             collect(collected, rp, extraction)
-            write_sample(sample_record(backend, task, decoding, rp, output, extraction))
+            record = sample_record(backend, task, decoding, rp, output, extraction)
+            if refused and refused[i]:
+                record["refused"] = True  # written only when true: samples stay as they were
+            write_sample(record)
+    if cache is not None:
+        collected.unreadable_cache_rows = cache.unreadable - unreadable_before
     return collected, generated, cached
 
 

@@ -113,12 +113,12 @@ def evaluate(
         argv=tuple(argv) if argv is not None else None,
     )
     preflight.check_options(opts)
-    opts.serving.check()
     decoding_list = parse_decodings(list(decodings))
     loaded = [load_task(t) for t in tasks]
     preflight.check_tasks(loaded, opts, decoding_list)
     preflight.check_models(models, opts, builtin_loader=backend_factory is None)
     baselines = {task.name: preflight.scan_rows(task, opts, decoding_list) for task in loaded}
+    preflight.check_bootstrap_memory(loaded, baselines, len(models), opts, decoding_list)
     factory = backend_factory or default_factory(opts)
     cache = ResponseCache.in_dir(opts.cache_dir) if opts.use_cache else None
     try:
@@ -126,11 +126,44 @@ def evaluate(
         created = out_dir is None and new_run_under is not None
         if created:
             out_dir = new_run_dir(Path(new_run_under))  # type: ignore[arg-type]
-        writer = RunWriter(out_dir, created=created) if out_dir is not None else None
+        writer = (
+            RunWriter(out_dir, created=created, recovery=_recovery(opts))
+            if out_dir is not None
+            else None
+        )
     except BaseException:
         if cache is not None:
             cache.close()
         raise
+    try:
+        return _run(models, loaded, baselines, decoding_list, opts, factory, cache, writer, out_dir)
+    finally:
+        if writer is not None:
+            writer.release()
+
+
+def _recovery(opts: RunOptions) -> str:
+    """What a user can do when the run folder cannot be written at the end."""
+    if not opts.use_cache:
+        return "this run used --no-cache, so its answers are lost"
+    return (
+        "every answer is in the response cache: run the same command again once the "
+        "folder can be written (or with another --output) to publish them without "
+        "generating them again"
+    )
+
+
+def _run(
+    models: Sequence[str],
+    loaded: list[Task],
+    baselines: dict[str, preflight.Baseline],
+    decoding_list: list[Decoding],
+    opts: RunOptions,
+    factory: BackendFactory,
+    cache: ResponseCache | None,
+    writer: RunWriter | None,
+    out_dir: Path | None,
+) -> EvalResults:
     results = EvalResults(
         config=run_config(models, loaded, decoding_list, opts),
         versions=library_versions(),
@@ -188,7 +221,6 @@ def _finish(results: EvalResults, writer: RunWriter | None, bootstraps: Bootstra
         }
         results.paired = paired_comparisons(finished) or None
     if writer is not None:
-        results.n_samples = writer.n_samples
         writer.publish(results)
 
 
@@ -213,19 +245,21 @@ def _save_finished(
         exc.add_note(f"no model finished: no results were written to {writer.folder}")
         return
     try:
-        path = _publish_partial(results, writer, bootstraps)
-    except Exception as publish_exc:  # pragma: no cover - the disk failed too
+        _finish(results, writer, bootstraps)
+    except Exception as publish_exc:  # the disk or the folder failed too
         exc.add_note(f"the finished models' results could not be saved: {publish_exc}")
         return
+    saved = f"the {len(finished)} model(s) that finished ({', '.join(finished)})"
+    path = Path(results.output_dir or writer.folder) / "results.json"
+    if path.parent != writer.folder:
+        exc.add_note(
+            f"{writer.folder} keeps its previous results untouched; the results of {saved} "
+            f"in this run were saved beside them, to {path}"
+        )
+        return
     exc.add_note(
-        f"results of the {len(finished)} model(s) that finished ({', '.join(finished)}) "
-        f"were saved to {path}; {failed_spec} and the models after it have none"
+        f"results of {saved} were saved to {path}; {failed_spec} and the models after it have none"
     )
-
-
-def _publish_partial(results: EvalResults, writer: RunWriter, bootstraps: BootstrapStore) -> Path:
-    _finish(results, writer, bootstraps)
-    return writer.folder / "results.json"
 
 
 def default_factory(opts: RunOptions) -> BackendFactory:
@@ -284,7 +318,14 @@ def evaluate_model(
                 for metric, boot in kept.items():
                     per_metric.setdefault(metric, {})[model_spec] = boot
             dec.generated, dec.cached = generated, cached
-            dec.redacted_secrets = collected.redacted_secrets
+            if collected.unencodable_answers:  # written only when there are some
+                dec.unencodable_answers = collected.unencodable_answers
+            if collected.unreadable_cache_rows:
+                dec.unreadable_cache_rows = collected.unreadable_cache_rows
+            if collected.refusals:
+                dec.refusals = collected.refusals
+            if collected.redacted_secrets:
+                dec.redacted_secrets = collected.redacted_secrets
             if decoding == "constrained":
                 dec.constraint_misses = collected.constraint_misses
             dec.wall_s = round(time.perf_counter() - started, 3)

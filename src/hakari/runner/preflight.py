@@ -3,7 +3,8 @@ seconds, not a model load or an hour of generation, and ends as one `HakariInput
 (CLI: one line, exit code 2) naming the file, row, template, field or option.
 
 * options: numbers in range (`--alpha` finite and ≥ 0, `--limit`, `--sample`, `--n-boot`,
-  ...);
+  the serving options, ...) through `hakari._util.checks`, and `--n-boot` against the
+  memory its bootstraps will hold (once the rows are counted);
 * models: every `--model` spec resolved without loading weights, no duplicates;
 * tasks: no two with the same name, templates selected, regexes usable as constraints,
   every answer key reachable by its template's regex;
@@ -15,10 +16,11 @@ seconds, not a model load or an hour of generation, and ends as one `HakariInput
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
+from hakari._util import checks
+from hakari.aggregate import bootstrap_bytes
 from hakari.backends import registry
 from hakari.errors import HakariInputError
 from hakari.runner.collect import task_instances
@@ -42,26 +44,32 @@ Baseline = tuple[int, dict[str, float]]  # instances evaluated, chance rate per 
 
 
 def check_options(opts: RunOptions) -> None:
-    if opts.qa_mode not in QA_MODES:
-        raise HakariInputError(
-            f"unknown QA mode {opts.qa_mode!r} (choose from {', '.join(QA_MODES)})",
-            field="--qa-mode",
-        )
-    if opts.limit is not None and opts.limit < 1:
-        raise HakariInputError("--limit must be at least 1", field="--limit")
+    checks.choice(opts.qa_mode, "--qa-mode", QA_MODES)
+    checks.optional_integer(opts.limit, "--limit", low=1)
     check_sampling(opts.sample, opts.limit, opts.seed)
-    if not math.isfinite(opts.alpha) or opts.alpha < 0:
-        raise HakariInputError(
-            f"must be a finite number ≥ 0 (got {opts.alpha}); the Sharpe score is "
-            "mean / (alpha · std + 1)",
-            field="--alpha",
-        )
-    if opts.n_boot < 0:
-        raise HakariInputError(
-            f"must be ≥ 0 (got {opts.n_boot}; 0: no bootstrap)", field="--n-boot"
-        )
-    if opts.batch_size < 1:
-        raise HakariInputError(f"must be ≥ 1 (got {opts.batch_size})", field="--batch-size")
+    checks.number(opts.alpha, "--alpha", low=0.0)  # Sharpe: mean / (alpha · std + 1)
+    checks.integer(opts.n_boot, "--n-boot", low=0)  # 0: no bootstrap
+    checks.integer(opts.batch_size, "--batch-size", low=1)
+    opts.serving.check()
+
+
+def check_bootstrap_memory(
+    tasks: Sequence[Task], baselines: dict[str, Baseline], n_models: int, opts: RunOptions,
+    decodings: Sequence[Decoding],
+) -> None:  # fmt: skip
+    """`--n-boot` against the memory the bootstraps will hold: every model's replicates of
+    every metric are kept for the paired comparisons (`aggregate.bootstrap_bytes`)."""
+    if opts.n_boot == 0:
+        return
+    kept = widest = 0
+    for task in tasks:
+        if baselines[task.name][0] < 2:
+            continue  # no bootstrap on one instance
+        n_templates = len(select_templates(task.spec, opts.templates))
+        kept += n_models * len(decodings) * len(task.spec.metrics) * n_templates
+        widest = max(widest, n_templates)
+    needed = bootstrap_bytes(opts.n_boot, kept_templates=kept, widest=widest)
+    checks.fits_in_memory(needed, "--n-boot", opts.n_boot, "the bootstrap replicates")
 
 
 def check_models(models: Sequence[str], opts: RunOptions, *, builtin_loader: bool) -> None:

@@ -8,15 +8,14 @@ expects. Rows are streamed: instance by instance, every selected template for ea
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from hakari._util.atomic import atomic_open
+from hakari._util.atomic import atomic_open, check_output, json_line
 from hakari._util.regex import RegexError, compile_regex
 from hakari.errors import HakariInputError
-from hakari.tasks.data import iter_rows
+from hakari.tasks.data import iter_rows, resolve_split_file
 from hakari.tasks.loader import Task, load_task
 from hakari.tasks.prompts import RenderedPrompt, render, select_templates
 from hakari.tasks.spec import LabelValue, TaskSpec, Template
@@ -33,17 +32,25 @@ def export_training_data(
     many rows were written. Every target fullmatches its template's regex, or a
     `HakariInputError` names the instance and the template."""
     loaded = task if isinstance(task, Task) else load_task(task)
+    out = check_output(output, "--output", inputs=task_files(loaded, data_dir))
     chosen = select_templates(loaded.spec, templates)
-    out = Path(output)
-    out.parent.mkdir(parents=True, exist_ok=True)
     count = 0
     with atomic_open(out) as fh:  # no half-written file on an error
         for row in iter_training_rows(loaded, chosen, split=split, data_dir=data_dir):
-            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+            fh.write(json_line(row))
             count += 1
         if count == 0:
             raise HakariInputError(f"split {split!r} has no instances", file=str(loaded.path))
     return count
+
+
+def task_files(task: Task, data_dir: Path | None) -> list[Path]:
+    """The task file and its local data files: what an export must not write over."""
+    local = (
+        resolve_split_file(split, data_dir=data_dir, task_dir=task.task_dir)
+        for split in task.spec.data.splits.values()
+    )
+    return [task.path, *(path for path in local if path is not None)]
 
 
 def iter_training_rows(

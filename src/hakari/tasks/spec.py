@@ -130,11 +130,20 @@ class Template(_Strict):
             parsed = list(string.Formatter().parse(v))
         except ValueError as exc:
             raise ValueError(f"prompt is not a valid format string: {exc}") from exc
-        for _, name, _, _ in parsed:
+        for _, name, spec, conversion in parsed:
             if name is not None and not name.isidentifier():
                 raise ValueError(
                     f"placeholder {{{name}}} is not a plain field name (use {{name}}, and "
                     "map nested fields with `fields:`; write {{ and }} for literal braces)"
+                )
+            if name is not None and (spec or conversion):
+                # `{text:>2000000000}` pads every prompt to 2 GB; `{text!r}` quotes it
+                shown = (
+                    name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "")
+                )
+                raise ValueError(
+                    f"placeholder {{{shown}}} has a conversion or format spec; a template "
+                    f"takes the field's text as it is: write {{{name}}}"
                 )
         return v
 

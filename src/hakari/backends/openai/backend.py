@@ -8,6 +8,9 @@
   calls; the runner and the cache never see a coroutine.
 * Every answer is handed to `on_batch` as it arrives: the cache commits it at once, and a
   kill loses only the requests in flight.
+* An answer without text (`"content": null`) is retried like a malformed one; if the
+  server keeps giving none, the prompt is a refusal (`GenerationResult.refused`): scored
+  as the fallback, counted in results.json, never cached.
 * Stop strings follow hakari's rule (only after the first non-whitespace character) by
   asking, and re-asking only when needed: see `hakari.backends.serving`.
 * Regex constraints go in the body at `regex_field`; an answer that does not fullmatch its
@@ -34,6 +37,7 @@ import openai
 from hakari._util.redact import redact
 from hakari._util.regex import compile_regex
 from hakari.backends.base import (
+    REFUSED,
     GenerationRequest,
     GenerationResult,
     LoglikRequest,
@@ -42,7 +46,7 @@ from hakari.backends.base import (
     OnBatch,
     check_prompt_format,
 )
-from hakari.backends.openai.faults import classify, fatal_message, server_detail
+from hakari.backends.openai.faults import NoContent, classify, fatal_message, server_detail
 from hakari.backends.openai.pool import Replica, ReplicaPool
 from hakari.backends.openai.protocol import (
     Choice,
@@ -284,17 +288,22 @@ class OpenAIBackend:
         again = [
             i
             for i, (request, choice) in enumerate(zip(batch, choices, strict=True))
-            if needs_reask(request, choice.text, choice.finish, choice.eos)
+            if choice.text is not None
+            and needs_reask(request, choice.text, choice.finish, choice.eos)
         ]
         if again:
             stops = reask_stops(batch[again[0]]) or ()
             redone = await self._ask(replica, [batch[i] for i in again], stops)
             for i, choice in zip(again, redone, strict=True):
                 choices[i] = choice
-        return [
-            final_result(r, c.text, c.finish, c.n_tokens, c.eos)
+        results = [
+            REFUSED if c.text is None else final_result(r, c.text, c.finish, c.n_tokens, c.eos)
             for r, c in zip(batch, choices, strict=True)
         ]
+        refused = sum(r.refused for r in results)
+        if refused:
+            raise NoContent(refused, results)  # retried; if it persists, these stand
+        return results
 
     def _body(self, request: GenerationRequest, stops: Sequence[str]) -> dict[str, Any]:
         body = sampling_fields(request, stops) | extra_fields(request, self.options.regex_field)
@@ -344,7 +353,7 @@ class OpenAIBackend:
         return response.content
 
     def _check_constraint(self, request: GenerationRequest, result: GenerationResult) -> None:
-        if request.regex is None or result.finish_reason == "length":
+        if request.regex is None or result.finish_reason in ("length", "refused"):
             return
         if compile_regex(request.regex).fullmatch(result.text):  # linear: untrusted text
             return

@@ -41,7 +41,16 @@ def parse_spec(spec: str) -> OpenAISpec:
         )
     urls = tuple(u.strip().rstrip("/") for u in match["urls"].split(",") if u.strip())
     for url in urls:
-        parts = urlsplit(url)
+        try:
+            parts = urlsplit(url)
+            parts.port  # noqa: B018 - raises for a port that is not a number in 0-65535
+        except ValueError as exc:  # an unclosed [IPv6 host], a port such as :abc
+            # only the host and port are shown: the URL may hold credentials
+            host = url.split("://", 1)[-1].split("/", 1)[0].rpartition("@")[2]
+            raise ModelLoadError(
+                f"openai: the host and port {host!r} of a base URL are not usable ({exc})",
+                field="--model",
+            ) from None
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ModelLoadError(
                 f"{redact(spec)!r}: {redact(url)!r} is not an http(s) URL", field="model"
