@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import hakari
-from hakari import metrics
+from hakari.scoring import corpus
 
 GRID_DIR = Path(__file__).resolve().parent / "grids"
 SCHEMA = 1
@@ -124,14 +124,14 @@ def _grid_of(
         grid["labels"] = labels
         grid["golds"] = [code[str(g)] for g in gold_list]
         grid["answers"] = [[code[str(a)] for a in answers[t]] for t in template_ids]
-    elif all(m in metrics.PER_ITEM_METRICS for m in metric_names):
+    elif all(corpus.get(m).per_item for m in metric_names):
         options = {"lang": task_result["language"], "nfkc": True}
         grid["kind"] = "score"
         grid["item_scores"] = {
             m: [
                 [
                     round(float(v), 6)
-                    for v in metrics.per_item_scores(m, answers[t], gold_list, **options)
+                    for v in corpus.per_item_scores(m, answers[t], gold_list, **options)
                 ]
                 for t in template_ids
             ]

@@ -157,3 +157,23 @@ def tied_groups(
 
     expand(set(), set(models), set())
     return sorted(groups, key=lambda g: (models.index(g[0]), len(g)))
+
+
+def group_record(
+    tests: Sequence[AdjustedTest],
+    scores: Mapping[str, float],
+    *,
+    level: float = 0.05,
+    estimated: bool = False,
+) -> dict[str, Any]:
+    """`model_groups[TASK][DECODING][METRIC]` in results.json: the corrected tests of the
+    Sharpe differences and the groups of tied models."""
+    return {
+        "statistic": "sharpe",
+        "correction": CORRECTION,
+        "level": level,
+        "scores": dict(scores),
+        "tests": [t.to_dict(level) for t in tests],
+        "groups": tied_groups(scores, tests, level),
+        "estimated": estimated,
+    }

@@ -10,10 +10,11 @@ twice** ("levels"). Level j gives every instance its j-th template; within a lev
 instances come in a random order that interleaves the gold strata, so a budget that ends
 inside a level covers the strata in proportion. Which template an instance gets at a level
 is chosen so that, within the instance's stratum, every template is used equally often
-at every level (to one), and no instance gets a template twice. Hence at a budget of k× one template's run every instance is seen under k
-templates, every template sees about k·N/T instances in every stratum, and pairs of
-templates share instances at random (the completion model learns how templates agree
-from those shared instances; see `completion`). Why not random cells: random cells leave
+at every level (to one), and no instance gets a template twice. Hence at a budget of k×
+one template's run every instance is seen under k templates, every template sees about
+k·N/T instances in every stratum, and pairs of templates share instances at random (the
+completion model learns how templates agree from those shared instances; see
+`completion`). Why not random cells: random cells leave
 some instances unseen and others seen many times, and some templates with fewer cells in
 a stratum than others; why not all templates on a subset of instances (what `--sample`
 does): the instance sample then adds its full variance to the mean and every template
@@ -122,7 +123,7 @@ class Design:
         }
 
 
-def balanced_design(n_templates: int, strata: Sequence[int], seed: int) -> Design:
+def balanced_design(n_templates: int, strata: Sequence[int] | np.ndarray, seed: int) -> Design:
     """The cell order described in the module docstring.
 
     `strata[i]` is the stratum of instance i (the gold label's code for label tasks, a

@@ -36,7 +36,6 @@ from typing import Any
 
 import numpy as np
 
-from hakari import metrics
 from hakari.aggregate.budget.completion import ModelChoice, impute
 from hakari.aggregate.budget.grid import AnswerGrid
 from hakari.aggregate.intervals import (
@@ -46,8 +45,10 @@ from hakari.aggregate.intervals import (
     template_se,
     template_statistics,
 )
-from hakari.aggregate.scorers import Scorer, make_scorer, multiplicities
+from hakari.aggregate.scorers import make_scorer, multiplicities
 from hakari.aggregate.summary import STD_KIND, AggregateStats
+from hakari.scoring import corpus
+from hakari.scoring.corpus import ReplicateScorer
 
 ESTIMATOR_NAME = "latent-class multiple imputation"
 ESTIMATOR_VERSION = 1
@@ -100,7 +101,7 @@ class BudgetEstimate:
     stats: AggregateStats  # posterior means, with the population intervals
     per_template: dict[str, float]
     per_template_ci: dict[str, tuple[float, float]]  # full-grid intervals
-    std_ci: tuple[float, float]
+    std_ci: tuple[float | None, float | None]  # (None, None) without a bootstrap
     grid_ci: dict[str, tuple[float, float]]  # mean / std / sharpe: full-grid intervals
     statistics: dict[str, StatisticDraws]
     scores: ImputedScores
@@ -165,7 +166,7 @@ def complete(grid: AnswerGrid, *, n_draws: int = DEFAULT_DRAWS, seed: int = 0) -
 def _label_item_table(grid: AnswerGrid, metric: str, options: Mapping[str, Any]) -> np.ndarray:
     """(K, N): the item score of answering label k on instance i."""
     rows = [
-        metrics.per_item_scores(metric, [label] * grid.n_instances, grid.references, **options)
+        corpus.per_item_scores(metric, [label] * grid.n_instances, grid.references, **options)
         for label in grid.labels
     ]
     return np.vstack([np.asarray(r, dtype=np.float64) for r in rows if r is not None])
@@ -173,16 +174,16 @@ def _label_item_table(grid: AnswerGrid, metric: str, options: Mapping[str, Any])
 
 def draw_scorers(
     completion: Completion, metric: str, options: Mapping[str, Any]
-) -> tuple[np.ndarray, list[Scorer]]:
+) -> tuple[np.ndarray, list[ReplicateScorer]]:
     """The template scores on every completed grid (M, T) and each grid's scorer."""
     grid = completion.grid
     n = grid.n_instances
     identity = np.arange(n)[None, :]
     ones = np.ones((1, n))
-    per_item = metric in metrics.PER_ITEM_METRICS
+    per_item = corpus.get(metric).per_item
     table = _label_item_table(grid, metric, options) if grid.kind == "label" and per_item else None
     scores = np.empty((completion.n_draws, grid.n_templates))
-    scorers: list[Scorer] = []
+    scorers: list[ReplicateScorer] = []
     for m in range(completion.n_draws):
         codes = completion.codes[m]
         values = completion.values[m]
@@ -206,7 +207,7 @@ def draw_scorers(
 
 
 def imputed_replicates(
-    scorers: Sequence[Scorer], n_instances: int, n_templates: int, n_boot: int, seed: int
+    scorers: Sequence[ReplicateScorer], n_instances: int, n_templates: int, n_boot: int, seed: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """(every, picked): the scores of all templates on each bootstrap replicate's
     resampled instances (replicate b scored by `scorers[b % M]`) and the templates each
@@ -307,7 +308,7 @@ def statistic_draws(
     mean square over the imputations of the delta-method one."""
     on_draws = statistic([m.draws for m in models])
     on_resampled = statistic([m.resampled for m in models])
-    on_every = statistic([m.every for m in models])
+    on_every = statistic([m.every for m in models])  # empty without a bootstrap
     out: dict[str, StatisticDraws] = {}
     for s in STATISTICS:
         values, influence = on_draws[s]
@@ -344,7 +345,10 @@ def summarise(
         t: (float(lo), float(hi))
         for t, lo, hi in zip(scores.template_ids, lows, highs, strict=True)
     }
-    ci = {s: stats[s].replicates.interval(ci_method, confidence) for s in STATISTICS}
+    ci: dict[str, tuple[float | None, float | None]] = {
+        s: stats[s].replicates.interval(ci_method, confidence) if n_boot > 0 else (None, None)
+        for s in STATISTICS
+    }
     q10, median, q90 = (float(q) for q in np.quantile(draws, [0.1, 0.5, 0.9], axis=1).mean(axis=1))
     aggregate = AggregateStats(
         mean=stats["mean"].replicates.point,
@@ -412,3 +416,92 @@ def estimate(
             seed=seed,
         )
     return out, completion
+
+
+def difference(alpha: float) -> StatisticFn:
+    """A − B of mean, std and Sharpe over templates (template t of A paired with t of B)."""
+
+    def statistic(scores: Sequence[np.ndarray]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        a, b = template_statistics(scores[0], alpha), template_statistics(scores[1], alpha)
+        return {s: (a[s][0] - b[s][0], a[s][1] - b[s][1]) for s in a}
+
+    return statistic
+
+
+@dataclass(frozen=True, eq=False)
+class BudgetComparison:
+    """Model A against model B from their estimates on the same cells and replicates."""
+
+    model_a: str
+    model_b: str
+    metric: str
+    a: BudgetEstimate
+    b: BudgetEstimate
+    statistics: dict[str, StatisticDraws]  # of the difference A − B
+
+    def verdict(self, statistic: str = "sharpe") -> str:
+        low, high = self.interval(statistic)
+        if low is not None and low > 0:
+            return "a_better"
+        if high is not None and high < 0:
+            return "b_better"
+        return "inconclusive"
+
+    def interval(self, statistic: str) -> tuple[float | None, float | None]:
+        if self.a.n_boot == 0:
+            return None, None
+        return self.statistics[statistic].replicates.interval(self.a.ci_method, self.a.confidence)
+
+    def to_dict(self) -> dict[str, Any]:
+        """One item of `paired[TASK][DECODING]`, as for a full run, marked estimated and
+        with the full-grid interval of each difference."""
+
+        def part(name: str) -> dict[str, Any]:
+            value_a = getattr(self.a.stats, name)
+            value_b = getattr(self.b.stats, name)
+            low, high = self.interval(name)
+            grid_low, grid_high = self.statistics[name].grid_interval(self.a.confidence)
+            reps = self.statistics[name].replicates
+            return {
+                "a": value_a,
+                "b": value_b,
+                "diff": value_a - value_b,
+                "ci_low": low,
+                "ci_high": high,
+                "p_value": reps.p_value() if self.a.n_boot > 0 else None,
+                "verdict": self.verdict(name),
+                "grid_ci_low": grid_low,
+                "grid_ci_high": grid_high,
+            }
+
+        return {
+            "model_a": self.model_a,
+            "model_b": self.model_b,
+            "metric": self.metric,
+            "alpha": self.a.stats.alpha,
+            "mean": part("mean"),
+            "sharpe": part("sharpe"),
+            "n_templates": len(self.a.scores.template_ids),
+            "n_instances": self.a.scores.n_instances,
+            "n_boot": self.a.n_boot,
+            "confidence": self.a.confidence,
+            "seed": self.a.seed,
+            "ci_method": self.a.ci_method,
+            "estimated": True,
+        }
+
+
+def compare(model_a: str, a: BudgetEstimate, model_b: str, b: BudgetEstimate) -> BudgetComparison:
+    """A − B of two models' estimates, which must come from the same templates,
+    instances, replicates and seed (a budgeted run gives every model the same cells)."""
+    if a.scores.draw_key != b.scores.draw_key or a.metric != b.metric:
+        raise ValueError(
+            f"{model_a!r} and {model_b!r} were not estimated on the same templates, "
+            "instances, replicates, seed and metric"
+        )
+    if a.stats.alpha != b.stats.alpha:
+        raise ValueError(
+            f"alpha differs: {a.stats.alpha} for {model_a!r}, {b.stats.alpha} for {model_b!r}"
+        )
+    stats = statistic_draws(difference(a.stats.alpha), [a.scores, b.scores])
+    return BudgetComparison(model_a, model_b, a.metric, a, b, stats)

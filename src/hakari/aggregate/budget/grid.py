@@ -136,7 +136,9 @@ def label_grid(
     n = len(references)
     _check_cells(template_ids, n, answers)
     index: dict[Hashable, int] = {label: k for k, label in enumerate(labels)}
-    gold_codes = np.array([index.setdefault(r, len(index)) for r in references], dtype=np.int64)
+    gold_codes = gold_strata(references, "label", labels)
+    for r in references:
+        index.setdefault(r, len(index))
     codes = np.full((len(template_ids), n), -1, dtype=np.int64)
     for t, tid in enumerate(template_ids):
         for i, answer in answers.get(tid, {}).items():
@@ -193,10 +195,7 @@ def number_grid(
         edges = np.unique(np.quantile(seen, np.linspace(0, 1, MAX_BINS + 1)[1:-1]))
         raw = np.searchsorted(edges, pred, side="right")
     codes = _renumber(np.where(observed, raw, -1))
-    gold = np.asarray(references, dtype=np.float64)
-    gold_edges = np.unique(np.quantile(gold, np.linspace(0, 1, GOLD_BINS + 1)[1:-1]))
-    strata = np.searchsorted(gold_edges, gold, side="right").astype(np.int64)
-    strata = np.unique(strata, return_inverse=True)[1].astype(np.int64)
+    strata = gold_strata(references, "number")
     n_codes = int(codes.max()) + 1 if observed.any() else 1
     coded = CodedGrid(codes, strata, n_codes, int(strata.max()) + 1)
     return AnswerGrid(
@@ -207,6 +206,21 @@ def number_grid(
         values=pred[:, :, None],
         value_names=("prediction",),
     )
+
+
+def gold_strata(golds: Sequence[Any], kind: str, labels: Sequence[Hashable] = ()) -> np.ndarray:
+    """The stratum of each instance, which the design balances and the completion model
+    conditions on: the gold label's code (`label`), a quantile bin of the gold number
+    (`number`, `GOLD_BINS` bins), 0 for free text (`score`)."""
+    if kind == "label":
+        index: dict[Hashable, int] = {label: k for k, label in enumerate(labels)}
+        return np.array([index.setdefault(g, len(index)) for g in golds], dtype=np.int64)
+    if kind == "number":
+        gold = np.asarray(golds, dtype=np.float64)
+        edges = np.unique(np.quantile(gold, np.linspace(0, 1, GOLD_BINS + 1)[1:-1]))
+        bins = np.searchsorted(edges, gold, side="right")
+        return np.unique(bins, return_inverse=True)[1].astype(np.int64)
+    return np.zeros(len(golds), dtype=np.int64)
 
 
 def _renumber(codes: np.ndarray) -> np.ndarray:
