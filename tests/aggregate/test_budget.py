@@ -74,7 +74,7 @@ def test_design_is_deterministic_and_nested() -> None:
     assert not np.array_equal(a.order, balanced_design(8, strata, seed=2).order)
     small, large = a.mask(70), a.mask(130)
     assert (small <= large).all() and small.sum() == 70
-    assert a.to_dict(70) == {
+    assert a.record(70).to_dict() == {
         "name": "balanced-levels",
         "seed": 1,
         "cells_run": 70,
@@ -86,7 +86,9 @@ def test_design_is_deterministic_and_nested() -> None:
 # ----------------------------------------------------------------------------- grids
 
 
-def _simulated_labels(seed: int, t: int = 10, n: int = 120, k: int = 3) -> tuple[np.ndarray, np.ndarray]:
+def _simulated_labels(
+    seed: int, t: int = 10, n: int = 120, k: int = 3
+) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(seed)
     gold = rng.integers(0, k, n)
     skill = rng.normal(0.5, 0.5, t)
@@ -145,9 +147,15 @@ def test_full_grid_estimates_equal_the_full_run() -> None:
     tids, observed, refs, labels = _label_inputs(answers, gold, np.ones(answers.shape, bool))
     grid = label_grid(tids, observed, refs, labels)
     estimates, completion = estimate(grid, ["accuracy", "mcc"], n_boot=300, seed=4, n_draws=5)
-    assert completion.describe()["cells_observed"] == answers.size
+    assert completion.record().cells_observed == answers.size
     for metric in ("accuracy", "mcc"):
-        full = bootstrap({t: [observed[t][i] for i in range(len(refs))] for t in tids}, refs, metric, n_boot=300, seed=4)
+        full = bootstrap(
+            {t: [observed[t][i] for i in range(len(refs))] for t in tids},
+            refs,
+            metric,
+            n_boot=300,
+            seed=4,
+        )
         est = estimates[metric]
         assert est.per_template == pytest.approx(full.per_template, abs=1e-12)
         for name in ("mean", "std", "sharpe"):
@@ -159,7 +167,7 @@ def test_full_grid_estimates_equal_the_full_run() -> None:
             full.sharpe_ci, abs=1e-12
         )
         assert est.std_ci == pytest.approx(full.std_ci, abs=1e-12)
-        assert est.to_dict()["estimated"] is True
+        assert est.stats.estimated is True and est.stats.to_dict()["estimated"] is True
 
 
 def test_budgeted_estimates_cover_the_full_grid() -> None:
@@ -167,25 +175,34 @@ def test_budgeted_estimates_cover_the_full_grid() -> None:
     design = balanced_design(12, gold, seed=5)
     mask = design.mask(2 * 240)
     tids, observed, refs, labels = _label_inputs(answers, gold, mask)
-    estimates, completion = estimate(label_grid(tids, observed, refs, labels), ["accuracy"], n_boot=200, seed=5)
+    estimates, completion = estimate(
+        label_grid(tids, observed, refs, labels), ["accuracy"], n_boot=200, seed=5
+    )
     accuracy = (answers == gold[None, :]).mean(axis=1)
     est = estimates["accuracy"]
-    truth = {"mean": accuracy.mean(), "std": accuracy.std(), "sharpe": accuracy.mean() / (accuracy.std() + 1)}
+    truth = {
+        "mean": accuracy.mean(),
+        "std": accuracy.std(),
+        "sharpe": accuracy.mean() / (accuracy.std() + 1),
+    }
     for name, value in truth.items():
         low, high = est.grid_ci[name]
         assert low <= value <= high, name
         assert est.statistics[name].replicates.point == pytest.approx(getattr(est.stats, name))
     assert abs(est.stats.sharpe - truth["sharpe"]) < 0.03
-    inside = [est.per_template_ci[t][0] <= accuracy[k] <= est.per_template_ci[t][1] for k, t in enumerate(tids)]
+    inside = [
+        est.per_template_ci[t][0] <= accuracy[k] <= est.per_template_ci[t][1]
+        for k, t in enumerate(tids)
+    ]
     assert np.mean(inside) >= 0.75
-    assert completion.describe()["cells_observed"] == 480
+    assert completion.record().cells_observed == 480
 
 
 def test_imputations_keep_observed_cells_and_differ_between_draws() -> None:
     answers, gold = _simulated_labels(2)
     mask = balanced_design(10, gold, seed=0).mask(240)
     codes = np.where(mask, answers, -1)
-    draws, choice, _ = impute(CodedGrid(codes, gold, 3, 3), 6, seed=1)
+    draws, _choice, _ = impute(CodedGrid(codes, gold, 3, 3), 6, seed=1)
     assert draws.shape == (6, *answers.shape)
     assert (draws[:, mask] == answers[mask]).all()
     assert not (draws[0][~mask] == draws[1][~mask]).all()
@@ -204,26 +221,43 @@ def test_adjusted_tests_and_groups() -> None:
     preds = {}
     for model, skill in skills.items():
         correct = rng.random((t, n)) < skill + rng.normal(0, 0.02, (t, 1))
-        preds[model] = {f"{k}-0": [g if ok else 1 - g for g, ok in zip(gold, row, strict=True)] for k, row in enumerate(correct)}
+        preds[model] = {
+            f"{k}-0": [g if ok else 1 - g for g, ok in zip(gold, row, strict=True)]
+            for k, row in enumerate(correct)
+        }
     comparisons = paired_bootstrap(preds, gold, "accuracy", n_boot=400, seed=1)
     pairs = [(c.model_a, c.model_b) for c in comparisons]
-    tests = adjust(pairs, [c.replicates["sharpe"] for c in comparisons], [c.sharpe.p_value for c in comparisons])
+    tests = adjust(
+        pairs,
+        [c.replicates["sharpe"] for c in comparisons],
+        [c.sharpe.p_value for c in comparisons],
+    )
     by_pair = {(x.model_a, x.model_b): x for x in tests}
     for x in tests:
         assert x.p_romano_wolf >= x.p_value - 1e-12
         assert x.p_holm >= x.p_value - 1e-12
-        assert x.p_romano_wolf <= x.p_holm + 1e-12  # step-down on the max is never worse than Holm here
+        assert (
+            x.p_romano_wolf <= x.p_holm + 1e-12
+        )  # step-down on the max is never worse than Holm here
         assert x.simultaneous_low <= x.diff <= x.simultaneous_high
     assert by_pair[("a", "c")].verdict(0.05) == "a_better"
     assert by_pair[("a", "b")].verdict(0.05) == "tied"
-    scores = {c.model_a: c.sharpe.a for c in comparisons} | {c.model_b: c.sharpe.b for c in comparisons}
+    scores = {c.model_a: c.sharpe.a for c in comparisons} | {
+        c.model_b: c.sharpe.b for c in comparisons
+    }
     assert tied_groups(scores, tests, 0.05) == [["a", "b"], ["c", "d"]]
 
 
 def test_holm_and_groups_by_hand() -> None:
     from hakari.aggregate.intervals import Replicates
 
-    flat = Replicates(point=0.0, point_se=0.1, values=np.zeros(10), values_se=np.full(10, 0.1), instance_values=np.zeros(10))
+    flat = Replicates(
+        point=0.0,
+        point_se=0.1,
+        values=np.zeros(10),
+        values_se=np.full(10, 0.1),
+        instance_values=np.zeros(10),
+    )
     tests = adjust([("a", "b"), ("a", "c"), ("b", "c")], [flat, flat, flat], [0.01, 0.04, 0.03])
     assert [x.p_holm for x in tests] == pytest.approx([0.03, 0.06, 0.06])
     # a-b differ, b-c differ, a-c tied: groups {a, c} and {b}

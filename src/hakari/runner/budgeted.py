@@ -44,11 +44,19 @@ from hakari.aggregate.budget.grid import (
     number_grid,
     score_grid,
 )
-from hakari.aggregate.multiple import AdjustedTest, adjust, group_record
+from hakari.aggregate.multiple import AdjustedTest, ModelGroups, adjust, group_record
+from hakari.aggregate.paired import PairedComparison
 from hakari.backends.base import Backend
 from hakari.backends.cache import ResponseCache
 from hakari.errors import HakariInputError
-from hakari.results import DecodingResult, ModelResult, TaskResult, TemplateResult
+from hakari.results import (
+    BudgetRecord,
+    BudgetRound,
+    DecodingResult,
+    ModelResult,
+    TaskResult,
+    TemplateResult,
+)
 from hakari.runner.aggregation import metric_options
 from hakari.runner.collect import CellsCollected, SampleWriter, run_decoding, task_instances
 from hakari.runner.options import Decoding, ProgressHook, RunOptions
@@ -90,13 +98,6 @@ class Plan:
         while out[-1] < cap:
             out.append(min(cap, 2 * out[-1]))
         return out
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "budget": str(self.budget) if self.budget else None,
-            "target_ci": self.target_ci,
-            "until_decided": self.until_decided,
-        }
 
 
 def make_plan(
@@ -206,7 +207,7 @@ class Outcome:
     comparisons: dict[str, list[BudgetComparison]]  # metric -> pairs
     adjusted: dict[str, list[AdjustedTest]]  # metric -> pairs, Sharpe, corrected
     stopped: str
-    rounds: list[dict[str, Any]]
+    rounds: list[BudgetRound]
 
 
 def answer_grid(tp: TaskPlan, cells: CellsCollected, opts: RunOptions) -> AnswerGrid:
@@ -338,7 +339,7 @@ def run_budgeted(
     ]
     runs: dict[tuple[str, str], dict[str, Cells]] = {k: {m: Cells() for m in models} for k in keys}
     done = {k: 0 for k in keys}
-    logs: dict[tuple[str, str], list[dict[str, Any]]] = {k: [] for k in keys}
+    logs: dict[tuple[str, str], list[BudgetRound]] = {k: [] for k in keys}
     outcomes: dict[tuple[str, str], Outcome] = {}
     identities: dict[str, dict[str, str]] = {}
     max_rounds = max(len(p.rounds) for p in plans.values())
@@ -413,7 +414,7 @@ def _round_log(
     tp: TaskPlan,
     estimates: dict[str, dict[str, BudgetEstimate]],
     adjusted: dict[str, list[AdjustedTest]],
-) -> dict[str, Any]:
+) -> BudgetRound:
     half_widths = {
         model: {
             metric: (
@@ -425,14 +426,14 @@ def _round_log(
         }
         for model, per_metric in estimates.items()
     }
-    log: dict[str, Any] = {
-        "cells": cells,
-        "fraction": cells / tp.grid_size,
-        "sharpe_ci_half_width": half_widths,
-    }
+    round_log = BudgetRound(
+        cells=cells, fraction=cells / tp.grid_size, sharpe_ci_half_width=half_widths
+    )
     if adjusted:
-        log["max_p_adjusted"] = max(t.p_romano_wolf for tests in adjusted.values() for t in tests)
-    return log
+        round_log.max_p_adjusted = max(
+            t.p_romano_wolf for tests in adjusted.values() for t in tests
+        )
+    return round_log
 
 
 def _model_results(
@@ -499,50 +500,49 @@ def _decoding_result(
         fallbacks[tid] += 1
     for tid in tp.template_ids:
         n = run_per_template[tid]
-        tr = TemplateResult(
+        dec.templates[tid] = TemplateResult(
             metrics={m: e.per_template[tid] for m, e in estimates.items()},
             fallback_rate=fallbacks[tid] / n if n else 0.0,
             n=n,
+            estimated=True,
+            metrics_ci={m: list(e.per_template_ci[tid]) for m, e in estimates.items()},
         )
-        tr.estimated = True  # type: ignore[attr-defined]
-        tr.metrics_ci = {m: list(e.per_template_ci[tid]) for m, e in estimates.items()}  # type: ignore[attr-defined]
-        dec.templates[tid] = tr
     for metric, est in estimates.items():
-        dec.aggregate[metric] = est.to_dict()
+        dec.aggregate[metric] = est.stats
     dec.generated, dec.cached = run.generated, run.cached
     dec.wall_s = round(run.wall_s, 3)
     if decoding == "constrained":
         dec.constraint_misses = collected.constraint_misses
-    cells_run = len(collected.answers)
-    dec.budget = {  # type: ignore[attr-defined]
-        "plan": plan.to_dict(),
-        "design": tp.design.to_dict(cells_run),
-        "cells_run": cells_run,
-        "grid_size": tp.grid_size,
-        "fraction": cells_run / tp.grid_size,
-        "estimator": completion.describe(),
-        "stopped": outcome.stopped,
-        "rounds": outcome.rounds,
-        "decision_level": decision_level if plan.until_decided else None,
-    }
+    dec.budget = BudgetRecord(
+        budget=str(plan.budget) if plan.budget else None,
+        target_ci=plan.target_ci,
+        until_decided=plan.until_decided,
+        design=tp.design.record(len(collected.answers)),
+        estimator=completion.record(),
+        stopped=outcome.stopped,
+        rounds=outcome.rounds,
+        decision_level=decision_level if plan.until_decided else None,
+    )
     return dec
 
 
 def paired_items(
     outcomes: dict[tuple[str, str], Outcome],
-) -> dict[str, dict[str, list[dict[str, Any]]]]:
+) -> dict[str, dict[str, list[PairedComparison]]]:
     """`paired[TASK][DECODING]` of a budgeted run: every pair on every metric."""
-    out: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    out: dict[str, dict[str, list[PairedComparison]]] = {}
     for (task_name, decoding), outcome in outcomes.items():
-        items = [c.to_dict() for pairs in outcome.comparisons.values() for c in pairs]
+        items = [c.record() for pairs in outcome.comparisons.values() for c in pairs]
         if items:
             out.setdefault(task_name, {})[decoding] = items
     return out
 
 
-def group_items(outcomes: dict[tuple[str, str], Outcome]) -> dict[str, dict[str, dict[str, Any]]]:
+def group_items(
+    outcomes: dict[tuple[str, str], Outcome],
+) -> dict[str, dict[str, dict[str, ModelGroups]]]:
     """`model_groups[TASK][DECODING][METRIC]` of a budgeted run (see `aggregate.multiple`)."""
-    out: dict[str, dict[str, dict[str, Any]]] = {}
+    out: dict[str, dict[str, dict[str, ModelGroups]]] = {}
     for (task_name, decoding), outcome in outcomes.items():
         for metric, tests in outcome.adjusted.items():
             scores = {m: e[metric].stats.sharpe for m, e in outcome.estimates.items()}

@@ -20,7 +20,13 @@ from hakari.backends.cache import ResponseCache
 from hakari.backends.serving import ServingOptions
 from hakari.results import DecodingResult, EvalResults, ModelResult, TaskResult, library_versions
 from hakari.runner import budgeted, preflight
-from hakari.runner.aggregation import BootstrapStore, alpha_sweeps, paired_comparisons, score
+from hakari.runner.aggregation import (
+    BootstrapStore,
+    alpha_sweeps,
+    model_groups,
+    paired_comparisons,
+    score,
+)
 from hakari.runner.collect import SampleWriter, run_decoding
 from hakari.runner.options import (
     DEFAULT_DECODINGS,
@@ -186,7 +192,9 @@ def _run(
     )
     write_sample = writer.write_sample if writer is not None else _discard
     if plan.active:
-        results.config["budgeted"] = plan.to_dict()
+        results.config.budget = str(plan.budget) if plan.budget else None
+        results.config.target_ci = plan.target_ci
+        results.config.until_decided = plan.until_decided
         _run_budgeted(
             results,
             models,
@@ -282,8 +290,9 @@ def _run_budgeted(
         raise
     if len(results.models) > 1:
         results.alpha_sweep = alpha_sweeps(results)
-        results.paired = budgeted.paired_items(outcomes) or None
-        results.model_groups = budgeted.group_items(outcomes) or None  # type: ignore[attr-defined]
+        if opts.n_boot > 0:
+            results.paired = budgeted.paired_items(outcomes) or None
+            results.model_groups = budgeted.group_items(outcomes) or None
     if writer is not None:
         results.n_samples = writer.n_samples
         writer.publish(results)
@@ -301,6 +310,9 @@ def _finish(results: EvalResults, writer: RunWriter | None, bootstraps: Bootstra
             for key, per_metric in bootstraps.items()
         }
         results.paired = paired_comparisons(finished) or None
+        groups = model_groups(finished)
+        if groups:
+            results.model_groups = groups
     if writer is not None:
         writer.publish(results)
 

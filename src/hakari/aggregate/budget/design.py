@@ -34,6 +34,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hakari._util.records import Record
+
 _MULTIPLE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*[xX×]\s*$")
 
 
@@ -113,14 +115,30 @@ class Design:
         mask[head[:, 0], head[:, 1]] = True
         return mask
 
-    def to_dict(self, n_cells: int) -> dict[str, object]:
-        return {
-            "name": self.name,
-            "seed": self.seed,
-            "cells_run": int(min(n_cells, self.size)),
-            "grid_size": self.size,
-            "fraction": min(n_cells, self.size) / self.size,
-        }
+    def record(self, n_cells: int) -> DesignRecord:
+        run = int(min(n_cells, self.size))
+        return DesignRecord(
+            name=self.name,
+            seed=self.seed,
+            cells_run=run,
+            grid_size=self.size,
+            fraction=run / self.size,
+        )
+
+
+class DesignRecord(Record):
+    """Which part of a task's grid a budgeted run evaluated (`budget.design`)."""
+
+    name: str
+    """The design: "balanced-levels" (`hakari.aggregate.budget.design`)."""
+    seed: int
+    """The seed of the design's order (the run's `--seed`): the same cells for every model."""
+    cells_run: int
+    """Template × instance cells evaluated."""
+    grid_size: int
+    """Cells of the full grid: templates × instances."""
+    fraction: float
+    """`cells_run / grid_size`."""
 
 
 def balanced_design(n_templates: int, strata: Sequence[int] | np.ndarray, seed: int) -> Design:

@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from hakari._util.records import Record
 from hakari.aggregate.budget.completion import ModelChoice, impute
 from hakari.aggregate.budget.grid import AnswerGrid
 from hakari.aggregate.intervals import (
@@ -45,8 +46,9 @@ from hakari.aggregate.intervals import (
     template_se,
     template_statistics,
 )
+from hakari.aggregate.paired import PairedComparison, PairedStatistic, verdict_of
 from hakari.aggregate.scorers import make_scorer, multiplicities
-from hakari.aggregate.summary import STD_KIND, AggregateStats
+from hakari.aggregate.summary import AggregateStats, sharpe_caveat
 from hakari.scoring import corpus
 from hakari.scoring.corpus import ReplicateScorer
 
@@ -98,7 +100,7 @@ class BudgetEstimate:
     """The estimates of one model × task × decoding × metric from a partly observed grid."""
 
     metric: str
-    stats: AggregateStats  # posterior means, with the population intervals
+    stats: AggregateStats  # posterior means, population and full-grid intervals, marked
     per_template: dict[str, float]
     per_template_ci: dict[str, tuple[float, float]]  # full-grid intervals
     std_ci: tuple[float | None, float | None]  # (None, None) without a bootstrap
@@ -109,22 +111,6 @@ class BudgetEstimate:
     ci_method: str
     n_boot: int
     seed: int
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = dict(self.stats.to_dict())
-        out.update(
-            std_ci_low=self.std_ci[0],
-            std_ci_high=self.std_ci[1],
-            n_boot=self.n_boot,
-            confidence=self.confidence,
-            seed=self.seed,
-            ci_method=self.ci_method,
-            estimated=True,
-        )
-        for name, (low, high) in self.grid_ci.items():
-            out[f"{name}_grid_ci_low"] = low
-            out[f"{name}_grid_ci_high"] = high
-        return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -141,18 +127,33 @@ class Completion:
     def n_draws(self) -> int:
         return int(self.codes.shape[0])
 
-    def describe(self) -> dict[str, Any]:
-        observed = int(self.grid.observed.sum())
-        size = self.grid.n_templates * self.grid.n_instances
-        return {
-            "name": ESTIMATOR_NAME,
-            "version": ESTIMATOR_VERSION,
-            "model": self.model.label,
-            "held_out_log_score": self.held_out,
-            "imputations": self.n_draws,
-            "cells_observed": observed,
-            "grid_size": size,
-        }
+    def record(self) -> EstimatorRecord:
+        return EstimatorRecord(
+            name=ESTIMATOR_NAME,
+            version=ESTIMATOR_VERSION,
+            model=self.model.label,
+            held_out_log_score=dict(self.held_out),
+            imputations=self.n_draws,
+            cells_observed=int(self.grid.observed.sum()),
+        )
+
+
+class EstimatorRecord(Record):
+    """How a budgeted run's numbers were estimated (`budget.estimator`)."""
+
+    name: str
+    """The estimator: "latent-class multiple imputation" (`hakari.aggregate.budget`)."""
+    version: int
+    """Its version: numbers of one version are comparable with each other."""
+    model: str
+    """The completion model used: "stratified" or "latent-K" (K latent classes)."""
+    held_out_log_score: dict[str, float]
+    """Model -> its mean log predictive probability of held-out cells, which chose the
+    model (empty when no instance was seen twice: the stratified model is used)."""
+    imputations: int
+    """Completed grids drawn (the multiple imputations behind every number)."""
+    cells_observed: int
+    """Cells the estimate was made from."""
 
 
 def complete(grid: AnswerGrid, *, n_draws: int = DEFAULT_DRAWS, seed: int = 0) -> Completion:
@@ -349,23 +350,45 @@ def summarise(
         s: stats[s].replicates.interval(ci_method, confidence) if n_boot > 0 else (None, None)
         for s in STATISTICS
     }
+    grid_ci = {s: stats[s].grid_interval(confidence) for s in STATISTICS}
     q10, median, q90 = (float(q) for q in np.quantile(draws, [0.1, 0.5, 0.9], axis=1).mean(axis=1))
+    low, high = float(draws.min(axis=1).mean()), float(draws.max(axis=1).mean())
+    mean = stats["mean"].replicates.point
+    with_bootstrap: dict[str, Any] = {}
+    if n_boot > 0:
+        with_bootstrap = {
+            "ci_low": ci["mean"][0],
+            "ci_high": ci["mean"][1],
+            "sharpe_ci_low": ci["sharpe"][0],
+            "sharpe_ci_high": ci["sharpe"][1],
+            "std_ci_low": ci["std"][0],
+            "std_ci_high": ci["std"][1],
+            "n_boot": n_boot,
+            "confidence": confidence,
+            "seed": seed,
+            "ci_method": ci_method,
+        }
     aggregate = AggregateStats(
-        mean=stats["mean"].replicates.point,
+        mean=mean,
         std=stats["std"].replicates.point,
-        min=float(draws.min(axis=1).mean()),
-        max=float(draws.max(axis=1).mean()),
+        min=low,
+        max=high,
         sharpe=stats["sharpe"].replicates.point,
         alpha=alpha,
         n_templates=len(scores.template_ids),
+        sharpe_caveat=sharpe_caveat(mean),
         median=median,
+        max_minus_min=high - low,
         q10=q10,
         q90=q90,
-        std_kind=STD_KIND,
-        ci_low=ci["mean"][0],
-        ci_high=ci["mean"][1],
-        sharpe_ci_low=ci["sharpe"][0],
-        sharpe_ci_high=ci["sharpe"][1],
+        estimated=True,
+        mean_grid_ci_low=grid_ci["mean"][0],
+        mean_grid_ci_high=grid_ci["mean"][1],
+        std_grid_ci_low=grid_ci["std"][0],
+        std_grid_ci_high=grid_ci["std"][1],
+        sharpe_grid_ci_low=grid_ci["sharpe"][0],
+        sharpe_grid_ci_high=grid_ci["sharpe"][1],
+        **with_bootstrap,
     )
     return BudgetEstimate(
         metric=metric,
@@ -373,7 +396,7 @@ def summarise(
         per_template=per_template,
         per_template_ci=per_template_ci,
         std_ci=ci["std"],
-        grid_ci={s: stats[s].grid_interval(confidence) for s in STATISTICS},
+        grid_ci=grid_ci,
         statistics=stats,
         scores=scores,
         confidence=confidence,
@@ -439,56 +462,48 @@ class BudgetComparison:
     b: BudgetEstimate
     statistics: dict[str, StatisticDraws]  # of the difference A − B
 
-    def verdict(self, statistic: str = "sharpe") -> str:
-        low, high = self.interval(statistic)
-        if low is not None and low > 0:
-            return "a_better"
-        if high is not None and high < 0:
-            return "b_better"
-        return "inconclusive"
-
     def interval(self, statistic: str) -> tuple[float | None, float | None]:
         if self.a.n_boot == 0:
             return None, None
         return self.statistics[statistic].replicates.interval(self.a.ci_method, self.a.confidence)
 
-    def to_dict(self) -> dict[str, Any]:
+    def record(self) -> PairedComparison:
         """One item of `paired[TASK][DECODING]`, as for a full run, marked estimated and
-        with the full-grid interval of each difference."""
+        with the full-grid interval of each difference (needs a bootstrap)."""
 
-        def part(name: str) -> dict[str, Any]:
+        def part(name: str) -> PairedStatistic:
             value_a = getattr(self.a.stats, name)
             value_b = getattr(self.b.stats, name)
             low, high = self.interval(name)
+            assert low is not None and high is not None
             grid_low, grid_high = self.statistics[name].grid_interval(self.a.confidence)
-            reps = self.statistics[name].replicates
-            return {
-                "a": value_a,
-                "b": value_b,
-                "diff": value_a - value_b,
-                "ci_low": low,
-                "ci_high": high,
-                "p_value": reps.p_value() if self.a.n_boot > 0 else None,
-                "verdict": self.verdict(name),
-                "grid_ci_low": grid_low,
-                "grid_ci_high": grid_high,
-            }
+            return PairedStatistic(
+                a=value_a,
+                b=value_b,
+                diff=value_a - value_b,
+                ci_low=low,
+                ci_high=high,
+                p_value=self.statistics[name].replicates.p_value(),
+                verdict=verdict_of(low, high),
+                grid_ci_low=grid_low,
+                grid_ci_high=grid_high,
+            )
 
-        return {
-            "model_a": self.model_a,
-            "model_b": self.model_b,
-            "metric": self.metric,
-            "alpha": self.a.stats.alpha,
-            "mean": part("mean"),
-            "sharpe": part("sharpe"),
-            "n_templates": len(self.a.scores.template_ids),
-            "n_instances": self.a.scores.n_instances,
-            "n_boot": self.a.n_boot,
-            "confidence": self.a.confidence,
-            "seed": self.a.seed,
-            "ci_method": self.a.ci_method,
-            "estimated": True,
-        }
+        return PairedComparison(
+            model_a=self.model_a,
+            model_b=self.model_b,
+            metric=self.metric,
+            alpha=self.a.stats.alpha,
+            mean=part("mean"),
+            sharpe=part("sharpe"),
+            n_templates=len(self.a.scores.template_ids),
+            n_instances=self.a.scores.n_instances,
+            n_boot=self.a.n_boot,
+            confidence=self.a.confidence,
+            seed=self.a.seed,
+            ci_method=self.a.ci_method,
+            estimated=True,
+        )
 
 
 def compare(model_a: str, a: BudgetEstimate, model_b: str, b: BudgetEstimate) -> BudgetComparison:
