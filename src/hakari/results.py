@@ -37,8 +37,7 @@ from pydantic import Field, field_validator
 
 from hakari._util.atomic import write_json_atomic
 from hakari._util.records import Record
-from hakari.aggregate.budget.design import DesignRecord
-from hakari.aggregate.budget.estimate import EstimatorRecord
+from hakari.aggregate.budget.records import DesignRecord, EstimatorRecord
 from hakari.aggregate.multiple import ModelGroups
 from hakari.aggregate.paired import PairedComparison
 from hakari.aggregate.summary import AggregateStats

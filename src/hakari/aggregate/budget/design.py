@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hakari._util.records import Record
+from hakari.aggregate.budget.records import DesignRecord
 
 _MULTIPLE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*[xX×]\s*$")
 
@@ -124,21 +124,6 @@ class Design:
             grid_size=self.size,
             fraction=run / self.size,
         )
-
-
-class DesignRecord(Record):
-    """Which part of a task's grid a budgeted run evaluated (`budget.design`)."""
-
-    name: str
-    """The design: "balanced-levels" (`hakari.aggregate.budget.design`)."""
-    seed: int
-    """The seed of the design's order (the run's `--seed`): the same cells for every model."""
-    cells_run: int
-    """Template × instance cells evaluated."""
-    grid_size: int
-    """Cells of the full grid: templates × instances."""
-    fraction: float
-    """`cells_run / grid_size`."""
 
 
 def balanced_design(n_templates: int, strata: Sequence[int] | np.ndarray, seed: int) -> Design:

@@ -36,9 +36,9 @@ from typing import Any
 
 import numpy as np
 
-from hakari._util.records import Record
 from hakari.aggregate.budget.completion import ModelChoice, impute
 from hakari.aggregate.budget.grid import AnswerGrid
+from hakari.aggregate.budget.records import EstimatorRecord
 from hakari.aggregate.intervals import (
     DEFAULT_CI_METHOD,
     STATISTICS,
@@ -136,24 +136,6 @@ class Completion:
             imputations=self.n_draws,
             cells_observed=int(self.grid.observed.sum()),
         )
-
-
-class EstimatorRecord(Record):
-    """How a budgeted run's numbers were estimated (`budget.estimator`)."""
-
-    name: str
-    """The estimator: "latent-class multiple imputation" (`hakari.aggregate.budget`)."""
-    version: int
-    """Its version: numbers of one version are comparable with each other."""
-    model: str
-    """The completion model used: "stratified" or "latent-K" (K latent classes)."""
-    held_out_log_score: dict[str, float]
-    """Model -> its mean log predictive probability of held-out cells, which chose the
-    model (empty when no instance was seen twice: the stratified model is used)."""
-    imputations: int
-    """Completed grids drawn (the multiple imputations behind every number)."""
-    cells_observed: int
-    """Cells the estimate was made from."""
 
 
 def complete(grid: AnswerGrid, *, n_draws: int = DEFAULT_DRAWS, seed: int = 0) -> Completion:
