@@ -405,7 +405,7 @@ def run_budgeted(
         if kept is not None:
             kept.close()
     return _model_results(
-        models, tasks, plans, runs, outcomes, baselines, identities, plan, decision_level
+        models, tasks, decodings, plans, runs, outcomes, baselines, identities, plan, decision_level
     ), outcomes
 
 
@@ -439,6 +439,7 @@ def _round_log(
 def _model_results(
     models: Sequence[str],
     tasks: Sequence[Task],
+    decodings: Sequence[Decoding],
     plans: dict[str, TaskPlan],
     runs: dict[tuple[str, str], dict[str, Cells]],
     outcomes: dict[tuple[str, str], Outcome],
@@ -459,8 +460,13 @@ def _model_results(
                 metrics=[str(m) for m in spec.metrics],
                 chance=chance,
             )
-            for decoding in plans_decodings(outcomes, task.name):
+            for decoding in decodings:
                 key = (task.name, decoding)
+                if key not in outcomes:  # as in a full run
+                    task_result.decodings[decoding] = DecodingResult(
+                        skipped="loglik applies to label tasks only"
+                    )
+                    continue
                 task_result.decodings[decoding] = _decoding_result(
                     plans[task.name],
                     decoding,
@@ -473,10 +479,6 @@ def _model_results(
             result.tasks[spec.name] = task_result
         out[model] = result
     return out
-
-
-def plans_decodings(outcomes: dict[tuple[str, str], Outcome], task_name: str) -> list[str]:
-    return [d for (t, d) in outcomes if t == task_name]
 
 
 def _decoding_result(

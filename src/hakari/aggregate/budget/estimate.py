@@ -223,8 +223,9 @@ class TemplateShrinkage:
     variance `v_t` of its imputations, `dev_t | d, sigma ~ N(B_t d_t, B_t v_t)` with
     `B_t = sigma^2 / (sigma^2 + v_t)`; sigma is drawn from its posterior on a grid (flat
     prior), once per imputation. Draw m becomes
-    `mean_m + B_t d_t + sqrt(B_t) (dev_{m,t} - d_t)`: the mean over templates is kept, the
-    deviations are shrunk by what the data say about sigma. With no missing cell `v = 0`,
+    `mean_m + B_t d_t + sqrt(B_t) (dev_{m,t} - d_t)`, the shrunk deviations re-centred so
+    that the mean over templates is kept exactly; the deviations are shrunk by what the
+    data say about sigma. With no missing cell `v = 0`,
     `B = 1` and nothing changes.
     """
 
@@ -236,7 +237,10 @@ class TemplateShrinkage:
         """Shrink rows of template scores (..., T); row r belongs to imputation draw[r]."""
         mean = scores.mean(axis=-1, keepdims=True)
         b = self.factor[draw]
-        return mean + b * self.centre + np.sqrt(b) * (scores - mean - self.centre)
+        shrunk = b * self.centre + np.sqrt(b) * (scores - mean - self.centre)
+        # deviations from the mean sum to 0: templates shrunk by different amounts must
+        # not move the mean over templates (that is the grid's, not the prior's)
+        return mean + shrunk - shrunk.mean(axis=-1, keepdims=True)
 
 
 def template_shrinkage(draws: np.ndarray, rng: np.random.Generator) -> TemplateShrinkage:

@@ -34,7 +34,7 @@ from hakari.aggregate.budget.completion import CodedGrid
 
 KINDS = ("label", "score", "number")
 MAX_BINS = 12
-GOLD_BINS = 5
+GOLD_BINS = 8
 
 
 @dataclass(frozen=True, eq=False)
