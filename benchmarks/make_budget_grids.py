@@ -20,8 +20,8 @@ run resumes where it stopped, and a grid that exists is skipped unless `--force`
 The CPU cost is what limits the sizes: on the 2-core machine shared with other work (load
 6-14) Gemma answered 0.3-0.7 prompts a second on label tasks and took ~9 s a prompt for
 greedy reading comprehension (long contexts), so the grids are smaller than the few
-hundred instances a task deserves (JCoLA 200, JNLI and JCommonsenseQA 60, JSTS 48,
-JSQuAD 24); `--only` and a larger `sample` in GRIDS make bigger ones on a quieter machine.
+hundred instances a task deserves (JCoLA 200, JNLI and JCommonsenseQA 60, JSTS 40,
+JSQuAD 16); `--only` and a larger `sample` in GRIDS make bigger ones on a quieter machine.
 """
 
 from __future__ import annotations
@@ -59,9 +59,9 @@ GRIDS = (
     GridSpec("gemma3-270m", "demo_sentiment_en", ("greedy", "loglik"), 32),
     GridSpec("smollm2-135m", "demo_sentiment_en", ("greedy", "loglik"), 32),
     GridSpec("gemma3-270m", "jnli", ("loglik",), 60),
+    GridSpec("gemma3-270m", "jsts", ("constrained",), 40),
+    GridSpec("gemma3-270m", "jsquad", ("greedy",), 16),
     GridSpec("gemma3-270m", "jcommonsenseqa", ("constrained",), 60),
-    GridSpec("gemma3-270m", "jsts", ("constrained",), 48),
-    GridSpec("gemma3-270m", "jsquad", ("greedy",), 24),
     GridSpec("smollm2-135m", "jcola", ("loglik",), 200),
 )
 

@@ -16,12 +16,20 @@ diagonal; instance difficulty is pi (how the reading relates to the gold). The
 *stratified* variant fixes z_i = s_i: each template answers independently given the gold
 label (a post-stratified hot deck with shrinkage).
 
-The decision a reader must know: **the imputations are posterior predictive draws**
-(phi, pi, kappa and z are redrawn every sweep and the missing cells drawn from them), so
-the spread of any statistic over the draws carries both the randomness of the unseen
-cells and the uncertainty of the fitted model; that spread is what makes the intervals of
-`estimate` honest. Which variant (stratified or latent, and how many classes) is chosen
-by held-out predictive likelihood on instances seen under several templates; with fewer
+The decision a reader must know: **the imputations are posterior predictive draws,
+calibrated to a design-unbiased estimate.** phi, pi, kappa and z are redrawn every sweep
+and the missing cells of an instance drawn given its class (so they stay correlated like
+real cells); then, per template × stratum, the draws are tilted so that their expected
+count of each code equals a difference estimate from that template's own cells (model
+prediction plus the mean residual of its observed cells, with a Bayesian bootstrap), see
+`_Sampler.calibrated_probabilities`. The cells a template ran are a random sample of the
+stratum, so the calibrated totals are unbiased whatever the model, and the model only
+decides how good (narrow) they are; the spread over the draws carries the randomness of
+the unseen cells, the model's uncertainty and the difference estimate's sampling
+variance, which is what makes the intervals of `estimate` honest.
+
+Which variant (stratified or latent, and how many classes) is chosen by held-out
+predictive likelihood on instances seen under several templates; with fewer
 than two cells per instance nothing tells templates' agreement apart from the prior, and
 the stratified variant is used.
 """
@@ -190,9 +198,11 @@ class _Sampler:
         """(T, N) codes: the observed ones, and the missing ones drawn from the model,
         calibrated (see `calibrated_probabilities`) unless `calibrate` is False."""
         observed = self.grid.observed
-        post = _normalise(self.class_log_posterior())  # (N, C)
-        probs = np.einsum("nc,tck->tnk", post, self.phi)  # (T, N, K)
+        # Given this sweep's classes: the missing cells of an instance share its class, so
+        # they stay correlated as the instance's real cells would be.
+        probs = self.phi[:, self.z, :]  # (T, N, K)
         if calibrate:
+            post = _normalise(self.class_log_posterior())  # (N, C)
             probs = self.calibrated_probabilities(post, probs)
         cumulative = np.cumsum(probs, axis=2)
         u = self.rng.random((self.T, self.N, 1)) * cumulative[:, :, -1:]
@@ -200,12 +210,16 @@ class _Sampler:
         return np.where(observed, self.grid.codes, drawn)
 
     def calibrated_probabilities(self, post: np.ndarray, probs: np.ndarray) -> np.ndarray:
-        """The missing cells' code probabilities, tilted per template × stratum so that
-        their sum is the difference estimate of the missing codes' count:
+        """The missing cells' code probabilities `probs` (given this sweep's classes),
+        tilted per template × stratum so that their sum is the difference estimate of the
+        missing codes' count:
 
             sum_missing p(k) + n_missing * sum_obs w_j (1[code_j = k] - p_loo_j(k))
 
-        where p_loo_j predicts observed cell j from the instance's *other* cells and
+        where p is the model's prediction of a missing cell from all but one of its
+        instance's observed cells (posterior-mean answer distributions, classes integrated
+        out), p_loo_j the same prediction of observed cell j from the instance's other
+        cells, with j's own count left out of its template's distribution, and
         w ~ Dirichlet(1, ..., 1) over the observed cells of that template × stratum (a
         Bayesian bootstrap, redrawn for every imputation). The difference estimate is
         design-consistent whatever the model (the cells were chosen at random within the
@@ -214,10 +228,27 @@ class _Sampler:
         strata = self.grid.strata
         n_strata = self.grid.n_strata
         t, i, k = self.obs_t, self.obs_i, self.obs_k
-        # Leave-own-cell-out class posterior of each observed cell's instance.
-        own = np.log(self.phi[t, :, k])  # (n_obs, C)
-        loo_post = _normalise(np.log(np.maximum(post[i], 1e-300)) - own)
-        loo = np.einsum("nc,nck->nk", loo_post, self.phi[t])  # (n_obs, K)
+        # Predictions use each template's posterior-mean answer distributions; an observed
+        # cell is predicted as if it had not been seen: its own count taken out of its
+        # template's distribution, its own evidence out of its instance's class posterior
+        # (else the residuals would be too small and the intervals too narrow).
+        alpha = self.kappa * self.phibar[None, :, :] + self._counts()  # (T, C, K)
+        phi_mean = alpha / alpha.sum(axis=2, keepdims=True)
+        if self.choice.stratified:
+            post_mean = post
+        else:
+            logp = np.log(self.pi[strata])
+            log_phi = np.log(phi_mean[t, :, k])  # (n_obs, C)
+            for c in range(self.C):
+                logp[:, c] += np.bincount(i, weights=log_phi[:, c], minlength=self.N)
+            post_mean = _normalise(logp)
+        own = np.log(phi_mean[t, :, k])  # (n_obs, C)
+        loo_post = _normalise(np.log(np.maximum(post_mean[i], 1e-300)) - own)
+        alpha_loo = alpha[t].copy()  # (n_obs, C, K)
+        alpha_loo[np.arange(t.size), self.z[i], k] -= 1.0
+        alpha_loo = np.maximum(alpha_loo, 1e-12)
+        phi_loo = alpha_loo / alpha_loo.sum(axis=2, keepdims=True)
+        loo = np.einsum("nc,nck->nk", loo_post, phi_loo)  # (n_obs, K)
         residual = np.eye(self.K)[k] - loo
         group_obs = t * n_strata + strata[i]
         n_groups = self.T * n_strata
@@ -237,11 +268,24 @@ class _Sampler:
         miss_t, miss_i = np.nonzero(missing)
         group_miss = miss_t * n_strata + strata[miss_i]
         n_missing = np.bincount(group_miss, minlength=n_groups).astype(np.float64)
-        p = probs[miss_t, miss_i]  # (n_miss, K)
+        # A missing cell is predicted from all but one (random) observed cell of its
+        # instance, as an observed cell is from all but itself: both predictions then see
+        # the same number of other templates, and the residuals of the observed cells
+        # measure the bias of the missing cells' predictions (else a model that is more
+        # wrong with more cells, e.g. too sure that templates agree, leaves a bias).
+        dropped = _one_cell_per_instance(i, self.N, self.rng)  # index into the obs cells
+        post_drop = post_mean.copy()
+        has = dropped >= 0
+        post_drop[has] = _normalise(np.log(np.maximum(post_mean[has], 1e-300)) - own[dropped[has]])
+        marginal = np.einsum("nc,nck->nk", post_drop[miss_i], phi_mean[miss_t])  # (n_miss, K)
         predicted = np.stack(
-            [np.bincount(group_miss, weights=p[:, c], minlength=n_groups) for c in range(self.K)],
+            [
+                np.bincount(group_miss, weights=marginal[:, c], minlength=n_groups)
+                for c in range(self.K)
+            ],
             axis=1,
         )
+        p = probs[miss_t, miss_i]  # (n_miss, K), given the classes
         has_obs = weight_sum > 0
         target = predicted + np.where(has_obs[:, None], n_missing[:, None] * mean_residual, 0.0)
         target = np.maximum(target, 1e-6 * np.maximum(n_missing, 1.0)[:, None])
@@ -261,6 +305,15 @@ def _normalise(logp: np.ndarray) -> np.ndarray:
     """Rows of unnormalised log probabilities -> probabilities."""
     p = np.exp(logp - logp.max(axis=1, keepdims=True))
     return p / p.sum(axis=1, keepdims=True)
+
+
+def _one_cell_per_instance(instance: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+    """For each instance, the index (into the observed cells) of one of its observed cells
+    chosen at random; -1 for an instance with none."""
+    order = rng.permutation(instance.size)
+    chosen = np.full(n, -1, dtype=np.int64)
+    chosen[instance[order]] = order  # the last write per instance wins: a random one
+    return chosen
 
 
 def _rake(p: np.ndarray, groups: np.ndarray, target: np.ndarray, n_groups: int) -> np.ndarray:
