@@ -254,16 +254,33 @@ class _Sampler:
         n_groups = self.T * n_strata
         weights = self.rng.gamma(1.0, size=t.size)
         weight_sum = np.bincount(group_obs, weights=weights, minlength=n_groups)
-        mean_residual = (
+        weighted = np.stack(
+            [
+                np.bincount(group_obs, weights=weights * residual[:, c], minlength=n_groups)
+                for c in range(self.K)
+            ],
+            axis=1,
+        )  # (G, K)
+        # One pseudo-cell per group, drawn from the model's own prediction (a Dirichlet-
+        # process posterior with concentration 1 around the model rather than the plain
+        # Bayesian bootstrap): when every observed cell of a template agrees, the unseen
+        # ones may still differ, and the interval must not collapse to a point.
+        counts_obs = np.bincount(group_obs, minlength=n_groups)
+        mean_loo = (
             np.stack(
                 [
-                    np.bincount(group_obs, weights=weights * residual[:, c], minlength=n_groups)
+                    np.bincount(group_obs, weights=loo[:, c], minlength=n_groups)
                     for c in range(self.K)
                 ],
                 axis=1,
             )
-            / np.maximum(weight_sum, 1e-300)[:, None]
-        )  # (G, K)
+            / np.maximum(counts_obs, 1)[:, None]
+        )
+        pseudo_code = _draw_codes(mean_loo, self.rng)
+        pseudo_weight = self.rng.gamma(1.0, size=n_groups)
+        weighted += pseudo_weight[:, None] * (np.eye(self.K)[pseudo_code] - mean_loo)
+        weight_sum = weight_sum + pseudo_weight
+        mean_residual = weighted / weight_sum[:, None]
         missing = ~self.grid.observed
         miss_t, miss_i = np.nonzero(missing)
         group_miss = miss_t * n_strata + strata[miss_i]
@@ -286,7 +303,7 @@ class _Sampler:
             axis=1,
         )
         p = probs[miss_t, miss_i]  # (n_miss, K), given the classes
-        has_obs = weight_sum > 0
+        has_obs = counts_obs > 0
         target = predicted + np.where(has_obs[:, None], n_missing[:, None] * mean_residual, 0.0)
         target = np.maximum(target, 1e-6 * np.maximum(n_missing, 1.0)[:, None])
         target *= (n_missing / np.maximum(target.sum(axis=1), 1e-300))[:, None]
@@ -305,6 +322,13 @@ def _normalise(logp: np.ndarray) -> np.ndarray:
     """Rows of unnormalised log probabilities -> probabilities."""
     p = np.exp(logp - logp.max(axis=1, keepdims=True))
     return p / p.sum(axis=1, keepdims=True)
+
+
+def _draw_codes(probs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One code per row of probabilities (rows that sum to 0 give code 0)."""
+    cumulative = np.cumsum(probs, axis=1)
+    u = rng.random((probs.shape[0], 1)) * cumulative[:, -1:]
+    return np.minimum((u > cumulative).sum(axis=1), probs.shape[1] - 1)
 
 
 def _one_cell_per_instance(instance: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
