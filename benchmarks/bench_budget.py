@@ -151,9 +151,9 @@ def run_random_cells(full: FullGrid, cells: int, alpha: float, seed: int) -> dic
     n_templates, n = full.shape
     rng = np.random.default_rng(seed)
     flat = rng.choice(n_templates * n, size=min(cells, n_templates * n), replace=False)
-    mask = np.zeros(n_templates * n, dtype=bool)
-    mask[flat] = True
-    mask = mask.reshape(n_templates, n)
+    cells_flat = np.zeros(n_templates * n, dtype=bool)
+    cells_flat[flat] = True
+    mask = cells_flat.reshape(n_templates, n)
     out = {}
     for metric in full.metrics:
         per_template = np.empty(n_templates)
@@ -247,6 +247,8 @@ def family(metric: str) -> str:
 
 
 Tallies = dict[tuple[str, str, float, str], Tally]  # (family, source, budget, estimator)
+# real grids one by one: (grid, metric, budget, estimator)
+BY_GRID: dict[tuple[str, str, float, str], Tally] = defaultdict(Tally)
 
 
 def truth_of(full: FullGrid, alpha: float) -> dict[str, tuple[np.ndarray, dict[str, float]]]:
@@ -261,7 +263,7 @@ def estimate_all(
     full: FullGrid, budget: float, seed: int, args: argparse.Namespace, which: Sequence[str]
 ) -> dict[str, tuple[dict[str, Estimate], float]]:
     n_templates, n = full.shape
-    cells = int(round(budget * n))
+    cells = round(budget * n)
     design = balanced_design(n_templates, full.strata(), seed)
     mask = design.mask(cells)
     runners: dict[str, Callable[[], dict[str, Estimate]]] = {
@@ -339,6 +341,8 @@ def bench_grids(
                         tally = tallies[(family(metric), source, budget, name)]
                         tally.add(est, *truth[metric])
                         tally.seconds.append(seconds)
+                        if source == "real":
+                            BY_GRID[(g.name, metric, budget, name)].add(est, *truth[metric])
                         if populations is not None:
                             tally.add_population(est, populations[grids.index(g)][metric])
             for (i, j, metric), verdict in verdicts.items():
@@ -426,13 +430,41 @@ def print_population(tallies: Tallies) -> None:
     ):
         cov = [f"{np.mean(t.population_cover[s]):.2f}" for s in STATS]
         label = "full" if math.isinf(budget) else f"{budget:g}x"
-        print(f"| {fam} | {label} | {name} | {' | '.join(cov)} | {len(t.population_cover['mean'])} |")
+        print(
+            f"| {fam} | {label} | {name} | {' | '.join(cov)} | {len(t.population_cover['mean'])} |"
+        )
+
+
+def print_by_grid(budget: float) -> None:
+    """The real grids one by one at one budget: where a goal is missed, which grid."""
+    rows = [(k, t) for k, t in BY_GRID.items() if k[2] == budget]
+    if not rows:
+        return
+    print(f"\n### Real grids one by one at {budget:g}x\n")
+    print(
+        "| grid | metric | estimator | template err med / p95 | Sharpe err med / p95 | "
+        "Sharpe cov grid / pop | Sharpe CI width grid / pop |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for (grid, metric, _budget, name), t in sorted(
+        rows, key=lambda kv: (kv[0][0], kv[0][1], ROW_ORDER.index(kv[0][3]))
+    ):
+        cov = lambda xs: _fmt(float(np.mean(xs)), 2) if xs else "—"  # noqa: E731
+        width = lambda xs: _fmt(float(np.mean(xs))) if xs else "—"  # noqa: E731
+        print(
+            f"| {grid} | {metric} | {name} | "
+            f"{_fmt(_q(t.template_errors, 0.5))} / {_fmt(_q(t.template_errors, 0.95))} | "
+            f"{_fmt(_q(t.errors['sharpe'], 0.5))} / {_fmt(_q(t.errors['sharpe'], 0.95))} | "
+            f"{cov(t.grid_cover['sharpe'])} / {cov(t.pop_cover['sharpe'])} | "
+            f"{width(t.grid_width['sharpe'])} / {width(t.pop_width['sharpe'])} |"
+        )
 
 
 def print_goals(tallies: Tallies) -> None:
     print("\n### Goals at 2x (accuracy-type metrics)\n")
     print(
-        "| source | Sharpe err median ≤ 0.01 | Sharpe err p95 ≤ 0.03 | coverage ≥ 0.93 (grid / pop) | template err vs random subset (≥ 30% lower) |"
+        "| source | Sharpe err median ≤ 0.01 | Sharpe err p95 ≤ 0.03 | "
+        "coverage ≥ 0.93 (grid / pop) | template err vs random subset (≥ 30% lower) |"
     )
     print("|---|---|---|---|---|")
     fam = family("accuracy")
@@ -462,18 +494,17 @@ def print_features(
 ) -> None:
     print("\n### Grids: size and the features the simulation is calibrated on\n")
     print(
-        "| grid | source | templates × instances | mean | std over templates | top-answer share | ICC of correctness |"
+        "| grid | source | templates × instances | mean | std over templates | "
+        "top-answer share | ICC of correctness |"
     )
     print("|---|---|---|---|---|---|---|")
-    for g in real:
+    rows = [(g.name, "real", g) for g in real] + [(s.name, "simulated", g) for s, g in simulated]
+    for name, source, g in rows:
         f = describe(g)
         print(
-            f"| {g.name} | real | {g.shape[0]} × {g.shape[1]} | {f['mean']:.3f} | {f['std']:.3f} | {_fmt(f.get('top_answer_share', math.nan), 2)} | {_fmt(f.get('icc', math.nan), 2)} |"
-        )
-    for s, g in simulated:
-        f = describe(g)
-        print(
-            f"| {s.name} | simulated | {g.shape[0]} × {g.shape[1]} | {f['mean']:.3f} | {f['std']:.3f} | {_fmt(f.get('top_answer_share', math.nan), 2)} | {_fmt(f.get('icc', math.nan), 2)} |"
+            f"| {name} | {source} | {g.shape[0]} × {g.shape[1]} | {f['mean']:.3f} | "
+            f"{f['std']:.3f} | {_fmt(f.get('top_answer_share', math.nan), 2)} | "
+            f"{_fmt(f.get('icc', math.nan), 2)} |"
         )
 
 
@@ -518,9 +549,7 @@ def main() -> None:
                 b, _ = simulate(scenario, rng, shift=args.skill_gap, instance=inst)
                 if rep == 0:
                     shown.append((scenario, a))
-                bench_grids(
-                    [a, b], [(0, 1)], "simulated", 1, args, tallies, 7 + rep, populations
-                )
+                bench_grids([a, b], [(0, 1)], "simulated", 1, args, tallies, 7 + rep, populations)
     print(
         f"Budgeted estimation against the full grid; alpha {args.alpha:g}, n_boot {args.n_boot}, "
         f"{args.reps} design seeds per real grid, {args.sim_reps} simulated grid pairs per scenario"
@@ -528,6 +557,7 @@ def main() -> None:
     print_features(real, shown)
     print_tables(tallies, args)
     print_population(tallies)
+    print_by_grid(2.0)
     print_goals(tallies)
     print(f"\ntotal {time.perf_counter() - started:.0f} s")
 

@@ -13,7 +13,8 @@ discrimination lambda_t = lambda0 exp(N(0, 0.3^2)) and a loading u_t ~ N(0, tau_
 an instance factor v_i ~ N(0, 1) (template × instance interaction). The answer is the
 argmax of
 
-    b_t[k] + 1{k = g_i} lambda_t (a_t + theta_i + u_t v_i) + 1{k = distractor_i} d_i + noise * Gumbel
+    b_t[k] + 1{k = g_i} lambda_t (a_t + theta_i + u_t v_i) + 1{k = distractor_i} d_i
+        + noise * Gumbel
 
 (the Gumbel noise is what no template or instance effect explains). Scenarios are set so
 that the per-template accuracy std spans the paper's 0.01-0.2 and so that their other
@@ -108,7 +109,9 @@ class FullGrid:
             }
         return preds, refs
 
-    def template_truth(self, metric: str, rows: np.ndarray | None = None, template: int | None = None):
+    def template_truth(
+        self, metric: str, rows: np.ndarray | None = None, template: int | None = None
+    ):
         """Each template's metric on all instances (or on `rows`): (T,), or a float for
         one `template`."""
         cols = np.arange(self.shape[1]) if rows is None else rows
@@ -344,7 +347,9 @@ def population_truth(
         discrimination = s.lambda0 * np.exp(rng.normal(0.0, s.tau_discrimination, t))
         loading = rng.normal(0.0, s.tau_loading, t)
         correct = discrimination[:, None] * (
-            skill[:, None] + instance["theta"][None, :] + loading[:, None] * instance["factor"][None, :]
+            skill[:, None]
+            + instance["theta"][None, :]
+            + loading[:, None] * instance["factor"][None, :]
         )
         logits = np.repeat(bias[:, None, :], n_instances, axis=1)
         logits[:, np.arange(n_instances), gold] += correct

@@ -133,7 +133,7 @@ def _grid_of(
             m: [
                 [
                     round(float(v), 6)
-                    for v in corpus.per_item_scores(m, answers[t], gold_list, **options)
+                    for v in corpus.per_item_scores(m, answers[t], gold_list, **options) or []
                 ]
                 for t in template_ids
             ]
@@ -173,7 +173,7 @@ def make(spec: GridSpec, args: argparse.Namespace) -> None:
     for s in _read_samples(out / "samples.jsonl"):
         per_decoding[s["decoding"]].append(s)
     task_spec = hakari.load_task(spec.task).spec
-    labels = list(task_spec.labels) if task_spec.answer_type == "label" else None
+    labels = list(task_spec.labels or []) if task_spec.answer_type == "label" else None
     GRID_DIR.mkdir(parents=True, exist_ok=True)
     for decoding in todo:
         dec = results["models"][spec.model]["tasks"][spec.task]["decodings"][decoding]
