@@ -157,7 +157,9 @@ def evaluate(
             cache.close()
         raise
     try:
-        return _run(models, loaded, baselines, decoding_list, opts, factory, cache, writer, out_dir)
+        return _run(
+            models, loaded, baselines, decoding_list, opts, plan, factory, cache, writer, out_dir
+        )
     finally:
         if writer is not None:
             writer.release()
@@ -180,6 +182,7 @@ def _run(
     baselines: dict[str, preflight.Baseline],
     decoding_list: list[Decoding],
     opts: RunOptions,
+    plan: budgeted.Plan,
     factory: BackendFactory,
     cache: ResponseCache | None,
     writer: RunWriter | None,
@@ -294,7 +297,6 @@ def _run_budgeted(
             results.paired = budgeted.paired_items(outcomes) or None
             results.model_groups = budgeted.group_items(outcomes) or None
     if writer is not None:
-        results.n_samples = writer.n_samples
         writer.publish(results)
 
 
