@@ -40,6 +40,8 @@ from pydantic import Field, field_validator
 from hakari._util.atomic import json_text, write_text_atomic
 from hakari._util.records import Record
 from hakari._util.redact import redact_tree
+from hakari.aggregate.budget.records import DesignRecord, EstimatorRecord
+from hakari.aggregate.multiple import ModelGroups
 from hakari.aggregate.paired import PairedComparison
 from hakari.aggregate.summary import AggregateStats
 from hakari.aggregate.sweep import AlphaSweepPoint
@@ -78,7 +80,10 @@ class RunConfig(Record):
 
     Every key is null when the file's version did not record it (read from such a file,
     the key stays absent when written back); keys of newer versions are kept as they are.
+    The budget keys are written for budgeted runs only.
     """
+
+    WRITTEN_WHEN_GIVEN = frozenset({"budget", "target_ci", "until_decided"})
 
     models: list[str] | None = None
     """The model specs, in the order they ran (`--model`)."""
@@ -131,6 +136,12 @@ class RunConfig(Record):
     from Python (`evaluate`)."""
     started: str | None = None
     """When the run started: local time, ISO 8601 to the second."""
+    budget: str | None = None
+    """`--budget` as given (a budgeted run only; see each decoding's `budget`)."""
+    target_ci: float | None = None
+    """`--target-ci` (a budgeted run only)."""
+    until_decided: bool | None = None
+    """`--until-decided` (a budgeted run only)."""
 
     def recorded(self) -> dict[str, Any]:
         """The settings that have a value, in JSON form (keys of newer versions included)."""
@@ -140,12 +151,61 @@ class RunConfig(Record):
 class TemplateResult(Record):
     """One template's scores on all instances of a task × decoding."""
 
+    WRITTEN_WHEN_GIVEN = frozenset({"estimated", "metrics_ci"})
+
     metrics: dict[str, float]
     """Metric -> the corpus-level score over the instances, on the metric's scale."""
     fallback_rate: float
     """Share of answers (0 to 1) that took the task's fallback: nothing matched."""
     n: int
-    """Instances scored."""
+    """Instances scored (in a budgeted run: the instances this template was run on)."""
+    estimated: bool | None = None
+    """True when `metrics` were estimated from part of the grid (a budgeted run): the
+    template's score on every instance, estimated from the cells run. Written for such
+    runs only."""
+    metrics_ci: dict[str, list[float]] | None = None
+    """Estimated runs only: metric -> [low, high], the interval of the score the full
+    grid would have given this template."""
+
+
+class BudgetRound(Record):
+    """One round of a budgeted or sequential run of a task × decoding."""
+
+    WRITTEN_WHEN_GIVEN = frozenset({"max_p_adjusted"})
+
+    cells: int
+    """Cells run after this round (cumulative)."""
+    fraction: float
+    """`cells` over the grid's cells."""
+    sharpe_ci_half_width: dict[str, dict[str, float | None]]
+    """Model -> metric -> half the width of its Sharpe interval after this round (null
+    without a bootstrap)."""
+    max_p_adjusted: float | None = None
+    """Several models: the largest corrected p-value of a pair after this round (the pair
+    furthest from decided)."""
+
+
+class BudgetRecord(Record):
+    """What a budgeted run did on one task × decoding: `budget` of the decoding."""
+
+    budget: str | None
+    """`--budget` as given ("2x", "0.1", "5000"); null: up to the full grid."""
+    target_ci: float | None
+    """`--target-ci`: the Sharpe half-width that stops the rounds; null if not asked."""
+    until_decided: bool
+    """`--until-decided`: rounds until every pair of models differs."""
+    design: DesignRecord
+    """Which cells ran (the balanced design) and how many of the grid's."""
+    estimator: EstimatorRecord
+    """How the numbers were estimated from them."""
+    stopped: str
+    """Why the rounds ended: "budget" (the cells bought), "grid_full", "target_ci",
+    "decided" (or both, joined by "+")."""
+    rounds: list[BudgetRound]
+    """Each round, in order."""
+    decision_level: float | None
+    """`--until-decided`: the level a pair had to reach at a round (0.05 over the number
+    of rounds the run could have: Bonferroni over the looks); null otherwise."""
 
 
 class RescoredMetric(Record):
@@ -166,7 +226,14 @@ class DecodingResult(Record):
     """One model × task × decoding."""
 
     WRITTEN_WHEN_GIVEN = frozenset(
-        {"rescored", "refusals", "unencodable_answers", "unreadable_cache_rows", "redacted_secrets"}
+        {
+            "rescored",
+            "refusals",
+            "unencodable_answers",
+            "unreadable_cache_rows",
+            "redacted_secrets",
+            "budget",
+        }
     )
 
     templates: dict[str, TemplateResult] = Field(default_factory=dict)
@@ -204,6 +271,9 @@ class DecodingResult(Record):
     of an 8-character piece of one in the model's answers, replaced by *** before
     samples.jsonl and the response cache were written (a server that reflects its
     Authorization header; written when not 0)."""
+    budget: BudgetRecord | None = None
+    """A budgeted run: which part of the grid ran, how the numbers were estimated, the
+    rounds (written for such runs only; then every number of this decoding is estimated)."""
 
 
 class TaskResult(Record):
@@ -234,7 +304,7 @@ class ModelResult(Record):
 class EvalResults(Record):
     """A run's results: results.json (see the module docstring for the layout)."""
 
-    WRITTEN_WHEN_GIVEN = frozenset({"rescoring"})
+    WRITTEN_WHEN_GIVEN = frozenset({"rescoring", "model_groups"})
     INVALID = "not a hakari results.json"
 
     schema_version: int = SCHEMA_VERSION
@@ -260,6 +330,11 @@ class EvalResults(Record):
     rescoring: list[dict[str, Any]] | None = None
     """One entry per `hakari score RUN_DIR`: the metrics it added and its provenance
     (scorer models, judge prompts and summary); written once it ran."""
+    model_groups: dict[str, dict[str, dict[str, ModelGroups]]] | None = None
+    """Task -> decoding -> metric -> which models differ in Sharpe score after a
+    multiple-comparison correction, and the groups of tied models
+    (`hakari.aggregate.multiple`); written for runs of three or more models and budgeted
+    runs of two or more (with a bootstrap)."""
 
     @field_validator("schema_version")
     @classmethod

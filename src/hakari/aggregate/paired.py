@@ -64,6 +64,7 @@ class PairedStatistic(Record):
     CI; on the metric's scale (differences: twice its range at most)."""
 
     model_config = ConfigDict(frozen=True)
+    WRITTEN_WHEN_GIVEN = frozenset({"grid_ci_low", "grid_ci_high"})
 
     a: float
     """Model A's published point estimate (its `aggregate[METRIC]` value)."""
@@ -85,6 +86,11 @@ class PairedStatistic(Record):
     """The ends of the CI that were cut to the range a difference can take ("low",
     "high"; `intervals.difference_bounds`, which contains 0: no verdict changes); absent
     in files written before issue 17."""
+    grid_ci_low: float | None = None
+    """Estimated comparisons only (a budgeted run): lower end of the interval of the
+    difference the full grid would have given."""
+    grid_ci_high: float | None = None
+    """Estimated comparisons only: upper end of the full-grid interval of the difference."""
 
 
 class PairedComparison(Record):
@@ -92,6 +98,7 @@ class PairedComparison(Record):
     `paired[TASK][DECODING]` in results.json, its keys in this order."""
 
     model_config = ConfigDict(frozen=True)
+    WRITTEN_WHEN_GIVEN = frozenset({"estimated"})
 
     model_a: str
     """Model A's spec (A ran before B)."""
@@ -117,6 +124,10 @@ class PairedComparison(Record):
     """Seed of the shared draws."""
     ci_method: str
     """How the CIs were read: "studentized" or "percentile" (`hakari.aggregate.intervals`)."""
+    estimated: bool | None = None
+    """True when both models' numbers were estimated from the same part of the grid (a
+    budgeted run; the CIs then carry the imputation's uncertainty too). Written for such
+    runs only."""
 
     _replicates: dict[str, Replicates] = PrivateAttr(default_factory=dict)
 

@@ -55,7 +55,22 @@ class AggregateStats(Record):
 
     model_config = ConfigDict(frozen=True)
     WRITTEN_WHEN_GIVEN = frozenset(
-        {"std_ci_low", "std_ci_high", "n_boot", "confidence", "seed", "ci_method", "ci_clipped"}
+        {
+            "std_ci_low",
+            "std_ci_high",
+            "n_boot",
+            "confidence",
+            "seed",
+            "ci_method",
+            "ci_clipped",
+            "estimated",
+            "mean_grid_ci_low",
+            "mean_grid_ci_high",
+            "std_grid_ci_low",
+            "std_grid_ci_high",
+            "sharpe_grid_ci_low",
+            "sharpe_grid_ci_high",
+        }
     )
 
     mean: float
@@ -114,6 +129,24 @@ class AggregateStats(Record):
     "std_low", "sharpe_high"...; [] when none): the mean in the metric's range, the std
     in [0, half its width], the Sharpe score between the range's ends and 0
     (`hakari.aggregate.intervals`; with a bootstrap only, absent before issue 17)."""
+    estimated: bool | None = None
+    """True when every number here was estimated from part of the template × instance
+    grid (`--budget`, `--target-ci`, `--until-decided`; `hakari.aggregate.budget`): the
+    point values are posterior means over imputations of the cells not run, and the CIs
+    above target the same populations as a full run's. Written for such runs only."""
+    mean_grid_ci_low: float | None = None
+    """Estimated runs only: lower end of the interval of the mean that the *full grid*
+    (every template on every instance of this run) would have given."""
+    mean_grid_ci_high: float | None = None
+    """Estimated runs only: upper end of the full-grid interval of the mean."""
+    std_grid_ci_low: float | None = None
+    """Estimated runs only: lower end of the full-grid interval of `std`."""
+    std_grid_ci_high: float | None = None
+    """Estimated runs only: upper end of the full-grid interval of `std`."""
+    sharpe_grid_ci_low: float | None = None
+    """Estimated runs only: lower end of the full-grid interval of the Sharpe score."""
+    sharpe_grid_ci_high: float | None = None
+    """Estimated runs only: upper end of the full-grid interval of the Sharpe score."""
 
 
 def aggregate(per_template: Mapping[str, float], *, alpha: float = 1.0) -> AggregateStats:

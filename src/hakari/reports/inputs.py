@@ -106,14 +106,34 @@ def load_inputs(paths: Iterable[Path]) -> ReportData:
     return ReportData(runs=runs, models=_merge_models(runs), meta=meta)
 
 
+def _estimated(run: Run) -> bool:
+    """A budgeted run: its numbers were estimated from part of each grid."""
+    return any(
+        dec.budget is not None
+        for model in run.results.models.values()
+        for task in model.tasks.values()
+        for dec in task.decodings.values()
+    )
+
+
 def _merge_models(runs: list[Run]) -> dict[str, ModelResult]:
+    """Report label -> results. A model of a budgeted run is labelled "(estimated)"; when
+    the same model also comes from a full run, that one is labelled "(full grid)", so a
+    report never shows an estimated number under the name of a measured one."""
     models: dict[str, ModelResult] = {}
+    estimated_keys = {key for run in runs if _estimated(run) for key in run.results.models}
     for run in runs:
+        estimated = _estimated(run)
         for key, result in run.results.models.items():
-            label, n = key, 1
+            base = key
+            if estimated:
+                base = f"{key} (estimated)"
+            elif key in estimated_keys:
+                base = f"{key} (full grid)"
+            label, n = base, 1
             while label in models:
                 n += 1
-                label = f"{key} ({n})"
+                label = f"{base} ({n})"
             models[label] = result
             run.labels[key] = label
     return models

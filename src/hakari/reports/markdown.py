@@ -11,11 +11,18 @@ from pathlib import Path
 from typing import Any
 
 from hakari.reports.rows import (
+    ESTIMATED_NOTE,
+    GROUP_HEADER,
     NEGATIVE_MEAN_MARK,
     NEGATIVE_MEAN_NOTE,
     PAIRED_HEADER,
     SUMMARY_HEADER,
+    estimate_note,
+    group_note,
+    group_sections,
+    group_title,
     has_caveat,
+    has_estimates,
     meta_skipped,
     meta_tables,
     paired_rows,
@@ -68,6 +75,8 @@ def markdown_report(results: EvalResults) -> str:
     lines.append("")
     if any(NEGATIVE_MEAN_MARK in row[6] for row in rows):
         lines.append(NEGATIVE_MEAN_NOTE + "\n")
+    if has_estimates(results):
+        lines.append(ESTIMATED_NOTE + "\n")
     for title, tres, dec in sections(results):
         lines.append(f"### {md_cell(title)}\n")
         if dec.skipped:
@@ -84,6 +93,9 @@ def markdown_report(results: EvalResults) -> str:
                 f"{dec.refusals} refusals: the server gave no text for these prompts however "
                 "often asked (scored as the fallback).\n"
             )
+        note = estimate_note(dec)
+        if note is not None:
+            lines.append(md_cell(note) + "\n")
         if has_caveat(dec):
             lines.append(NEGATIVE_MEAN_NOTE + "\n")
     if results.alpha_sweep:
@@ -114,6 +126,13 @@ def markdown_report(results: EvalResults) -> str:
             lines.append("|" + "|".join("---" for _ in PAIRED_HEADER) + "|")
         lines.append(_md_row(cells))
     if current is not None:
+        lines.append("")
+    for task_name, decoding, metric, groups, group_rows in group_sections(results):
+        lines.append(f"### {md_cell(group_title(task_name, decoding, metric, groups))}\n")
+        lines.append(md_cell(group_note(groups)) + "\n")
+        lines.append(_md_row(GROUP_HEADER))
+        lines.append("|" + "|".join("---" for _ in GROUP_HEADER) + "|")
+        lines.extend(_md_row(row) for row in group_rows)
         lines.append("")
     return "\n".join(lines)
 

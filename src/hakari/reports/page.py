@@ -14,6 +14,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from hakari.aggregate.multiple import ModelGroups
 from hakari.aggregate.paired import PairedComparison
 from hakari.reports import charts, tables
 from hakari.reports.inputs import ReportData, Run, SampleBlock, read_samples
@@ -156,6 +157,35 @@ def _paired(data: ReportData, task: str, decoding: str, metric: str) -> list[Pai
     return rows
 
 
+def _groups(data: ReportData, task: str, decoding: str, metric: str) -> list[ModelGroups]:
+    """`model_groups[TASK][DECODING][METRIC]` of every run, with report labels."""
+    out: list[ModelGroups] = []
+    for run in data.runs:
+        groups = (run.results.model_groups or {}).get(task, {}).get(decoding, {}).get(metric)
+        if groups is None:
+            continue
+        label = run.labels
+        tests = [
+            t.model_copy(
+                update={
+                    "model_a": label.get(t.model_a, t.model_a),
+                    "model_b": label.get(t.model_b, t.model_b),
+                }
+            )
+            for t in groups.tests
+        ]
+        out.append(
+            groups.model_copy(
+                update={
+                    "tests": tests,
+                    "scores": {label.get(m, m): v for m, v in groups.scores.items()},
+                    "groups": [[label.get(m, m) for m in g] for g in groups.groups],
+                }
+            )
+        )
+    return out
+
+
 def _decoding_section(data: ReportData, task: str, decoding: str, n: int) -> str:
     models = per_model(data, task, decoding)
     head = f'<h3 id="{anchor(task, decoding)}">{esc(task)} · {esc(decoding)}</h3>'
@@ -178,6 +208,9 @@ def _decoding_section(data: ReportData, task: str, decoding: str, n: int) -> str
         if paired:
             parts.append("<h5>paired differences (same templates and instances)</h5>")
             parts.append(tables.paired_differences(paired))
+        for groups in _groups(data, task, decoding, metric):
+            parts.append("<h5>which models differ (corrected for the number of pairs)</h5>")
+            parts.append(tables.model_groups(groups))
     panels = sweep_panels(models, info.metrics)
     if panels:
         svg = charts.bump_chart(panels, key=anchor(task, decoding, n), all_models=list(data.models))

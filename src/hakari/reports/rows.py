@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from hakari.aggregate.multiple import ModelGroups
 from hakari.aggregate.paired import PairedStatistic, Verdict
 from hakari.aggregate.summary import AggregateStats
 from hakari.results import DecodingResult, EvalResults, TaskResult
@@ -62,12 +63,31 @@ SPREAD_ROWS: tuple[tuple[str, Callable[[AggregateStats], float]], ...] = (
 )
 
 
+ESTIMATED_MARK = "≈"
+
+
+def estimate_note(dec: DecodingResult) -> str | None:
+    """How much of the grid a budgeted decoding ran, in words (None for a full run)."""
+    budget = dec.budget
+    if budget is None:
+        return None
+    design, estimator = budget.design, budget.estimator
+    return (
+        f"{ESTIMATED_MARK} estimated from {design.fraction:.0%} of the grid "
+        f"({design.cells_run:,} of {design.grid_size:,} template × instance cells; "
+        f"{estimator.name} v{estimator.version}, {estimator.model}; rounds: "
+        f"{len(budget.rounds)}, stopped: {budget.stopped}). Intervals target the same "
+        "populations as a full run's; n = instances run per template."
+    )
+
+
 def table_rows(task: TaskResult, dec: DecodingResult) -> Iterator[list[str]]:
     metrics = task.metrics
+    mark = ESTIMATED_MARK if dec.budget is not None else ""
     for template_id, tr in dec.templates.items():
         yield [
             template_id,
-            *(fmt(tr.metrics.get(m)) for m in metrics),
+            *(mark + fmt(tr.metrics.get(m)) for m in metrics),
             f"{tr.fallback_rate:.1%}",
             str(tr.n),
         ]
@@ -75,9 +95,9 @@ def table_rows(task: TaskResult, dec: DecodingResult) -> Iterator[list[str]]:
         yield ["chance", *(fmt(task.chance.get(m)) for m in metrics), "", ""]
     stats = [dec.aggregate.get(m) for m in metrics]
     for label, value in SPREAD_ROWS:
-        yield [label, *(fmt(value(s) if s is not None else None) for s in stats), "", ""]
+        yield [label, *(mark + fmt(value(s) if s is not None else None) for s in stats), "", ""]
     alpha = stats[0].alpha if stats and stats[0] is not None else 1.0
-    yield [f"sharpe (α={alpha:g})", *(sharpe_text(s) for s in stats), "", ""]
+    yield [f"sharpe (α={alpha:g})", *(mark + sharpe_text(s) for s in stats), "", ""]
     if any(s is not None and s.ci_low is not None for s in stats):
         yield ["mean 95% CI", *(mean_ci_text(s).strip() for s in stats), "", ""]
         yield ["sharpe 95% CI", *(sharpe_ci_text(s).strip() for s in stats), "", ""]
@@ -140,6 +160,7 @@ def summary_rows(results: EvalResults) -> Iterator[list[str]]:
                 if dec.skipped or not dec.templates:
                     continue
                 fallback = sum(t.fallback_rate for t in dec.templates.values()) / len(dec.templates)
+                mark = ESTIMATED_MARK if dec.budget is not None else ""
                 for metric in tres.metrics:
                     a = dec.aggregate.get(metric)
                     yield [
@@ -147,9 +168,9 @@ def summary_rows(results: EvalResults) -> Iterator[list[str]]:
                         task_name,
                         decoding,
                         metric,
-                        fmt(a.mean if a else None),
-                        fmt(a.std if a else None),
-                        sharpe_text(a) + sharpe_ci_text(a),
+                        mark + fmt(a.mean if a else None),
+                        mark + fmt(a.std if a else None),
+                        mark + sharpe_text(a) + sharpe_ci_text(a),
                         fmt(a.min if a else None) + "–" + fmt(a.max if a else None),
                         fmt(tres.chance.get(metric)),
                         f"{fallback:.1%}",
@@ -234,4 +255,61 @@ def meta_skipped(meta: Mapping[str, Any]) -> list[str]:
     skipped = meta.get("skipped_levels")
     return (
         [f"{k}: skipped ({v})" for k, v in skipped.items()] if isinstance(skipped, Mapping) else []
+    )
+
+
+def has_estimates(results: EvalResults) -> bool:
+    return any(
+        dec.budget is not None
+        for m in results.models.values()
+        for t in m.tasks.values()
+        for dec in t.decodings.values()
+    )
+
+
+ESTIMATED_NOTE = (
+    f"{ESTIMATED_MARK} estimated from part of the template × instance grid (a budgeted run; "
+    "see each table's note for how much)."
+)
+
+GROUP_HEADER = ["A", "B", "Δ Sharpe", "p", "p adjusted", "verdict"]
+GROUP_VERDICT = {"a_better": "A better", "b_better": "B better", "tied": "tied"}
+
+
+def groups_text(groups: ModelGroups) -> str:
+    """The tied groups, best first: "{a, b} ≥ {c}" (a model may be in several)."""
+    return "  ·  ".join("{" + ", ".join(g) + "}" for g in groups.groups)
+
+
+def group_sections(
+    results: EvalResults,
+) -> Iterator[tuple[str, str, str, ModelGroups, list[list[str]]]]:
+    """(task, decoding, metric, groups, rows of the corrected tests) per model group."""
+    for task_name, per_dec in (results.model_groups or {}).items():
+        for decoding, per_metric in per_dec.items():
+            for metric, groups in per_metric.items():
+                rows = [
+                    [
+                        t.model_a,
+                        t.model_b,
+                        f"{t.diff:+.3f}",
+                        f"{t.p_value:.3f}",
+                        f"{t.p_adjusted:.3f}",
+                        GROUP_VERDICT[t.verdict],
+                    ]
+                    for t in groups.tests
+                ]
+                yield task_name, decoding, metric, groups, rows
+
+
+def group_title(task_name: str, decoding: str, metric: str, groups: ModelGroups) -> str:
+    mark = f" ({ESTIMATED_MARK} estimated)" if groups.estimated else ""
+    return f"which models differ · {task_name} · {decoding} · {metric}{mark}"
+
+
+def group_note(groups: ModelGroups) -> str:
+    return (
+        f"Statistically tied groups (Sharpe score, best first): {groups_text(groups)}. "
+        f"Every pair tested at a family-wise level of {groups.level:g} "
+        f"({groups.correction}); models in no common group differ."
     )

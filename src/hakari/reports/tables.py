@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from hakari.aggregate.multiple import ModelGroups
 from hakari.aggregate.paired import PairedComparison, PairedStatistic, Verdict
 from hakari.aggregate.summary import AggregateStats
 from hakari.reports.markup import ci, esc, num, pct, table
@@ -61,6 +62,21 @@ def _flags(stats: AggregateStats) -> str:
     return "".join(f'<span class="flag">{esc(n)}</span>' for n in notes)
 
 
+def _estimated_flag(dec: DecodingResult) -> str:
+    """A budgeted decoding: how much of the grid its numbers were estimated from."""
+    if dec.budget is None:
+        return ""
+    design = dec.budget.design
+    title = (
+        f"{design.cells_run:,} of {design.grid_size:,} template × instance cells run; "
+        f"{dec.budget.estimator.name} v{dec.budget.estimator.version}"
+    )
+    return (
+        f'<span class="flag estimated" title="{esc(title)}">'
+        f"≈ estimated from {design.fraction:.0%} of the grid</span>"
+    )
+
+
 def _statistics_cells(s: AggregateStats | None) -> list[str]:
     """mean, std, Sharpe (each with its CI) and min – max."""
     if s is None:
@@ -92,7 +108,7 @@ def leaderboard(models: Mapping[str, tuple[TaskResult, DecodingResult]], metric:
                 num(task.chance.get(metric)),
                 pct(mean_fallback(dec)),
                 str(len(dec.templates)),
-                _flags(s) if s is not None else "",
+                (_flags(s) if s is not None else "") + _estimated_flag(dec),
             ]
         )
     header = [
@@ -190,3 +206,32 @@ def paired_differences(rows: Sequence[PairedComparison]) -> str:
         for r in rows
     ]
     return table(header, body, cls="paired", numeric_from=2)
+
+
+def model_groups(groups: ModelGroups) -> str:
+    """Which models differ after the multiple-comparison correction, and the groups of
+    statistically tied models (`model_groups[TASK][DECODING][METRIC]`)."""
+    verdicts = {"a_better": "◀ A", "b_better": "B ▶", "tied": "tied"}
+    body = [
+        [
+            f'<span class="model">{esc(t.model_a)}</span>',
+            f'<span class="model">{esc(t.model_b)}</span>',
+            num(t.diff) + " " + ci(t.simultaneous_ci_low, t.simultaneous_ci_high),
+            num(t.p_value, 3),
+            num(t.p_adjusted, 3),
+            esc(verdicts[t.verdict]),
+        ]
+        for t in groups.tests
+    ]
+    header = ["model A", "model B", "Δ Sharpe [simultaneous CI]", "p", "p adjusted", "verdict"]
+    tied = " · ".join(
+        "{" + ", ".join(f'<span class="model">{esc(m)}</span>' for m in g) + "}"
+        for g in groups.groups
+    )
+    estimated = " (≈ estimated from part of the grid)" if groups.estimated else ""
+    note = (
+        f'<p class="note">Statistically tied groups, best first{estimated}: {tied}. Every '
+        f"pair at a family-wise level of {esc(groups.level)} ({esc(groups.correction)}); "
+        "models in no common group differ.</p>"
+    )
+    return note + table(header, body, cls="groups", numeric_from=2)

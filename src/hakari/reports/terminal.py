@@ -12,8 +12,13 @@ from rich.table import Table
 from rich.text import Text
 
 from hakari.reports.rows import (
+    GROUP_HEADER,
     NEGATIVE_MEAN_NOTE,
     PAIRED_HEADER,
+    estimate_note,
+    group_note,
+    group_sections,
+    group_title,
     has_caveat,
     meta_skipped,
     meta_tables,
@@ -41,6 +46,9 @@ def print_report(results: EvalResults, console: Console | None = None) -> None:
         for i, row in enumerate(rows):
             table.add_row(*map(Text, row), end_section=i == n_templates - 1)
         console.print(table)
+        note = estimate_note(dec)
+        if note is not None:
+            console.print(Text(note))
         if has_caveat(dec):
             console.print(NEGATIVE_MEAN_NOTE, markup=False)
         console.print(
@@ -58,6 +66,20 @@ def print_report(results: EvalResults, console: Console | None = None) -> None:
         print_alpha_sweep(results, console)
     if results.paired:
         print_paired(results, console)
+    print_groups(results, console)
+
+
+def print_groups(results: EvalResults, console: Console) -> None:
+    for task_name, decoding, metric, groups, rows in group_sections(results):
+        table = Table(
+            title=Text(group_title(task_name, decoding, metric, groups)), title_justify="left"
+        )
+        for i, name in enumerate(GROUP_HEADER):
+            table.add_column(name, justify="right" if i >= 2 else "left")
+        for row in rows:
+            table.add_row(*(Text(cell) for cell in row))
+        console.print(table)
+        console.print(Text(group_note(groups)))
 
 
 def print_alpha_sweep(results: EvalResults, console: Console) -> None:

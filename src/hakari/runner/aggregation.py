@@ -9,6 +9,7 @@ from typing import Any
 
 from hakari import aggregate as agg
 from hakari.aggregate import AlphaSweepPoint, BootstrapResult, PairedComparison
+from hakari.aggregate.multiple import ModelGroups, adjust, group_record
 from hakari.results import DecodingResult, EvalResults, TemplateResult
 from hakari.runner.collect import Collected
 from hakari.runner.options import RunOptions
@@ -109,4 +110,29 @@ def paired_comparisons(store: BootstrapStore) -> dict[str, dict[str, list[Paired
         ]
         if items:
             out.setdefault(task_name, {})[decoding] = items
+    return out
+
+
+GROUPS_FROM = 3  # models: with two, `paired` says it all
+
+
+def model_groups(store: BootstrapStore) -> dict[str, dict[str, dict[str, ModelGroups]]]:
+    """`model_groups[TASK][DECODING][METRIC]` when at least `GROUPS_FROM` models ran: every
+    pair's Sharpe difference corrected for the number of pairs (Romano-Wolf step-down on
+    the shared replicates) and the groups of tied models (`aggregate.multiple`)."""
+    out: dict[str, dict[str, dict[str, ModelGroups]]] = {}
+    for (task_name, decoding), per_metric in store.items():
+        for metric, per_model in per_metric.items():
+            if len(per_model) < GROUPS_FROM:
+                continue
+            pairs = agg.compare_all(per_model, metric)
+            tests = adjust(
+                [(c.model_a, c.model_b) for c in pairs],
+                [c.replicates["sharpe"] for c in pairs],
+                [c.sharpe.p_value for c in pairs],
+            )
+            scores = {model: boot.stats.sharpe for model, boot in per_model.items()}
+            out.setdefault(task_name, {}).setdefault(decoding, {})[metric] = group_record(
+                tests, scores
+            )
     return out

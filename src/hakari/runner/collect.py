@@ -44,6 +44,29 @@ class Collected:
     unreadable_cache_rows: int = 0
     redacted_secrets: int = 0  # API keys replaced by *** in the answers (GenerationResult)
 
+    def add(self, rp: RenderedPrompt, extraction: Extraction) -> None:
+        preds = self.predictions[rp.template_id]
+        if len(preds) == len(self.golds):
+            self.golds.append(rp.gold)
+        preds.append(extraction.answer)
+        if extraction.used_fallback:
+            self.fallbacks[rp.template_id] += 1
+
+
+@dataclass
+class CellsCollected(Collected):
+    """The answers of a part of the grid (a budgeted run), by (template id, split
+    position); kept across the rounds of a sequential run."""
+
+    answers: dict[tuple[str, int], Any] = field(default_factory=dict)
+    fallback_cells: set[tuple[str, int]] = field(default_factory=set)
+
+    def add(self, rp: RenderedPrompt, extraction: Extraction) -> None:
+        cell = (rp.template_id, rp.index)
+        self.answers[cell] = extraction.answer
+        if extraction.used_fallback:
+            self.fallback_cells.add(cell)
+
 
 def task_instances(task: Task, opts: RunOptions) -> Iterator[tuple[int, dict[str, Any]]]:
     """(position in the split, row) of the instances a run evaluates: the same rows for
@@ -69,16 +92,27 @@ def run_decoding(
     label: str,
     hook: ProgressHook,
     write_sample: SampleWriter,
+    *,
+    cells: frozenset[tuple[str, int]] | None = None,
+    collected: Collected | None = None,
 ) -> tuple[Collected, int, int]:
-    """Returns the collected predictions, the requests generated and those from the cache."""
+    """Returns the collected predictions, the requests generated and those from the cache.
+
+    `cells` (template id, split position) restricts the run to part of the grid (a
+    budgeted run); their answers go to `collected` (e.g. a `CellsCollected` kept across
+    rounds)."""
     spec = task.spec
     templates = select_templates(spec, opts.templates)
-    collected = Collected()
+    collected = Collected() if collected is None else collected
     generated = cached = 0
-    total = n_rows * len(templates)
+    total = n_rows * len(templates) if cells is None else len(cells)
     hook(label, total, 0)
     unreadable_before = cache.unreadable if cache is not None else 0
     for chunk in iter_numbered_chunks(spec, templates, task_instances(task, opts), CHUNK_ROWS):
+        if cells is not None:
+            chunk = [rp for rp in chunk if (rp.template_id, rp.index) in cells]
+            if not chunk:
+                continue
         advance = lambda n: hook(label, total, n)  # noqa: E731
         refused: list[bool] = []
         if decoding == "loglik":
@@ -104,23 +138,14 @@ def run_decoding(
         for i, (rp, output) in enumerate(zip(chunk, outputs, strict=True)):
             pattern = compile_regex(rp.regex)  # checked for every row before the model loaded
             extraction = extract_answer(spec, output, pattern, rp.answers, qa_mode=opts.qa_mode)
-            collect(collected, rp, extraction)
+            collected.add(rp, extraction)
             record = sample_record(backend, task, decoding, rp, output, extraction)
             if refused and refused[i]:
                 record["refused"] = True  # written only when true: samples stay as they were
             write_sample(record)
     if cache is not None:
-        collected.unreadable_cache_rows = cache.unreadable - unreadable_before
+        collected.unreadable_cache_rows += cache.unreadable - unreadable_before
     return collected, generated, cached
-
-
-def collect(collected: Collected, rp: RenderedPrompt, extraction: Extraction) -> None:
-    preds = collected.predictions[rp.template_id]
-    if len(preds) == len(collected.golds):
-        collected.golds.append(rp.gold)
-    preds.append(extraction.answer)
-    if extraction.used_fallback:
-        collected.fallbacks[rp.template_id] += 1
 
 
 def sample_record(
