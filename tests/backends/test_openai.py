@@ -221,6 +221,21 @@ def test_stop_inside_leading_whitespace_is_reasked(servers: list[StubServer]) ->
     b.close()
 
 
+def test_stop_after_regex_cuts_the_answer_line(servers: list[StubServer]) -> None:
+    server = serve(servers, lambda seen: Reply(body=completion("It is 1, I think")))
+    b = backend(server.url)
+    plain, ruled = b.generate(
+        [
+            GenerationRequest(prompt="Q", max_new_tokens=20),
+            GenerationRequest(prompt="Q", max_new_tokens=20, stop_after_regex="1,"),
+        ]
+    )
+    assert plain.text == "It is 1, I think"
+    assert (ruled.text, ruled.finish_reason) == ("It is 1,", "stop")
+    assert all("stop_after_regex" not in s.body for s in server.generations())
+    b.close()
+
+
 def test_regex_field_and_ignored_constraints(
     servers: list[StubServer], caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -103,6 +103,18 @@ def test_stop_in_leading_whitespace_is_reasked(vllm: ModuleType, smollm2_folder:
     assert [r.finish_reason for r in results] == ["stop", "stop", "stop"]
 
 
+def test_stop_after_regex_cuts_the_answer_line(vllm: ModuleType, smollm2_folder: Path) -> None:
+    vllm.RESPONDER = lambda ids, params: "It is 1, I think\nmore"
+    try:
+        backend = load(f"vllm:{smollm2_folder}")
+        (result,) = backend.generate(
+            [GenerationRequest(prompt="Q", max_new_tokens=20, stop_after_regex="1,")]
+        )
+    finally:
+        vllm.RESPONDER = lambda ids, params: " positive\n"
+    assert (result.text, result.finish_reason) == ("It is 1,", "stop")
+
+
 def test_loglik_uses_prompt_logprobs_on_the_hf_backends_tokens(
     vllm: ModuleType, smollm2_folder: Path, smollm2_backend: HFBackend
 ) -> None:

@@ -8,8 +8,10 @@ sort and schedule them; it returns results in the order of the requests.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 from typing import Literal, Protocol, TypeVar, cast, runtime_checkable
 
 from hakari.errors import HakariInputError
@@ -38,7 +40,9 @@ class Message:
 
 # Bumped when the meaning of a request's settings changes, so that the response cache
 # never serves a result made under the old meaning (2: stop strings skip the leading
-# whitespace of the output; `max_new_chars`; no partial UTF-8 characters).
+# whitespace of the output; `max_new_chars`; no partial UTF-8 characters). A new setting
+# whose default keeps the old meaning does not bump it: it enters the key only when set
+# (`GenerationRequest.settings`), so only the requests that use it get new keys.
 REQUEST_SEMANTICS = 2
 
 
@@ -68,6 +72,13 @@ class GenerationRequest:
     3. **No partial characters.** The text never ends in an incomplete UTF-8 sequence:
        bytes of a character the token budget cut short are held back, so U+FFFD never
        appears in an output because of the budget.
+    4. **Stop after a regex.** With `stop_after_regex`, the text (after rules 1 and 2) is
+       cut to its shortest prefix in which `re.search(stop_after_regex, prefix)` finds a
+       match, the match kept; generation ends there (finish_reason "stop"). It depends
+       only on the text, so a backend that cannot stop on it (a server) applies it to
+       the finished text and returns the same answer as one that stops as soon as it
+       holds (`stop_after_index`). Label tasks use it to end a greedy answer once its
+       extracted label is decided (`hakari.tasks.extract.decided_answer_regex`).
 
     Budget. `max_new_tokens` is a hard cap on generated tokens (the only cap when
     `max_new_chars` is None). With `max_new_chars`, set it to at least
@@ -75,8 +86,8 @@ class GenerationRequest:
 
     Regex. With a `regex` the output is constrained to it and generation ends as soon as
     the regex cannot be extended (finish_reason "regex_done"); stop strings do not apply
-    (the regex defines the end of the answer); rules 2 and 3 do. Greedy when
-    temperature == 0.
+    (the regex defines the end of the answer), nor does `stop_after_regex`; rules 2
+    and 3 do. Greedy when temperature == 0.
     """
 
     prompt: str
@@ -89,12 +100,17 @@ class GenerationRequest:
     top_k: int = 0
     seed: int | None = None
     max_new_chars: int | None = None
+    stop_after_regex: str | None = None
 
     def settings(self) -> dict[str, object]:
-        """Everything but the prompt text: part of the cache key."""
+        """Everything but the prompt text: part of the cache key. Settings added after
+        REQUEST_SEMANTICS 2 enter only when set, so the keys of requests that do not use
+        them stay what they were."""
         d = asdict(self)
         d.pop("prompt")
         d.pop("messages")
+        if d["stop_after_regex"] is None:
+            d.pop("stop_after_regex")
         d["semantics"] = REQUEST_SEMANTICS
         return d
 
@@ -123,11 +139,30 @@ def stop_index(text: str, stop: Sequence[str]) -> int | None:
     return min(hits) if hits else None
 
 
+@lru_cache(maxsize=1024)
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+def stop_after_index(text: str, pattern: str) -> int | None:
+    """Rule 4 of `GenerationRequest`: the length of the shortest prefix of `text` in
+    which `pattern` has a match, or None when even the whole text has none."""
+    compiled = _compiled(pattern)
+    for end in range(len(text) + 1):
+        if compiled.search(text[:end]) is not None:
+            return end
+    return None
+
+
 def apply_output_rules(
-    text: str, *, stop: Sequence[str] = (), max_new_chars: int | None = None
+    text: str,
+    *,
+    stop: Sequence[str] = (),
+    max_new_chars: int | None = None,
+    stop_after_regex: str | None = None,
 ) -> tuple[str, Literal["stop", "length"] | None]:
-    """Rules 1 and 2 of `GenerationRequest` on a decoded text: the text to return, and
-    "stop" / "length" when a rule ended it (None when neither did). A backend that
+    """Rules 1, 2 and 4 of `GenerationRequest` on a decoded text: the text to return,
+    and "stop" / "length" when a rule ended it (None when none did). A backend that
     cannot stop where the rules say (e.g. a server that stops at every stop string)
     generates without them and applies this to the result."""
     reason: Literal["stop", "length"] | None = None
@@ -140,6 +175,10 @@ def apply_output_rules(
             if len(text) - start > max_new_chars or reason is None:
                 reason = "length"
             text = text[: start + max_new_chars]
+    if stop_after_regex is not None:
+        end = stop_after_index(text, stop_after_regex)
+        if end is not None:
+            text, reason = text[:end], "stop"
     return text, reason
 
 

@@ -17,6 +17,12 @@ it is the answer when its text is one the template's regex accepts in full, else
 task's fallback applies ("10", "5.5" or "-3" on the 0–5 scale fall back to 2.0, as
 Appendix B's "parts that can be parsed as floats according to the regular expression").
 
+Early end. A greedy label answer can end as soon as its extracted answer is decided
+(`decided_answer_regex`, used as the request's `stop_after_regex`): whether and what the
+anchored regex matches at a position depends only on the characters before it and the
+next `max width + 2` (`_END` reads up to 2 past a match), so once the text holds that
+many characters from the first match, no continuation can change which match is first.
+
 QA modes. `first-line` (the default): the template's regex picks the answer (the first
 non-empty line, at most 200 characters) and golds are NFKC-normalised like answers.
 `paper`: Appendix B exactly: the whole output with quotes/punctuation stripped at both
@@ -45,6 +51,11 @@ _START = rf"(?:(?=[0-9])(?<![{_WORD}])(?<![0-9]\.)(?<!-)|(?=[A-Za-z])(?<![{_WORD
 # ".<digit>"; one ending in a letter may not be followed by a letter/digit.
 _END = rf"(?:(?<=[0-9])(?![{_WORD}])(?!\.[0-9])|(?<=[A-Za-z])(?![{_WORD}])|(?<![{_WORD}]))"
 _FIRST_NUMBER = re.compile(_START + r"-?[0-9]+(?:\.[0-9]+)?" + _END)
+# Characters `_END` reads past a match: "(?!\.[0-9])" looks at two.
+_END_LOOKAHEAD = 2
+# Regexes whose matches can be longer than this never end an answer early (no character
+# budget is this large): a match of unbounded length is never decided before the text ends.
+_MAX_DECIDED_WIDTH = 4096
 
 
 @dataclass(frozen=True)
@@ -58,6 +69,54 @@ class Extraction:
 def anchored(regex: str, flags: int = 0) -> re.Pattern[str]:
     """The template regex, matched only as a whole token (see the module docstring)."""
     return re.compile(f"{_START}(?:{regex}){_END}", flags)
+
+
+@lru_cache(maxsize=4096)
+def decided_answer_regex(regex: str) -> str | None:
+    """A regex whose first match in an output ends where the output's answer is decided,
+    or None when no prefix of an output decides it.
+
+    The output's shortest prefix that holds a match of it reaches `max width + 2`
+    characters past the first whole-token match of `regex` (see the module docstring):
+    `find_answer` gives the same match on that prefix as on the whole output, however
+    the output goes on. None for a regex whose matches have no bounded length or that
+    looks ahead (a lookahead reads past the match), which then runs to the end of its line.
+    """
+    width = _max_width(regex)
+    if width is None:
+        return None
+    try:
+        whole_token = anchored(regex).pattern
+    except re.error:
+        return None
+    return f"(?=(?:{whole_token}))[\\s\\S]{{{width + _END_LOOKAHEAD}}}"
+
+
+def _max_width(regex: str) -> int | None:
+    """The most characters a match of `regex` can hold; None when unbounded, when the
+    regex looks ahead, or when Python cannot parse it."""
+    from re import _parser  # the stdlib's own parser: the only exact width of a Python regex
+
+    try:
+        parsed = _parser.parse(regex)
+    except re.error:
+        return None
+    if _looks_ahead(parsed.data):
+        return None
+    width = int(parsed.getwidth()[1])
+    return width if width <= _MAX_DECIDED_WIDTH else None
+
+
+def _looks_ahead(node: object) -> bool:
+    """Whether a parsed regex holds a lookahead, `(?=...)` or `(?!...)`, at any depth."""
+    if isinstance(node, tuple) and len(node) == 2 and str(node[0]) in ("ASSERT", "ASSERT_NOT"):
+        direction = node[1][0]
+        if direction == 1:
+            return True
+    if isinstance(node, list | tuple):
+        return any(_looks_ahead(child) for child in node)
+    data = getattr(node, "data", None)
+    return data is not None and _looks_ahead(data)
 
 
 def find_answer(output: str, regex: str | re.Pattern[str]) -> str | None:

@@ -1,7 +1,8 @@
 """Template × instance expansion, streamed.
 
 A rendered prompt carries everything later stages need: the text, the instance's
-regex (with `{{field}}` references filled and escaped) and answer map, and the gold.
+regex (with `{{field}}` references filled and escaped) and answer map, the gold, and for
+a label task the regex after which a greedy answer is decided (`decided_regex`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 
 from hakari.errors import HakariInputError
 from hakari.tasks.data import Row, get_path
-from hakari.tasks.extract import gold_answer
+from hakari.tasks.extract import decided_answer_regex, gold_answer
 from hakari.tasks.spec import INSTANCE_REF, LabelValue, TaskSpec, Template
 
 
@@ -27,6 +28,9 @@ class RenderedPrompt:
     gold: Any
     max_new_tokens: int
     max_new_chars: int | None = None
+    # label tasks: where a free answer's extracted label can no longer change (the
+    # request's `stop_after_regex`); None for other answer types
+    decided_regex: str | None = None
 
 
 class _FieldView(dict[str, Any]):
@@ -65,6 +69,7 @@ def render(spec: TaskSpec, template: Template, row: Row, index: int) -> Rendered
         gold=gold,
         max_new_tokens=spec.max_tokens_for(template),
         max_new_chars=spec.max_chars_for(template),
+        decided_regex=decided_answer_regex(regex) if spec.answer_type == "label" else None,
     )
 
 

@@ -230,6 +230,7 @@ class HFBackend:
             constraint=constraint,
             sampler=sampler,
             max_chars=request.max_new_chars,
+            stop_after=request.stop_after_regex if constraint is None else None,
         )
 
     def _run_batch(self, rows: list[Row]) -> None:
