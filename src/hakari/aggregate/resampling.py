@@ -15,7 +15,7 @@ comparison needs (`paired`).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -141,7 +141,8 @@ def template_scores(
 
 @dataclass(frozen=True, eq=False)
 class BootstrapResult:
-    """Point estimates with their CIs, and the replicate statistics they came from."""
+    """Point estimates with their CIs (`stats`: `aggregate[METRIC]` of results.json), and
+    the replicate statistics they came from."""
 
     stats: AggregateStats
     per_template: dict[str, float]
@@ -157,19 +158,6 @@ class BootstrapResult:
     ci_method: str
     alpha: float
     replicates: TemplateReplicates  # the template scores behind every replicate
-
-    def to_dict(self) -> dict[str, Any]:
-        """`stats.to_dict()` plus the std CI and the bootstrap settings."""
-        out: dict[str, Any] = dict(self.stats.to_dict())
-        out.update(
-            std_ci_low=self.std_ci[0],
-            std_ci_high=self.std_ci[1],
-            n_boot=self.n_boot,
-            confidence=self.confidence,
-            seed=self.seed,
-            ci_method=self.ci_method,
-        )
-        return out
 
 
 def _point_scores(
@@ -257,19 +245,27 @@ def bootstrap(
     reps = statistic_replicates(lambda s: template_statistics(s[0], alpha), [scores])
     point = aggregate(per_template, alpha=alpha)
     mean_ci = reps["mean"].interval(ci_method, confidence)
+    std_ci = reps["std"].interval(ci_method, confidence)
     sharpe_ci = reps["sharpe"].interval(ci_method, confidence)
-    stats = replace(
-        point,
-        ci_low=mean_ci[0],
-        ci_high=mean_ci[1],
-        sharpe_ci_low=sharpe_ci[0],
-        sharpe_ci_high=sharpe_ci[1],
+    stats = point.model_copy(
+        update={
+            "ci_low": mean_ci[0],
+            "ci_high": mean_ci[1],
+            "sharpe_ci_low": sharpe_ci[0],
+            "sharpe_ci_high": sharpe_ci[1],
+            "std_ci_low": std_ci[0],
+            "std_ci_high": std_ci[1],
+            "n_boot": n_boot,
+            "confidence": confidence,
+            "seed": seed,
+            "ci_method": ci_method,
+        }
     )
     return BootstrapResult(
         stats=stats,
         per_template=per_template,
         mean_ci=mean_ci,
-        std_ci=reps["std"].interval(ci_method, confidence),
+        std_ci=std_ci,
         sharpe_ci=sharpe_ci,
         n_boot=n_boot,
         confidence=confidence,

@@ -21,7 +21,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hakari._util.atomic import write_json_atomic
 from hakari.errors import HakariInputError
@@ -40,6 +40,9 @@ from hakari.finetune.trainer import Say, TrainJob, job_config, prepare_output, t
 from hakari.runner import evaluate
 from hakari.tasks.loader import Task, load_task
 from hakari.tasks.prompts import select_templates
+
+if TYPE_CHECKING:
+    from hakari.results import EvalResults
 
 MIXTURE_FILE = "mixture.json"
 TARGET_VALIDATION_CAP = 100
@@ -220,14 +223,12 @@ def run_mixture(spec: MixtureSpec, jobs: Sequence[MixtureJob], *, say: Say = pri
     return rows
 
 
-def _scores(results: Any) -> dict[str, dict[str, float]]:
+def _scores(results: EvalResults) -> dict[str, dict[str, float]]:
     """decoding → metric → mean across templates (and std, Sharpe)."""
     model = next(iter(results.models.values()))
     task = next(iter(model.tasks.values()))
     out: dict[str, dict[str, float]] = {}
     for decoding, dec in task.decodings.items():
         for metric, agg in dec.aggregate.items():
-            out[f"{decoding}/{metric}"] = {
-                k: float(agg[k]) for k in ("mean", "std", "sharpe") if k in agg
-            }
+            out[f"{decoding}/{metric}"] = {"mean": agg.mean, "std": agg.std, "sharpe": agg.sharpe}
     return out

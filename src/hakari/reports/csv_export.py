@@ -14,6 +14,7 @@ import csv
 from pathlib import Path
 from typing import Any
 
+from hakari.aggregate.summary import AggregateStats
 from hakari.reports.inputs import ReportData
 from hakari.reports.tables import mean_fallback, ranks
 from hakari.reports.views import per_model, sweep_panels
@@ -29,6 +30,16 @@ def _safe(value: Any) -> Any:
     if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
         return "'" + value
     return value
+
+
+def _statistics(s: AggregateStats | None) -> list[float | None]:
+    """The columns `mean` to `max` of summary.csv."""
+    if s is None:
+        return [None] * 12
+    return [
+        s.mean, s.ci_low, s.ci_high, s.std, s.std_ci_low, s.std_ci_high,
+        s.sharpe, s.sharpe_ci_low, s.sharpe_ci_high, s.alpha, s.min, s.max,
+    ]  # fmt: skip
 
 
 def _write(path: Path, header: list[str], rows: list[list[Any]]) -> None:
@@ -50,9 +61,9 @@ def write_csv(data: ReportData, out_dir: Path) -> list[Path]:
                 continue
             metrics = next(iter(models.values()))[0].metrics
             for metric in metrics:
-                stats = {m: dec.aggregate.get(metric, {}) for m, (_, dec) in models.items()}
-                by_mean = ranks({m: s.get("mean") for m, s in stats.items()})
-                by_sharpe = ranks({m: s.get("sharpe") for m, s in stats.items()})
+                stats = {m: dec.aggregate.get(metric) for m, (_, dec) in models.items()}
+                by_mean = ranks({m: s.mean if s else None for m, s in stats.items()})
+                by_sharpe = ranks({m: s.sharpe if s else None for m, s in stats.items()})
                 for model, (tres, dec) in models.items():
                     s = stats[model]
                     summary.append(
@@ -61,13 +72,13 @@ def write_csv(data: ReportData, out_dir: Path) -> list[Path]:
                             task,
                             decoding,
                             metric,
-                            *(s.get(k) for k in SUMMARY_COLUMNS[4:16]),
+                            *_statistics(s),
                             by_mean[model],
                             by_sharpe[model],
                             tres.chance.get(metric),
                             mean_fallback(dec),
                             len(dec.templates),
-                            s.get("ci_method"),
+                            s.ci_method if s else None,
                         ]
                     )
                     for template_id, tr in dec.templates.items():
@@ -86,10 +97,10 @@ def write_csv(data: ReportData, out_dir: Path) -> list[Path]:
                         )
             for metric, sweep in sweep_panels(models, metrics):
                 for point in sweep:
-                    sharpe = point["scores"]
+                    sharpe = point.scores
                     rank = ranks(sharpe)
-                    for model in point["ranking"]:
-                        row = [task, decoding, metric, point["alpha"], model, sharpe[model]]
+                    for model in point.ranking:
+                        row = [task, decoding, metric, point.alpha, model, sharpe[model]]
                         sweep_rows.append([*row, rank[model]])
     paths = [out_dir / "summary.csv", out_dir / "templates.csv", out_dir / "alpha_sweep.csv"]
     _write(paths[0], SUMMARY_COLUMNS, summary)

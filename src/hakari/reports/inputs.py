@@ -18,8 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from hakari.errors import HakariInputError
 from hakari.reports.correctness import is_correct
 from hakari.results import EvalResults, ModelResult
@@ -74,17 +72,6 @@ def _read_json(path: Path) -> Any:
         raise HakariInputError(f"cannot read: {exc}", file=str(path)) from exc
 
 
-def _read_results(path: Path, obj: Any) -> EvalResults:
-    try:
-        return EvalResults.model_validate(obj)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise HakariInputError(
-            f"not a hakari results.json: {first['msg']}", file=str(path), field=where
-        ) from exc
-
-
 def load_inputs(paths: Iterable[Path]) -> ReportData:
     """Read run folders, results.json files and meta-evaluation JSON files."""
     runs: list[Run] = []
@@ -99,7 +86,7 @@ def load_inputs(paths: Iterable[Path]) -> ReportData:
         if _is_meta(obj):
             meta.append((results_path, obj))
             continue
-        results = _read_results(results_path, obj)
+        results = EvalResults.from_data(obj, source=str(results_path))
         samples = results_path.parent / "samples.jsonl"
         runs.append(Run(results_path, results, samples if samples.exists() else None))
     if not runs and not meta:
@@ -173,7 +160,7 @@ def read_samples(data: ReportData, per_template: int) -> dict[str, list[SampleBl
             continue
         names = {r.identity.get("name", k): run.labels[k] for k, r in run.results.models.items()}
         names.update({k: run.labels[k] for k in run.results.models})
-        qa_mode = str(run.results.config.get("qa_mode") or "first-line")
+        qa_mode = run.results.config.qa_mode or "first-line"
         with run.samples.open(encoding="utf-8") as fh:
             for line in fh:
                 head = _group_of(line)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import html
 import re
-from typing import Any
 
 from hakari.reports.rows import (
     NEGATIVE_MEAN_MARK,
@@ -20,7 +19,7 @@ from hakari.reports.rows import (
     table_rows,
 )
 from hakari.reports.views import run_command
-from hakari.results import EvalResults
+from hakari.results import EvalResults, RunConfig
 
 
 def md_cell(value: object) -> str:
@@ -41,10 +40,10 @@ def _md_row(cells: list[str]) -> str:
     return "| " + " | ".join(md_cell(c) for c in cells) + " |"
 
 
-def _md_command(config: dict[str, Any]) -> list[str]:
+def _md_command(config: RunConfig) -> list[str]:
     """The command that made the run, in a code block: a fence longer than any run of
     backticks in it, so no argument can close it (nothing inside is read as Markdown)."""
-    if not config:
+    if not config.recorded():
         return []
     command, recorded = run_command(config)
     runs = [len(m) for m in re.findall(r"`+", command)]
@@ -86,10 +85,8 @@ def markdown_report(results: EvalResults) -> str:
                     lines.append("| α | ranking (score) |")
                     lines.append("|---|---|")
                     for point in sweep:
-                        ranked = ", ".join(
-                            f"{m} ({point['scores'][m]:.3f})" for m in point["ranking"]
-                        )
-                        lines.append(_md_row([f"{point['alpha']:.1f}", ranked]))
+                        ranked = ", ".join(f"{m} ({point.scores[m]:.3f})" for m in point.ranking)
+                        lines.append(_md_row([f"{point.alpha:.1f}", ranked]))
                     lines.append("")
     current = None
     for task_name, decoding, cells in paired_rows(results):

@@ -5,9 +5,11 @@ each view escapes them its own way."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
+from hakari.aggregate.paired import PairedStatistic, Verdict
+from hakari.aggregate.summary import AggregateStats
 from hakari.results import DecodingResult, EvalResults, TaskResult
 
 
@@ -26,20 +28,38 @@ NEGATIVE_MEAN_NOTE = (
 )
 
 
-def sharpe_text(stats: dict[str, Any]) -> str:
+def sharpe_text(stats: AggregateStats | None) -> str:
     """The Sharpe score, marked when its aggregate carries the negative-mean caveat."""
-    mark = NEGATIVE_MEAN_MARK if stats.get("sharpe_caveat") == "negative_mean" else ""
-    return fmt(stats.get("sharpe")) + mark
+    if stats is None:
+        return fmt(None)
+    mark = NEGATIVE_MEAN_MARK if stats.sharpe_caveat == "negative_mean" else ""
+    return fmt(stats.sharpe) + mark
 
 
 def has_caveat(dec: DecodingResult) -> bool:
-    return any(a.get("sharpe_caveat") == "negative_mean" for a in dec.aggregate.values())
+    return any(a.sharpe_caveat == "negative_mean" for a in dec.aggregate.values())
 
 
-def ci_text(stats: dict[str, Any], low: str, high: str) -> str:
-    if stats.get(low) is None or stats.get(high) is None:
+def ci_text(low: float | None, high: float | None) -> str:
+    if low is None or high is None:
         return ""
-    return f" [{stats[low]:.3f}, {stats[high]:.3f}]"
+    return f" [{low:.3f}, {high:.3f}]"
+
+
+def mean_ci_text(stats: AggregateStats | None) -> str:
+    return ci_text(stats.ci_low, stats.ci_high) if stats is not None else ""
+
+
+def sharpe_ci_text(stats: AggregateStats | None) -> str:
+    return ci_text(stats.sharpe_ci_low, stats.sharpe_ci_high) if stats is not None else ""
+
+
+SPREAD_ROWS: tuple[tuple[str, Callable[[AggregateStats], float]], ...] = (
+    ("mean", lambda s: s.mean),
+    ("std", lambda s: s.std),
+    ("min", lambda s: s.min),
+    ("max", lambda s: s.max),
+)
 
 
 def table_rows(task: TaskResult, dec: DecodingResult) -> Iterator[list[str]]:
@@ -53,32 +73,14 @@ def table_rows(task: TaskResult, dec: DecodingResult) -> Iterator[list[str]]:
         ]
     if task.chance:
         yield ["chance", *(fmt(task.chance.get(m)) for m in metrics), "", ""]
-    for key in ("mean", "std", "min", "max"):
-        yield [key, *(fmt(dec.aggregate.get(m, {}).get(key)) for m in metrics), "", ""]
-    first = dec.aggregate.get(metrics[0], {}) if metrics else {}
-    alpha = first.get("alpha", 1.0)
-    yield [
-        f"sharpe (α={alpha:g})",
-        *(sharpe_text(dec.aggregate.get(m, {})) for m in metrics),
-        "",
-        "",
-    ]
-    if any(dec.aggregate.get(m, {}).get("ci_low") is not None for m in metrics):
-        yield [
-            "mean 95% CI",
-            *(ci_text(dec.aggregate.get(m, {}), "ci_low", "ci_high").strip() for m in metrics),
-            "",
-            "",
-        ]
-        yield [
-            "sharpe 95% CI",
-            *(
-                ci_text(dec.aggregate.get(m, {}), "sharpe_ci_low", "sharpe_ci_high").strip()
-                for m in metrics
-            ),
-            "",
-            "",
-        ]
+    stats = [dec.aggregate.get(m) for m in metrics]
+    for label, value in SPREAD_ROWS:
+        yield [label, *(fmt(value(s) if s is not None else None) for s in stats), "", ""]
+    alpha = stats[0].alpha if stats and stats[0] is not None else 1.0
+    yield [f"sharpe (α={alpha:g})", *(sharpe_text(s) for s in stats), "", ""]
+    if any(s is not None and s.ci_low is not None for s in stats):
+        yield ["mean 95% CI", *(mean_ci_text(s).strip() for s in stats), "", ""]
+        yield ["sharpe 95% CI", *(sharpe_ci_text(s).strip() for s in stats), "", ""]
 
 
 def sections(results: EvalResults) -> Iterator[tuple[str, TaskResult, DecodingResult]]:
@@ -98,11 +100,15 @@ PAIRED_HEADER = [
     "p (Sharpe)",
     "verdict",
 ]
-VERDICT_TEXT = {"a_better": "A better", "b_better": "B better", "inconclusive": "inconclusive"}
+VERDICT_TEXT: dict[Verdict, str] = {
+    "a_better": "A better",
+    "b_better": "B better",
+    "inconclusive": "inconclusive",
+}
 
 
-def diff_text(stat: dict[str, Any]) -> str:
-    return f"{stat['diff']:+.3f} [{stat['ci_low']:+.3f}, {stat['ci_high']:+.3f}]"
+def diff_text(stat: PairedStatistic) -> str:
+    return f"{stat.diff:+.3f} [{stat.ci_low:+.3f}, {stat.ci_high:+.3f}]"
 
 
 def paired_rows(results: EvalResults) -> Iterator[tuple[str, str, list[str]]]:
@@ -115,13 +121,13 @@ def paired_rows(results: EvalResults) -> Iterator[tuple[str, str, list[str]]]:
                     task_name,
                     decoding,
                     [
-                        str(c["model_a"]),
-                        str(c["model_b"]),
-                        str(c["metric"]),
-                        diff_text(c["mean"]),
-                        diff_text(c["sharpe"]),
-                        f"{c['sharpe']['p_value']:.3f}",
-                        VERDICT_TEXT.get(c["sharpe"]["verdict"], str(c["sharpe"]["verdict"])),
+                        c.model_a,
+                        c.model_b,
+                        c.metric,
+                        diff_text(c.mean),
+                        diff_text(c.sharpe),
+                        f"{c.sharpe.p_value:.3f}",
+                        VERDICT_TEXT[c.sharpe.verdict],
                     ],
                 )
 
@@ -135,16 +141,16 @@ def summary_rows(results: EvalResults) -> Iterator[list[str]]:
                     continue
                 fallback = sum(t.fallback_rate for t in dec.templates.values()) / len(dec.templates)
                 for metric in tres.metrics:
-                    a = dec.aggregate.get(metric, {})
+                    a = dec.aggregate.get(metric)
                     yield [
                         model,
                         task_name,
                         decoding,
                         metric,
-                        fmt(a.get("mean")),
-                        fmt(a.get("std")),
-                        sharpe_text(a) + ci_text(a, "sharpe_ci_low", "sharpe_ci_high"),
-                        fmt(a.get("min")) + "–" + fmt(a.get("max")),
+                        fmt(a.mean if a else None),
+                        fmt(a.std if a else None),
+                        sharpe_text(a) + sharpe_ci_text(a),
+                        fmt(a.min if a else None) + "–" + fmt(a.max if a else None),
                         fmt(tres.chance.get(metric)),
                         f"{fallback:.1%}",
                     ]

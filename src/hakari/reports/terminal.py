@@ -56,15 +56,15 @@ def print_alpha_sweep(results: EvalResults, console: Console) -> None:
                     title_justify="left",
                 )
                 table.add_column("α", justify="right")
-                models = sweep[0]["ranking"] if sweep else []
+                models = sweep[0].ranking if sweep else []
                 for rank in range(len(models)):
                     table.add_column(f"#{rank + 1}")
                 for point in sweep:
-                    if round(point["alpha"] * 10) % 5 != 0:
+                    if round(point.alpha * 10) % 5 != 0:
                         continue  # every 0.5 in the terminal; the JSON has every 0.1
                     table.add_row(
-                        f"{point['alpha']:.1f}",
-                        *(Text(f"{m} ({point['scores'][m]:.3f})") for m in point["ranking"]),
+                        f"{point.alpha:.1f}",
+                        *(Text(f"{m} ({point.scores[m]:.3f})") for m in point.ranking),
                     )
                 console.print(table)
 

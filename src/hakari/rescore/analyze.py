@@ -16,11 +16,12 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from hakari import judges
 from hakari._util.atomic import write_json_atomic
 from hakari.backends import registry
 from hakari.backends.cache import ResponseCache
 from hakari.errors import HakariInputError
-from hakari.judges import Judge, load_judge_backend, load_prompt
+from hakari.judges import Judge, load_prompt
 from hakari.rescore.common import JudgeOptions, judge_progress
 from hakari.rescore.run_dir import read_run
 
@@ -89,7 +90,7 @@ def analyze_run(
         )
         # The examples are already neutralised; the task name is the run's own.
         rendered.append(prompt.template.replace("{{task}}", task).replace("{{examples}}", examples))
-    backend = load_judge_backend(
+    backend = judges.load_judge_backend(
         judge.spec, device=judge.device, dtype=judge.dtype, cache_dir=judge.cache_dir
     )
     cache = ResponseCache.in_dir(judge.cache_dir) if judge.use_cache else None

@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hakari import judges
 from hakari.backends import registry
 from hakari.backends.cache import ResponseCache
 from hakari.errors import HakariInputError
-from hakari.judges import Judge, JudgeItem, load_judge_backend, load_prompt
+from hakari.judges import Judge, JudgeItem, load_prompt
 from hakari.scoring.samples import MetricSuite, ScoringConfig
 
 
@@ -109,7 +110,7 @@ def score_samples(
         out.values.update({k: list(v) for k, v in scored.values.items()})
         out.provenance["metrics"] = {"models": scored.models, "seconds": scored.seconds}
     if judge_options is not None and judge_prompt is not None:
-        backend = load_judge_backend(
+        backend = judges.load_judge_backend(
             judge_options.spec,
             device=judge_options.device,
             dtype=judge_options.dtype,

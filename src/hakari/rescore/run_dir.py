@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from hakari import aggregate as agg
-from hakari._util.atomic import write_json_atomic, write_jsonl_atomic
+from hakari._util.atomic import write_jsonl_atomic
 from hakari._util.jsonl import read_jsonl, row_line, strip_line
 from hakari.errors import HakariInputError, one_line
 from hakari.rescore.common import (
@@ -30,7 +30,7 @@ from hakari.rescore.common import (
     score_samples,
 )
 from hakari.rescore.files import summarise
-from hakari.results import EvalResults
+from hakari.results import EvalResults, RescoredMetric
 from hakari.scoring.samples import ScoringConfig
 
 SAMPLE_FIELDS = ("model", "task", "decoding", "template_id", "prompt", "output", "gold")
@@ -45,7 +45,7 @@ def read_run(run_dir: Path) -> tuple[EvalResults, list[dict[str, Any]]]:
             raise HakariInputError("missing: is this a finished run folder?", file=str(path))
     try:
         results = EvalResults.read(results_path)
-    except (OSError, ValueError) as exc:
+    except OSError as exc:
         raise HakariInputError(
             f"cannot read results: {one_line(exc, 300)}", file=str(results_path)
         ) from None
@@ -96,29 +96,28 @@ def score_run(
             judgements.update({k: v[i] for k, v in scored.judgements.items()})
             record["judgements"] = judgements
         new_samples.append(record)
-    data = results.model_dump(mode="json")
-    _add_rescored(data, new_samples, list(scored.values), results.config.get("alpha", 1.0))
-    old_history = data.get("rescoring")
-    history: list[Any] = list(old_history) if isinstance(old_history, list) else []
-    data["rescoring"] = [*history, {"metrics": list(scored.values), **scored.provenance}]
+    alpha = results.config.alpha if results.config.alpha is not None else 1.0
+    _add_rescored(results, new_samples, list(scored.values), alpha)
+    entry = {"metrics": list(scored.values), **scored.provenance}
+    results.rescoring = [*(results.rescoring or []), entry]
     write_jsonl_atomic(run_dir / "samples.jsonl", new_samples)
-    write_json_atomic(run_dir / "results.json", data)
+    results.write(run_dir / "results.json")
     return {"samples": len(samples), **summarise(scored.values), **scored.provenance}
 
 
-def _model_keys(data: dict[str, Any]) -> dict[str, str]:
+def _model_keys(results: EvalResults) -> dict[str, str]:
     """samples.jsonl names a model by its identity name; results.json by its spec."""
     out = {}
-    for spec, model in data.get("models", {}).items():
-        out[str(model.get("identity", {}).get("name", spec))] = spec
+    for spec, model in results.models.items():
+        out[model.identity.get("name", spec)] = spec
         out.setdefault(spec, spec)
     return out
 
 
 def _add_rescored(
-    data: dict[str, Any], samples: list[dict[str, Any]], metrics: list[str], alpha: float
+    results: EvalResults, samples: list[dict[str, Any]], metrics: list[str], alpha: float
 ) -> None:
-    keys = _model_keys(data)
+    keys = _model_keys(results)
     buckets: dict[tuple[str, str, str], dict[str, dict[str, list[float | None]]]] = defaultdict(
         lambda: defaultdict(lambda: defaultdict(list))
     )
@@ -128,18 +127,12 @@ def _add_rescored(
                 s["scores"].get(m)
             )
     for (model, task, decoding), per_metric in buckets.items():
-        spec = keys.get(model, model)
-        dec = (
-            data.get("models", {})
-            .get(spec, {})
-            .get("tasks", {})
-            .get(task, {})
-            .get("decodings", {})
-            .get(decoding)
-        )
+        model_result = results.models.get(keys.get(model, model))
+        task_result = model_result.tasks.get(task) if model_result else None
+        dec = task_result.decodings.get(decoding) if task_result else None
         if dec is None:
             continue
-        rescored = dec.setdefault("rescored", {})
+        rescored = dict(dec.rescored or {})
         for metric, per_template in per_metric.items():
             means: dict[str, float] = {}
             unscored = 0
@@ -148,7 +141,8 @@ def _add_rescored(
                 unscored += len(values) - len(got)
                 if got:
                     means[tid] = sum(got) / len(got)
-            entry: dict[str, Any] = {"templates": means, "n_unscored": unscored}
+            entry = RescoredMetric(templates=means, n_unscored=unscored)
             if means:
-                entry["aggregate"] = agg.aggregate(means, alpha=alpha).to_dict()
+                entry.aggregate = agg.aggregate(means, alpha=alpha)
             rescored[metric] = entry
+        dec.rescored = rescored

@@ -30,8 +30,8 @@ from hakari.runner.options import (
     Decoding,
     ProgressHook,
     RunOptions,
-    config_dict,
     parse_decodings,
+    run_config,
 )
 from hakari.runner.progress import progress_bars
 from hakari.runner.requests import resolve_chat
@@ -132,7 +132,7 @@ def evaluate(
             cache.close()
         raise
     results = EvalResults(
-        config=config_dict(models, loaded, decoding_list, opts),
+        config=run_config(models, loaded, decoding_list, opts),
         versions=library_versions(),
         output_dir=str(out_dir) if out_dir else None,
     )
