@@ -2,7 +2,7 @@
 
 Layout (schema_version 1):
 models[MODEL].tasks[TASK].decodings[DECODING].templates[TEMPLATE_ID]
-    -> {metrics: {METRIC: float}, fallback_rate, n}
+    -> {metrics: {METRIC: float}, fallback_rate, n, ci: {METRIC: {low, high}}}
 models[MODEL].tasks[TASK].decodings[DECODING].aggregate[METRIC]
     -> {mean, std, min, max, sharpe, alpha, ci_low, ci_high, ...}
 models[MODEL].tasks[TASK].chance -> {METRIC: float}
@@ -37,6 +37,7 @@ from pydantic import Field, field_validator
 
 from hakari._util.atomic import write_json_atomic
 from hakari._util.records import Record
+from hakari.aggregate.intervals import TemplateInterval
 from hakari.aggregate.paired import PairedComparison
 from hakari.aggregate.summary import AggregateStats
 from hakari.aggregate.sweep import AlphaSweepPoint
@@ -107,7 +108,8 @@ class RunConfig(Record):
     generation_budgets: dict[str, GenerationBudget] | None = None
     """Task -> its generation budget."""
     batch_size: int | None = None
-    """`--batch-size`: prompts per backend batch (no effect on the scores)."""
+    """`--batch-size`: prompts per backend batch (no effect on the scores); null: the
+    backend's own (transformers: 32, or 8 for models of 1B parameters or more on a CPU)."""
     prompt_format: PromptFormat | None = None
     """`--prompt-format`: "auto", "chat" or "completion" (what auto chose is in each
     model's `identity`)."""
@@ -137,12 +139,18 @@ class RunConfig(Record):
 class TemplateResult(Record):
     """One template's scores on all instances of a task × decoding."""
 
+    WRITTEN_WHEN_GIVEN = frozenset({"ci"})
+
     metrics: dict[str, float]
     """Metric -> the corpus-level score over the instances, on the metric's scale."""
     fallback_rate: float
     """Share of answers (0 to 1) that took the task's fallback: nothing matched."""
     n: int
     """Instances scored."""
+    ci: dict[str, TemplateInterval] | None = None
+    """Metric -> the bootstrap interval of this template's score over the instances
+    (`TemplateInterval`); written when a bootstrap ran (absent from files of versions
+    before it was recorded)."""
 
 
 class RescoredMetric(Record):
