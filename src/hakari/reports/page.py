@@ -21,7 +21,13 @@ from hakari.reports.markup import anchor, definition_list, esc, num, table
 from hakari.reports.meta import meta_sections
 from hakari.reports.samples import filter_css, sample_browser
 from hakari.reports.style import CSS
-from hakari.reports.views import PerModel, per_model, run_command, sweep_panels
+from hakari.reports.views import (
+    PerModel,
+    per_model,
+    run_command,
+    sweep_panels,
+    template_panels,
+)
 from hakari.results import DecodingResult, RunConfig, TaskResult
 
 SHOWN_ELSEWHERE = {"models", "tasks", "decodings", "task_files", "command", "argv"}
@@ -156,6 +162,33 @@ def _paired(data: ReportData, task: str, decoding: str, metric: str) -> list[Pai
     return rows
 
 
+def _template_figure(
+    data: ReportData, models: PerModel, metrics: Sequence[str], templates: list[str], key: str
+) -> str:
+    panels = template_panels(models, metrics, templates)
+    if not panels:
+        return ""
+    svg = charts.template_chart(panels, key=f"{key}t", all_models=list(data.models))
+    intervals = any(low is not None for p in panels for s in p.series for low in s.lows)
+    levels = {
+        a.confidence for _, dec in models.values() for a in dec.aggregate.values() if a.confidence
+    }
+    level = f"{levels.pop():.0%} " if len(levels) == 1 else ""
+    how = (
+        f"bars: {level}bootstrap interval of each template's score over the instances"
+        if intervals
+        else "no per-template intervals recorded (a run without bootstrap, or by an older "
+        "hakari: run the same command again, the answers come from the cache)"
+    )
+    return (
+        '<figure class="templates">'
+        f"{svg}<figcaption>Score of every template ({how}); in each model's colour, "
+        "solid line: its mean across templates, dashed: its Sharpe score; dotted: chance. "
+        "The farther the dashed line lies from the solid one, the more the score depends "
+        "on the template (Sakai et al., 2024).</figcaption></figure>"
+    )
+
+
 def _decoding_section(data: ReportData, task: str, decoding: str, n: int) -> str:
     models = per_model(data, task, decoding)
     head = f'<h3 id="{anchor(task, decoding)}">{esc(task)} · {esc(decoding)}</h3>'
@@ -169,7 +202,10 @@ def _decoding_section(data: ReportData, task: str, decoding: str, n: int) -> str
         return f'<section class="decoding">{head}<p class="note">skipped: {why}</p></section>'
     info = _task_info(data, task)
     templates = _template_order(models)
-    parts = [head]
+    parts = [
+        head,
+        _template_figure(data, models, info.metrics, templates, anchor(task, decoding, n)),
+    ]
     for metric in info.metrics:
         parts.append(f'<h4 id="{anchor(task, decoding, metric)}">{esc(metric)}</h4>')
         parts.append(tables.leaderboard(models, metric))
