@@ -59,7 +59,7 @@ def check_options(opts: RunOptions) -> None:
         raise HakariInputError(
             f"must be ≥ 0 (got {opts.n_boot}; 0: no bootstrap)", field="--n-boot"
         )
-    if opts.batch_size < 1:
+    if opts.batch_size is not None and opts.batch_size < 1:
         raise HakariInputError(f"must be ≥ 1 (got {opts.batch_size})", field="--batch-size")
 
 
