@@ -46,7 +46,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from pydantic import ConfigDict
+from pydantic import ConfigDict, model_validator
 
 from hakari._util.records import Record
 
@@ -103,7 +103,13 @@ class TemplateInterval(Record):
     low: float
     """Lower end, on the metric's scale."""
     high: float
-    """Upper end, on the metric's scale."""
+    """Upper end, on the metric's scale (≥ `low`)."""
+
+    @model_validator(mode="after")
+    def _ordered(self) -> TemplateInterval:
+        if not self.low <= self.high:  # NaN fails too
+            raise ValueError(f"an interval needs low ≤ high (got {self.low}, {self.high})")
+        return self
 
 
 def template_intervals(
