@@ -25,7 +25,14 @@ from pathlib import Path
 import numpy as np
 
 from hakari.aggregate import PairedComparison, PairedStatistic, TemplateInterval, aggregate
-from hakari.results import DecodingResult, EvalResults, ModelResult, TaskResult, TemplateResult
+from hakari.results import (
+    DecodingResult,
+    EvalResults,
+    ModelResult,
+    RunConfig,
+    TaskResult,
+    TemplateResult,
+)
 from hakari.tasks.loader import load_task
 
 PAPER_TASKS = [
@@ -58,7 +65,7 @@ def synthetic_run(folder: Path, n_models: int, n_instances: int, seed: int = 0) 
     rng = np.random.default_rng(seed)
     models = [f"model-{i}" for i in range(n_models)]
     results = EvalResults(
-        config={"models": models, "tasks": PAPER_TASKS, "decodings": DECODINGS, "alpha": 1.0},
+        config=RunConfig(models=models, tasks=PAPER_TASKS, decodings=DECODINGS, alpha=1.0),
         versions={"hakari": "bench"},
     )
     paired: dict[str, dict[str, list[PairedComparison]]] = {}

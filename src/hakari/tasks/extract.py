@@ -95,7 +95,8 @@ def decided_answer_regex(regex: str) -> str | None:
 def _max_width(regex: str) -> int | None:
     """The most characters a match of `regex` can hold; None when unbounded, when the
     regex looks ahead, or when Python cannot parse it."""
-    from re import _parser  # the stdlib's own parser: the only exact width of a Python regex
+    # the stdlib's own parser (untyped in typeshed): the exact width of a Python regex
+    from re import _parser  # type: ignore[attr-defined]
 
     try:
         parsed = _parser.parse(regex)
