@@ -253,8 +253,14 @@ def _template_panel(
     pad = max(0.04 * (high - low), 0.02)
     ax.set_ylim(low - pad, high + pad)
     ax.set_xlim(-0.5, n - 0.5)
-    ax.set_xticks(range(n), ticks, rotation=90 if rotate else 0, fontsize=7)
-    ax.set_xlabel("template")
+    # template ids as plain texts under the axis: matplotlib's ticks (three lines and two
+    # texts each) were half the drawing time of a chart with 18 templates
+    ax.set_xticks([])
+    below = ax.get_xaxis_transform()
+    for x, tick in enumerate(ticks):
+        ax.text(x, -0.03, tick, transform=below, fontsize=7, ha="center", va="top",
+                rotation=90 if rotate else 0)  # fmt: skip
+    ax.set_xlabel("template", labelpad=(4 + 4.2 * max(map(len, ticks))) if rotate else 14)
     ax.set_ylabel(plain(panel.metric))
     ax.set_title(plain(panel.metric), loc="left")
     ax.grid(axis="y", color="#eeeeee", lw=0.5)

@@ -1,7 +1,8 @@
 """One self-contained HTML page for one or more runs: header (command, versions, data),
-an overview, then per task × decoding × metric the leaderboard, the per-template heatmap,
-the alpha-sweep bump chart and paired differences, the sample browser per task, and the
-meta-evaluation sections when meta files are given.
+an overview, then per task × decoding the per-template chart and per metric the
+leaderboard, the per-template heatmap and paired differences, then the alpha-sweep bump
+chart; the sample browser per task, and the meta-evaluation sections when meta files are
+given.
 
 Self-contained means: no script, no external stylesheet, font or image; the figures are
 inline SVG. Sections whose data a results.json does not have are left out, so results
