@@ -1,5 +1,5 @@
 """A greedy label answer ends once its extracted answer is decided
-(`hakari.tasks.extract.decided_answer_stop`, sent as the request's `stop_after_regex`):
+(`hakari.tasks.extract.decided_answer_stop`, sent as the request's `stop_after`):
 the answer extracted from the cut text is the one the whole line gives, on adversarial
 texts for every built-in label template, on real SmolLM2 answers recorded without the
 rule (tests/fixtures/smollm2_demo_greedy.jsonl), and on the real model run both ways."""
