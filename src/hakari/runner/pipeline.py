@@ -54,7 +54,7 @@ def evaluate(
     use_cache: bool = True,
     prompt_format: PromptFormat = "auto",
     data_dir: str | Path | None = None,
-    dtype: str = "float32",
+    dtype: str | None = None,
     device: str = "auto",
     n_boot: int = 1000,
     sample: int | None = None,
@@ -117,7 +117,12 @@ def evaluate(
     decoding_list = parse_decodings(list(decodings))
     loaded = [load_task(t) for t in tasks]
     preflight.check_tasks(loaded, opts, decoding_list)
-    preflight.check_models(models, opts, builtin_loader=backend_factory is None)
+    preflight.check_models(
+        models,
+        opts,
+        preflight.running_decodings(loaded, decoding_list),
+        builtin_loader=backend_factory is None,
+    )
     baselines = {task.name: preflight.scan_rows(task, opts, decoding_list) for task in loaded}
     factory = backend_factory or default_factory(opts)
     cache = ResponseCache.in_dir(opts.cache_dir) if opts.use_cache else None

@@ -26,7 +26,7 @@ import hashlib
 import json
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import httpx2  # openai's HTTP client (a dependency of openai 3)
@@ -37,6 +37,7 @@ from hakari.backends.base import (
     GenerationResult,
     LoglikRequest,
     LoglikResult,
+    Message,
     ModelIdentity,
     OnBatch,
     check_prompt_format,
@@ -72,6 +73,13 @@ _VOLATILE_MODEL_FIELDS = {"created", "object", "permission", "root", "parent"}
 
 class CannotScore(HakariInputError):
     pass
+
+
+LOGLIK_NEEDS_COMPLETION = (
+    "log-likelihood through a server needs completion prompts (a chat endpoint cannot "
+    "echo the prompt's log-probs): add --prompt-format completion"
+)
+PROBE_REGEX = "7"  # the one answer a server that applies regexes can give its probe
 
 
 class OpenAIBackend:
@@ -210,6 +218,51 @@ class OpenAIBackend:
             + ", ".join(str(i) for i in ids[:20]),
             field="model",
         )
+
+    def check_serves(self, decodings: Sequence[str]) -> None:
+        """Refuse, before any prompt of a run, the decodings this server cannot serve in
+        this prompt format: log-likelihood through a chat endpoint (no request needed:
+        no server can echo a conversation's log-probs); and, with one tiny probe each
+        (retried like any request), a regex field the server rejects or ignores, echoed
+        log-probs it does not return, lists of prompts it does not take."""
+        if "loglik" in decodings and self.supports_chat:
+            raise CannotScore(LOGLIK_NEEDS_COMPLETION, field="--prompt-format")
+        probes: list[Callable[[Replica[openai.AsyncOpenAI]], Awaitable[None]]] = []
+        if "constrained" in decodings:
+            probes.append(self._probe_regex)
+        if "loglik" in decodings:
+            probes.append(self._probe_echo_logprobs)
+        if self.options.prompts_per_request > 1 and not self.supports_chat:
+            probes.append(self._probe_prompt_lists)
+        if probes:
+            self._runner.run(
+                self._pool.run(probes, lambda replica, probe: probe(replica), lambda *_: None)
+            )
+
+    async def _probe_regex(self, replica: Replica[openai.AsyncOpenAI]) -> None:
+        messages = (Message("user", "Write the digit 7."),) if self.supports_chat else None
+        probe = GenerationRequest(
+            prompt="7", messages=messages, max_new_tokens=3, regex=PROBE_REGEX, stop=()
+        )
+        (choice,) = await self._ask(replica, [probe], ())
+        if choice.text != PROBE_REGEX:
+            raise HakariInputError(
+                self._redact(
+                    f"{replica.url} ignored the regex constraint in {self.options.regex_field!r} "
+                    f"(answered {choice.text[:20]!r} where only {PROBE_REGEX!r} was allowed): "
+                    "constrained decoding would not be constrained; use --regex-field for "
+                    "this server (vLLM: structured_outputs.regex, SGLang: regex) or leave "
+                    "out --decoding constrained"
+                ),
+                field="--regex-field",
+            )
+
+    async def _probe_echo_logprobs(self, replica: Replica[openai.AsyncOpenAI]) -> None:
+        await self._score_one(replica, (0, 0, "Hello", " world"))
+
+    async def _probe_prompt_lists(self, replica: Replica[openai.AsyncOpenAI]) -> None:
+        probes = [GenerationRequest(prompt=p, max_new_tokens=1, stop=()) for p in ("1", "2")]
+        await self._ask(replica, probes, ())
 
     # -- prompts -------------------------------------------------------------------------
 
@@ -371,11 +424,7 @@ class OpenAIBackend:
         end (`parse_echo_logprobs`). Trailing whitespace of the context moves to the
         continuation, as in lm-evaluation-harness and the HF backend."""
         if any(self._is_chat(r) for r in requests):
-            raise CannotScore(
-                "log-likelihood through a server needs completion prompts (a chat endpoint "
-                "cannot echo the prompt's log-probs): add --prompt-format completion",
-                field="--decoding",
-            )
+            raise CannotScore(LOGLIK_NEEDS_COMPLETION, field="--decoding")
         values: list[list[tuple[float, int] | None]] = [
             [None] * len(r.continuations) for r in requests
         ]
