@@ -98,7 +98,7 @@ OWN_ENGINE_ARGS = {
 # it computes: like --concurrency, they stay out of the identity (and the cache key).
 ANSWER_NEUTRAL_ENGINE_ARGS = frozenset({
     "kv_cache_memory_bytes", "max_num_seqs", "max_num_batched_tokens", "block_size",
-    "enable_prefix_caching", "enable_chunked_prefill", "cpu_offload_gb", "swap_space",
+    "enable_prefix_caching", "enable_chunked_prefill", "cpu_offload_gb",
     "max_logprobs", "compilation_config", "disable_log_stats", "disable_custom_all_reduce",
     "max_parallel_loading_workers", "download_dir", "num_gpu_blocks_override",
     "async_scheduling", "max_cpu_loras", "max_loras",
