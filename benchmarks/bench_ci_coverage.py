@@ -12,8 +12,14 @@ read from the same replicates. Coverage is the share of data sets whose interval
 the population value; its Monte Carlo standard error is `sqrt(c (1 - c) / datasets)`.
 
 Scenarios: "templates dominate" (1,000 instances, tau_t 1.0, tau_i 1.5: a JNLI-sized
-split where the template spread is the main uncertainty) and "instances dominate"
-(100 instances, tau_t 0.3, tau_i 1.5: a small `--limit` run).
+split where the template spread is the main uncertainty), "instances dominate"
+(100 instances, tau_t 0.3, tau_i 1.5: a small `--limit` run) and "limit 4" (4 instances:
+where studentised intervals pass the range of their quantity).
+
+Rows: "studentized" is the interval as the method gives it, "studentized, cut" the same
+interval cut to its quantity's range (what `hakari run` records, issue 17 §4; the
+accuracy's range here), "percentile" the percentile interval (always in range). `cut`
+is the share of data sets where at least one of the three intervals was cut.
 
 Run: PYTHONPATH=src .venv/bin/python benchmarks/bench_ci_coverage.py [--datasets 400]
 """
@@ -28,8 +34,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit
 
-from hakari.aggregate.intervals import CI_METHODS
+from hakari.aggregate.intervals import CI_METHODS, statistic_bounds
 from hakari.aggregate.resampling import replicate_statistics
+from hakari.scoring import corpus
 
 
 @dataclass(frozen=True)
@@ -44,7 +51,10 @@ class Scenario:
 SCENARIOS = [
     Scenario("templates dominate", 1000, 1.0, 1.5),
     Scenario("instances dominate", 100, 0.3, 1.5),
+    Scenario("limit 4", 4, 0.3, 1.5),
 ]
+CUT = "studentized, cut"
+ROWS = (CI_METHODS[0], CUT, *CI_METHODS[1:])
 
 
 def population_values(s: Scenario, alpha: float) -> dict[str, float]:
@@ -57,17 +67,19 @@ def population_values(s: Scenario, alpha: float) -> dict[str, float]:
     )
     mu = float(weights @ per_template)
     sigma = float(math.sqrt(weights @ (per_template - mu) ** 2))
-    return {"mean": mu, "sharpe": mu / (alpha * sigma + 1.0)}
+    return {"mean": mu, "std": sigma, "sharpe": mu / (alpha * sigma + 1.0)}
 
 
 def simulate(
     s: Scenario, n_templates: int, datasets: int, n_boot: int, alpha: float, seed: int
-) -> dict[str, dict[str, tuple[float, float]]]:
-    """method -> statistic -> (coverage, mean width)."""
+) -> tuple[dict[str, dict[str, tuple[float, float]]], float]:
+    """row -> statistic -> (coverage, mean width), and the share of data sets cut."""
     truth = population_values(s, alpha)
+    bounds = statistic_bounds(corpus.get("accuracy").value_range)
     rng = np.random.default_rng(seed)
-    hits = {m: {k: 0 for k in truth} for m in CI_METHODS}
-    widths = {m: {k: 0.0 for k in truth} for m in CI_METHODS}
+    hits = {m: {k: 0 for k in truth} for m in ROWS}
+    widths = {m: {k: 0.0 for k in truth} for m in ROWS}
+    cut_sets = 0
     references = [1] * s.n_instances
     for d in range(datasets):
         u = rng.normal(0.0, s.tau_template, n_templates)
@@ -77,14 +89,18 @@ def simulate(
         _, reps = replicate_statistics(
             predictions, references, "accuracy", alpha=alpha, n_boot=n_boot, seed=seed + d
         )
-        for method in CI_METHODS:
-            for stat, value in truth.items():
-                low, high = reps[stat].interval(method, 0.95)
-                hits[method][stat] += int(low <= value <= high)
-                widths[method][stat] += high - low
-    return {
-        m: {k: (hits[m][k] / datasets, widths[m][k] / datasets) for k in truth} for m in CI_METHODS
-    }
+        cut = False
+        for stat, value in truth.items():
+            intervals = {m: reps[stat].interval(m, 0.95) for m in CI_METHODS}
+            bounded = reps[stat].bounded("studentized", 0.95, bounds[stat])
+            intervals[CUT] = bounded.pair
+            cut = cut or bool(bounded.clipped)
+            for row, (low, high) in intervals.items():
+                hits[row][stat] += int(low <= value <= high)
+                widths[row][stat] += high - low
+        cut_sets += cut
+    cells = {m: {k: (hits[m][k] / datasets, widths[m][k] / datasets) for k in truth} for m in ROWS}
+    return cells, cut_sets / datasets
 
 
 def main() -> None:
@@ -97,8 +113,8 @@ def main() -> None:
     args = parser.parse_args()
 
     header = (
-        f"{'scenario':<19} {'method':<12} {'templates':>9} {'mean cov':>9} {'mean width':>11} "
-        f"{'Sharpe cov':>11} {'Sharpe width':>13}"
+        f"{'scenario':<19} {'interval':<17} {'templates':>9} {'mean cov':>9} {'width':>6} "
+        f"{'std cov':>8} {'width':>6} {'Sharpe cov':>11} {'width':>6} {'cut':>5}"
     )
     start = time.perf_counter()
     print(
@@ -111,18 +127,20 @@ def main() -> None:
     for scenario in SCENARIOS:
         truth = population_values(scenario, args.alpha)
         for n_templates in args.templates:
-            cells = simulate(
+            cells, cut_share = simulate(
                 scenario, n_templates, args.datasets, args.n_boot, args.alpha, args.seed
             )
-            for method, by_stat in cells.items():
-                (mc, mw), (sc, sw) = by_stat["mean"], by_stat["sharpe"]
+            for row, by_stat in cells.items():
+                (mc, mw), (dc, dw), (sc, sw) = (by_stat[k] for k in ("mean", "std", "sharpe"))
+                cut = f"{cut_share:>5.2f}" if row == CUT else f"{'':>5}"
                 print(
-                    f"{scenario.name:<19} {method:<12} {n_templates:>9} {mc:>9.3f} {mw:>11.3f} "
-                    f"{sc:>11.3f} {sw:>13.3f}",
+                    f"{scenario.name:<19} {row:<17} {n_templates:>9} {mc:>9.3f} {mw:>6.3f} "
+                    f"{dc:>8.3f} {dw:>6.3f} {sc:>11.3f} {sw:>6.3f} {cut}",
                     flush=True,
                 )
         print(
-            f"{'':<19} population: mean {truth['mean']:.4f}, Sharpe {truth['sharpe']:.4f} "
+            f"{'':<19} population: mean {truth['mean']:.4f}, std {truth['std']:.4f}, "
+            f"Sharpe {truth['sharpe']:.4f} "
             f"({scenario.n_instances} instances, tau_t {scenario.tau_template:g}, "
             f"tau_i {scenario.tau_instance:g})"
         )

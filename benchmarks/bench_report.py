@@ -20,11 +20,10 @@ import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from hakari.aggregate import aggregate
+from hakari.aggregate import PairedComparison, PairedStatistic, aggregate
 from hakari.results import DecodingResult, EvalResults, ModelResult, TaskResult, TemplateResult
 from hakari.tasks.loader import load_task
 
@@ -55,7 +54,7 @@ def synthetic_run(folder: Path, n_models: int, n_instances: int, seed: int = 0) 
         config={"models": models, "tasks": PAPER_TASKS, "decodings": DECODINGS, "alpha": 1.0},
         versions={"hakari": "bench"},
     )
-    paired: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    paired: dict[str, dict[str, list[PairedComparison]]] = {}
     with (folder / "samples.jsonl").open("w", encoding="utf-8") as out:
         for task_name in PAPER_TASKS:
             spec = load_task(task_name).spec
@@ -96,38 +95,52 @@ def synthetic_run(folder: Path, n_models: int, n_instances: int, seed: int = 0) 
                             out.write(json.dumps(record, ensure_ascii=False) + "\n")
                     for m in spec.metrics:
                         per_template = {k: v.metrics[m] for k, v in dec.templates.items()}
-                        stats = aggregate(per_template, alpha=1.0).to_dict()
-                        mean, sharpe = float(stats["mean"] or 0), float(stats["sharpe"] or 0)
-                        stats.update(
+                        point = aggregate(per_template, alpha=1.0)
+                        mean, sharpe = point.mean, point.sharpe
+                        dec.aggregate[m] = point.model_copy(update=dict(
                             ci_low=mean - 0.05, ci_high=mean + 0.05, ci_method="studentized",
                             sharpe_ci_low=sharpe - 0.06, sharpe_ci_high=sharpe + 0.06,
-                        )  # fmt: skip
-                        dec.aggregate[m] = stats
+                        ))  # fmt: skip
                     task.decodings[decoding] = dec
                 mres.tasks[task_name] = task
             for decoding in DECODINGS:
                 paired.setdefault(task_name, {})[decoding] = [
-                    {
-                        "model_a": a,
-                        "model_b": b,
-                        "metric": m,
-                        "mean": {"diff": 0.01, "ci_low": -0.02, "ci_high": 0.04, "p_value": 0.4},
-                        "sharpe": {
-                            "diff": 0.02,
-                            "ci_low": 0.01,
-                            "ci_high": 0.05,
-                            "p_value": 0.01,
-                            "verdict": "a_better",
-                        },
-                        "ci_method": "studentized",
-                    }
+                    PairedComparison(
+                        model_a=a,
+                        model_b=b,
+                        metric=m,
+                        alpha=1.0,
+                        mean=PairedStatistic(
+                            a=0.51,
+                            b=0.5,
+                            diff=0.01,
+                            ci_low=-0.02,
+                            ci_high=0.04,
+                            p_value=0.4,
+                            verdict="inconclusive",
+                        ),
+                        sharpe=PairedStatistic(
+                            a=0.42,
+                            b=0.4,
+                            diff=0.02,
+                            ci_low=0.01,
+                            ci_high=0.05,
+                            p_value=0.01,
+                            verdict="a_better",
+                        ),
+                        n_templates=len(spec.templates),
+                        n_instances=n_instances,
+                        n_boot=1000,
+                        confidence=0.95,
+                        seed=0,
+                        ci_method="studentized",
+                    )
                     for m in spec.metrics
                     for i, a in enumerate(models)
                     for b in models[i + 1 :]
                 ]
-    data = results.model_dump(mode="json")
-    data["paired"] = paired
-    (folder / "results.json").write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    results.paired = paired
+    results.write(folder / "results.json")
     return folder
 
 

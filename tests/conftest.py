@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -26,18 +26,47 @@ def servers() -> Iterator[list[StubServer]]:
         s.close()
 
 
+# Every place a command loads a model: the backend registry (`run`, `pfgen generate`, and
+# the judges, which load through it), fine-tuning's base model (bound by name in the
+# trainer too), and the per-sample metric models (BERTScore, SBERT, reward models).
+MODEL_LOADERS = (
+    "hakari.backends.registry.load_backend",
+    "hakari.finetune.model.load_for_training",
+    "hakari.finetune.trainer.load_for_training",
+    "hakari.scoring.samples.api.MetricSuite.prepare",
+)
+
+
 @pytest.fixture
 def no_model_loads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Replaces the model loader with one that fails the test if called: bad input must be
-    reported before any model loads."""
+    """Replaces every model loader (`MODEL_LOADERS`) with one that fails the test if
+    called: bad input must be reported before any model loads. The list holds what was
+    asked for (a spec, or the metric suite)."""
     loaded: list[str] = []
 
-    def refuse(spec: str, **kwargs: object) -> None:
-        loaded.append(spec)
-        raise AssertionError(f"a model was loaded before the bad input was reported: {spec}")
+    def refuse(spec: object = "metric models", *args: object, **kwargs: object) -> None:
+        what = spec if isinstance(spec, str) else type(spec).__name__
+        loaded.append(what)
+        raise AssertionError(f"a model was loaded before the bad input was reported: {what}")
 
-    monkeypatch.setattr("hakari.backends.registry.load_backend", refuse)
+    for target in MODEL_LOADERS:
+        monkeypatch.setattr(target, refuse)
     return loaded
+
+
+@pytest.fixture
+def memory_available(monkeypatch: pytest.MonkeyPatch) -> Callable[[int], None]:
+    """Sets what the memory checks of `hakari._util.checks` see as available (bytes), so
+    that a case does not depend on the machine running it."""
+
+    def set_available(n_bytes: int) -> None:
+        try:
+            import hakari._util.checks as checks
+        except ImportError:  # before the checks existed (the campaign's "before" run)
+            return
+        monkeypatch.setattr(checks, "available_memory", lambda: n_bytes)
+
+    return set_available
 
 
 @pytest.fixture(scope="session")

@@ -13,11 +13,21 @@ paired[TASK][DECODING] -> [{model_a, model_b, metric, alpha,            (several
                             confidence, seed, ci_method}]
 
 Every aggregate with a bootstrap has `ci_method` ("studentized": see
-`hakari.aggregate.intervals` for the method and the population it targets) and
-`sharpe_caveat` ("negative_mean" when mean < 0, else null). In `paired`, `diff` is A − B
-of the published point estimates, its CI comes from the same resampled templates ×
+`hakari.aggregate.intervals` for the method and the population it targets),
+`ci_clipped` (the interval ends cut to their quantity's range, e.g. ["std_low"]) and
+`sharpe_caveat` ("negative_mean" when mean < 0, else null). Written without credentials
+(`hakari._util.redact`: model specs, the command, failure messages). In `paired`, `diff`
+is A − B of the published point estimates, its CI comes from the same resampled templates ×
 instances for both models, and `verdict` is "a_better" / "b_better" when the CI excludes
 0, else "inconclusive". See docs/architecture.md, "results.json".
+
+Every statistic is a typed record (`hakari._util.records.Record`, a pydantic model with a
+docstring on each field) defined beside the code that computes it: `AggregateStats` in
+`aggregate.summary`, `PairedComparison` in `aggregate.paired`, `AlphaSweepPoint` in
+`aggregate.sweep`; the containers and the run's `RunConfig` are here. What decides the
+bytes: a results.json read and written back is unchanged (keys absent in an older file
+stay absent, unknown keys of a newer one are kept), and a run writes the same bytes as
+before the records were typed (tests/runner/test_results_json.py).
 """
 
 from __future__ import annotations
@@ -25,69 +35,331 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field, field_validator
 
-from hakari._util.atomic import write_json_atomic
+from hakari._util.atomic import json_text, write_text_atomic
+from hakari._util.records import Record
+from hakari._util.redact import redact_tree
+from hakari.aggregate.budget.records import DesignRecord, EstimatorRecord
+from hakari.aggregate.multiple import ModelGroups
+from hakari.aggregate.paired import PairedComparison
+from hakari.aggregate.summary import AggregateStats
+from hakari.aggregate.sweep import AlphaSweepPoint
+from hakari.backends.base import PromptFormat
+from hakari.tasks.extract import QAMode
 
 SCHEMA_VERSION = 1
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="allow")
+class TemplateBudget(Record):
+    """The generation budget of a template."""
+
+    max_new_chars: int | None = None
+    """Characters the answer may have after its leading whitespace (the same for every
+    tokenizer); null: no character budget, the token cap alone."""
+    max_new_tokens: int | None = None
+    """Tokens the model may generate (by default 4 a character of `max_new_chars`)."""
 
 
-class TemplateResult(_Model):
+class GenerationBudget(TemplateBudget):
+    """The generation budget of a task: the one most of its templates share, and the
+    templates with a budget of their own."""
+
+    WRITTEN_WHEN_GIVEN = frozenset({"templates"})
+
+    greedy_stop: list[str] = Field(default_factory=list)
+    """Where greedy decoding stops: each string, once the first non-whitespace character
+    has been generated (constrained decoding stops where its regex ends)."""
+    templates: dict[str, TemplateBudget] | None = None
+    """Template id -> its budget, for the templates whose budget differs from the task's
+    (written only when there is one)."""
+
+
+class RunConfig(Record):
+    """What the run was asked to do: `config` in results.json, its keys in this order.
+
+    Every key is null when the file's version did not record it (read from such a file,
+    the key stays absent when written back); keys of newer versions are kept as they are.
+    The budget keys are written for budgeted runs only.
+    """
+
+    WRITTEN_WHEN_GIVEN = frozenset({"budget", "target_ci", "until_decided"})
+
+    models: list[str] | None = None
+    """The model specs, in the order they ran (`--model`)."""
+    tasks: list[str] | None = None
+    """The task names, in the order they ran (`--tasks`)."""
+    task_files: dict[str, str] | None = None
+    """Task name -> the task file it was loaded from (a path on the machine that ran it)."""
+    decodings: list[str] | None = None
+    """The decodings run: "greedy", "constrained", "loglik" (`--decoding`)."""
+    templates: str | list[str] | None = None
+    """The templates asked for: "all", or their ids (`--templates`)."""
+    limit: int | None = None
+    """`--limit`: the first N rows of each task's split; null: no limit."""
+    sample: int | None = None
+    """`--sample`: a seeded random N rows of each task's split; null: no sample."""
+    seed: int | None = None
+    """`--seed`: the seed of `--sample` and of the bootstrap."""
+    sampled_rows: dict[str, list[int]] | None = None
+    """Task -> the split positions `--sample` chose (ascending); null without `--sample`."""
+    alpha: float | None = None
+    """`--alpha`: the alpha of the Sharpe score (eq. 1), ≥ 0."""
+    std: str | None = None
+    """Which standard deviation `std` is, in words: "population (ddof=0) across templates"."""
+    em_f1: str | None = None
+    """Which exact-match / F1 scorers were used and how golds were normalised, in words."""
+    qa_mode: QAMode | None = None
+    """`--qa-mode`: "first-line" or "paper", the SQuAD/JSQuAD post-processing
+    (`hakari.tasks.extract`)."""
+    generation_budgets: dict[str, GenerationBudget] | None = None
+    """Task -> its generation budget."""
+    batch_size: int | None = None
+    """`--batch-size`: prompts per backend batch (no effect on the scores)."""
+    prompt_format: PromptFormat | None = None
+    """`--prompt-format`: "auto", "chat" or "completion" (what auto chose is in each
+    model's `identity`)."""
+    dtype: str | None = None
+    """`--dtype` of in-process models, e.g. "float32"."""
+    device: str | None = None
+    """`--device` of in-process models, e.g. "auto", "cpu", "cuda"."""
+    n_boot: int | None = None
+    """`--n-boot`: bootstrap replicates per aggregate; 0: no bootstrap (no CIs)."""
+    data_dir: str | None = None
+    """`--data-dir`: where local task data was read from; null: the default."""
+    serving: dict[str, Any] | None = None
+    """The serving backends' options (`openai:`, `vllm:` specs): every field of
+    `hakari.backends.serving.ServingOptions` by name, as `dataclasses.asdict` gives it
+    (kept as a mapping so that a file with other serving options reads back unchanged)."""
+    argv: list[str] | None = None
+    """The command line that started the run, secrets scrubbed; null when the run came
+    from Python (`evaluate`)."""
+    started: str | None = None
+    """When the run started: local time, ISO 8601 to the second."""
+    budget: str | None = None
+    """`--budget` as given (a budgeted run only; see each decoding's `budget`)."""
+    target_ci: float | None = None
+    """`--target-ci` (a budgeted run only)."""
+    until_decided: bool | None = None
+    """`--until-decided` (a budgeted run only)."""
+
+    def recorded(self) -> dict[str, Any]:
+        """The settings that have a value, in JSON form (keys of newer versions included)."""
+        return {key: value for key, value in self.to_dict().items() if value is not None}
+
+
+class TemplateResult(Record):
+    """One template's scores on all instances of a task × decoding."""
+
+    WRITTEN_WHEN_GIVEN = frozenset({"estimated", "metrics_ci"})
+
     metrics: dict[str, float]
+    """Metric -> the corpus-level score over the instances, on the metric's scale."""
     fallback_rate: float
+    """Share of answers (0 to 1) that took the task's fallback: nothing matched."""
     n: int
+    """Instances scored (in a budgeted run: the instances this template was run on)."""
+    estimated: bool | None = None
+    """True when `metrics` were estimated from part of the grid (a budgeted run): the
+    template's score on every instance, estimated from the cells run. Written for such
+    runs only."""
+    metrics_ci: dict[str, list[float]] | None = None
+    """Estimated runs only: metric -> [low, high], the interval of the score the full
+    grid would have given this template."""
 
 
-class DecodingResult(_Model):
+class BudgetRound(Record):
+    """One round of a budgeted or sequential run of a task × decoding."""
+
+    WRITTEN_WHEN_GIVEN = frozenset({"max_p_adjusted"})
+
+    cells: int
+    """Cells run after this round (cumulative)."""
+    fraction: float
+    """`cells` over the grid's cells."""
+    sharpe_ci_half_width: dict[str, dict[str, float | None]]
+    """Model -> metric -> half the width of its Sharpe interval after this round (null
+    without a bootstrap)."""
+    max_p_adjusted: float | None = None
+    """Several models: the largest corrected p-value of a pair after this round (the pair
+    furthest from decided)."""
+
+
+class BudgetRecord(Record):
+    """What a budgeted run did on one task × decoding: `budget` of the decoding."""
+
+    budget: str | None
+    """`--budget` as given ("2x", "0.1", "5000"); null: up to the full grid."""
+    target_ci: float | None
+    """`--target-ci`: the Sharpe half-width that stops the rounds; null if not asked."""
+    until_decided: bool
+    """`--until-decided`: rounds until every pair of models differs."""
+    design: DesignRecord
+    """Which cells ran (the balanced design) and how many of the grid's."""
+    estimator: EstimatorRecord
+    """How the numbers were estimated from them."""
+    stopped: str
+    """Why the rounds ended: "budget" (the cells bought), "grid_full", "target_ci",
+    "decided" (or both, joined by "+")."""
+    rounds: list[BudgetRound]
+    """Each round, in order."""
+    decision_level: float | None
+    """`--until-decided`: the level a pair had to reach at a round (0.05 over the number
+    of rounds the run could have: Bonferroni over the looks); null otherwise."""
+
+
+class RescoredMetric(Record):
+    """A metric or judge score added to a finished run by `hakari score RUN_DIR`."""
+
+    WRITTEN_WHEN_GIVEN = frozenset({"aggregate"})
+
+    templates: dict[str, float] = Field(default_factory=dict)
+    """Template id -> the mean of its samples' scores (templates with no score left out)."""
+    n_unscored: int = 0
+    """Samples without a score (e.g. a judge verdict that could not be read)."""
+    aggregate: AggregateStats | None = None
+    """The statistics over the templates' means, as for the run's own metrics (written
+    when at least one template has a score)."""
+
+
+class DecodingResult(Record):
+    """One model × task × decoding."""
+
+    WRITTEN_WHEN_GIVEN = frozenset(
+        {
+            "rescored",
+            "refusals",
+            "unencodable_answers",
+            "unreadable_cache_rows",
+            "redacted_secrets",
+            "budget",
+        }
+    )
+
     templates: dict[str, TemplateResult] = Field(default_factory=dict)
-    aggregate: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    generated: int = 0  # requests sent to the model in this run
-    cached: int = 0  # requests answered from the cache
+    """Template id -> its scores, in task order."""
+    aggregate: dict[str, AggregateStats] = Field(default_factory=dict)
+    """Metric -> the statistics over the templates' scores."""
+    generated: int = 0
+    """Requests sent to the model in this run."""
+    cached: int = 0
+    """Requests answered from the response cache."""
     wall_s: float = 0.0
-    skipped: str | None = None  # why this decoding does not apply to the task
-    # constrained: answers that do not fullmatch their regex although generation was not
-    # cut by the budget, i.e. the engine ignored the constraint (0 for an engine that
-    # applies it; None for other decodings)
+    """Wall time of this decoding in seconds (generation, scoring and bootstrap)."""
+    skipped: str | None = None
+    """Why this decoding does not apply to the task (e.g. loglik on a text task); null
+    when it ran."""
     constraint_misses: int | None = None
+    """Constrained decoding only: answers that do not fullmatch their regex although
+    generation was not cut by the budget, i.e. the engine ignored the constraint (0 for
+    an engine that applies it); null for the other decodings."""
+    rescored: dict[str, RescoredMetric] | None = None
+    """Metric -> scores added by `hakari score RUN_DIR` (written once it ran)."""
+    unencodable_answers: int = 0
+    """Answers holding text UTF-8 cannot encode (lone surrogates, e.g. a server's JSON
+    "\\ud800"): kept exactly, written as JSON escapes (written when not 0)."""
+    unreadable_cache_rows: int = 0
+    """Cached answers that could not be read back (bad JSON, a field of the wrong type):
+    cache misses, generated again and stored over the bad rows (written when not 0)."""
+    refusals: int = 0
+    """Prompts a server gave no text for (`"content": null` or a missing text) however
+    often it was asked: each is scored as the task's fallback (so it is in
+    `fallback_rate` too), flagged `"refused": true` in samples.jsonl and never cached, so a
+    rerun asks again (written when not 0)."""
+    redacted_secrets: int = Field(default=0, ge=0)
+    """Occurrences of a configured API key (HAKARI_API_KEY, OPENAI_API_KEY, HF_TOKEN) or
+    of an 8-character piece of one in the model's answers, replaced by *** before
+    samples.jsonl and the response cache were written (a server that reflects its
+    Authorization header; written when not 0)."""
+    budget: BudgetRecord | None = None
+    """A budgeted run: which part of the grid ran, how the numbers were estimated, the
+    rounds (written for such runs only; then every number of this decoding is estimated)."""
 
 
-class TaskResult(_Model):
+class TaskResult(Record):
+    """One model × task."""
+
     language: str
+    """The task's language: "en" or "ja"."""
     n_instances: int
+    """Instances evaluated (after `--limit` / `--sample`)."""
     metrics: list[str]
+    """The task's metrics, in its order (the first is the headline)."""
     chance: dict[str, float] = Field(default_factory=dict)
+    """Metric -> its chance rate: the score of always answering the fallback."""
     decodings: dict[str, DecodingResult] = Field(default_factory=dict)
+    """Decoding -> its results, in run order."""
 
 
-class ModelResult(_Model):
+class ModelResult(Record):
+    """One model."""
+
     identity: dict[str, str]
+    """Who answered: backend, name, revision (weights' hash or hub commit), dtype, prompt
+    format, adapter hash...: the model's part of the cache key."""
     tasks: dict[str, TaskResult] = Field(default_factory=dict)
+    """Task -> its results, in run order."""
 
 
-class EvalResults(_Model):
+class EvalResults(Record):
+    """A run's results: results.json (see the module docstring for the layout)."""
+
+    WRITTEN_WHEN_GIVEN = frozenset({"rescoring", "model_groups"})
+    INVALID = "not a hakari results.json"
+
     schema_version: int = SCHEMA_VERSION
-    config: dict[str, Any]
+    """The layout's version: 1 (additions keep it; readers ignore keys they do not know)."""
+    config: RunConfig
+    """What the run was asked to do."""
     versions: dict[str, str]
+    """Library -> its installed version (hakari, torch, transformers, ..., python)."""
     models: dict[str, ModelResult] = Field(default_factory=dict)
-    alpha_sweep: dict[str, dict[str, dict[str, list[dict[str, Any]]]]] | None = None
-    paired: dict[str, dict[str, list[dict[str, Any]]]] | None = None
+    """Model spec -> its results, in run order."""
+    alpha_sweep: dict[str, dict[str, dict[str, list[AlphaSweepPoint]]]] | None = None
+    """Task -> decoding -> metric -> the models' Sharpe scores and ranking per alpha;
+    null with one model."""
+    paired: dict[str, dict[str, list[PairedComparison]]] | None = None
+    """Task -> decoding -> every pair of models on every metric (A ran before B); null
+    with one model or without a bootstrap."""
     output_dir: str | None = None
-
-    # model spec -> why it has no results (a later model failed or the run was stopped)
+    """The run folder this file was written to; null when the run kept no files."""
     failed: dict[str, str] = Field(default_factory=dict)
-    n_samples: int | None = None  # lines of the samples.jsonl written with this file
+    """Model spec -> why it has no results (a later model failed or the run was stopped)."""
+    n_samples: int | None = None
+    """Lines of the samples.jsonl written with this file; null without a run folder."""
+    rescoring: list[dict[str, Any]] | None = None
+    """One entry per `hakari score RUN_DIR`: the metrics it added and its provenance
+    (scorer models, judge prompts and summary); written once it ran."""
+    model_groups: dict[str, dict[str, dict[str, ModelGroups]]] | None = None
+    """Task -> decoding -> metric -> which models differ in Sharpe score after a
+    multiple-comparison correction, and the groups of tied models
+    (`hakari.aggregate.multiple`); written for runs of three or more models and budgeted
+    runs of two or more (with a bootstrap)."""
+
+    @field_validator("schema_version")
+    @classmethod
+    def _known_version(cls, value: int) -> int:
+        if value != SCHEMA_VERSION:
+            raise ValueError(
+                f"schema_version {value} is not one this hakari reads ({SCHEMA_VERSION}); "
+                "was it written by a newer hakari?"
+            )
+        return value
+
+    def file_text(self) -> str:
+        """The text of results.json: indent 2, non-ASCII kept as it is, and no
+        credentials (model specs, the command, failure messages go through
+        `hakari._util.redact`)."""
+        return json_text(redact_tree(self.to_dict()))
 
     def write(self, path: Path) -> None:
-        """Whole or not at all (`hakari._util.atomic`)."""
-        write_json_atomic(path, self.model_dump(mode="json"))
+        """Whole or not at all (`hakari._util.atomic`), as `file_text`."""
+        write_text_atomic(path, self.file_text())
 
     @classmethod
     def read(cls, path: Path) -> EvalResults:
-        return cls.model_validate_json(path.read_text(encoding="utf-8"))
+        """Strictly: an ill-typed value is a `HakariInputError` naming the file and field."""
+        return cls.from_json(path.read_bytes(), source=str(path))
 
 
 def library_versions() -> dict[str, str]:

@@ -220,7 +220,7 @@ def test_bootstrap_is_deterministic_for_a_seed() -> None:
     b = bootstrap(by_template, refs, "spearman", n_boot=200, seed=3)
     c = bootstrap(by_template, refs, "spearman", n_boot=200, seed=4)
     np.testing.assert_array_equal(a.replicate_sharpes, b.replicate_sharpes)
-    assert a.to_dict() == b.to_dict()
+    assert a.stats.to_dict() == b.stats.to_dict()
     assert not np.array_equal(a.replicate_sharpes, c.replicate_sharpes)
 
 
@@ -238,7 +238,7 @@ def test_bootstrap_ci_contains_point_estimate() -> None:
     assert stats.sharpe_ci_low is not None and stats.sharpe_ci_high is not None
     assert stats.sharpe_ci_low < stats.sharpe < stats.sharpe_ci_high
     assert result.mean_ci == (stats.ci_low, stats.ci_high)
-    d = result.to_dict()
+    d = result.stats.to_dict()
     assert d["ci_low"] == stats.ci_low and d["n_boot"] == 1000 and d["seed"] == 0
 
 
@@ -291,19 +291,19 @@ def test_alpha_sweep_ranking_flips() -> None:
     # "bold": mean 0.8, std 0.2; "steady": mean 0.7, std 0.
     # bold wins while 0.8 / (1 + 0.2 a) > 0.7, i.e. a < 5/7 = 0.714...
     sweep = alpha_sweep({"bold": (0.8, 0.2), "steady": (0.7, 0.0)})
-    assert [item["alpha"] for item in sweep] == agg.default_alphas()
-    by_alpha = {item["alpha"]: item for item in sweep}
-    assert by_alpha[0.0]["ranking"] == ["bold", "steady"]
-    assert by_alpha[0.7]["ranking"] == ["bold", "steady"]
-    assert by_alpha[0.8]["ranking"] == ["steady", "bold"]
-    assert by_alpha[2.0]["ranking"] == ["steady", "bold"]
-    assert by_alpha[1.0]["scores"]["bold"] == pytest.approx(0.8 / 1.2)
-    assert by_alpha[1.0]["scores"]["steady"] == pytest.approx(0.7)
+    assert [item.alpha for item in sweep] == agg.default_alphas()
+    by_alpha = {item.alpha: item for item in sweep}
+    assert by_alpha[0.0].ranking == ["bold", "steady"]
+    assert by_alpha[0.7].ranking == ["bold", "steady"]
+    assert by_alpha[0.8].ranking == ["steady", "bold"]
+    assert by_alpha[2.0].ranking == ["steady", "bold"]
+    assert by_alpha[1.0].scores["bold"] == pytest.approx(0.8 / 1.2)
+    assert by_alpha[1.0].scores["steady"] == pytest.approx(0.7)
 
 
 def test_alpha_sweep_ties_are_broken_by_model_name() -> None:
     sweep = alpha_sweep({"zeta": (0.5, 0.1), "alpha-model": (0.5, 0.1), "mid": (0.6, 0.3)}, [0.0])
-    assert sweep == [
+    assert [point.to_dict() for point in sweep] == [
         {
             "alpha": 0.0,
             "scores": {"zeta": 0.5, "alpha-model": 0.5, "mid": 0.6},

@@ -115,8 +115,8 @@ def test_bootstrap_records_its_method_and_percentile_stays_available() -> None:
     preds = {f"{t}-0": list((rng.random(80) < 0.4 + 0.05 * t).astype(int)) for t in range(8)}
     new = bootstrap(preds, refs, "accuracy", n_boot=300, seed=1)
     old = bootstrap(preds, refs, "accuracy", n_boot=300, seed=1, ci_method="percentile")
-    assert new.to_dict()["ci_method"] == "studentized"
-    assert old.to_dict()["ci_method"] == "percentile"
+    assert new.stats.ci_method == "studentized"
+    assert old.stats.ci_method == "percentile"
     # same replicates, different reading of them
     np.testing.assert_array_equal(new.replicate_sharpes, old.replicate_sharpes)
     _, reps = replicate_statistics(preds, refs, "accuracy", alpha=1.0, n_boot=300, seed=1)

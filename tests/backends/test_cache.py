@@ -59,3 +59,32 @@ def test_a_crash_keeps_finished_batches(tmp_path: Path) -> None:
     b = FakeBackend(lambda r: r.prompt)
     out, n_new = cached_generate(b, reqs, cache, batch_size=2)
     assert n_new == 4 and [r.text for r in out] == [str(i) for i in range(8)]
+
+
+def test_text_utf8_cannot_encode_is_keyed_stored_and_read_back_exactly(tmp_path: Path) -> None:
+    """A lone surrogate (a server's JSON "\\ud800") in a prompt or an answer: keys are made,
+    the answer is stored as its JSON escape and read back as the same string."""
+    cache = ResponseCache(tmp_path / "c.sqlite3")
+    reqs = [GenerationRequest(prompt="p \ud800", max_new_tokens=3)]
+    out, n_new = cached_generate(FakeBackend(lambda r: "a\udfffb"), reqs, cache)
+    assert n_new == 1 and out[0].text == "a\udfffb"
+    out, n_new = cached_generate(FakeBackend(lambda r: "never"), reqs, cache)
+    assert n_new == 0 and out[0].text == "a\udfffb" and cache.unreadable == 0
+    (stored,) = cache._conn.execute("SELECT payload FROM responses").fetchone()
+    assert "\\udfff" in stored
+
+
+def test_a_cached_loglik_row_of_another_shape_is_regenerated(tmp_path: Path) -> None:
+    from hakari.backends.base import LoglikRequest
+    from hakari.backends.cache import cached_loglik
+
+    cache = ResponseCache(tmp_path / "c.sqlite3")
+    reqs = [LoglikRequest(prompt="p", continuations=("yes", "no"))]
+    cached_loglik(FakeBackend(lambda r: ""), reqs, cache)
+    for payload in ('{"logprobs": [-1.0]}', '{"logprobs": ["x", 1]}', '{"logprobs": [-1, -2], '
+                    '"n_tokens": [1, -2]}', "[]", "{"):  # fmt: skip
+        cache._conn.execute("UPDATE responses SET payload = ?", (payload,))
+        before = cache.unreadable
+        out, n_new = cached_loglik(FakeBackend(lambda r: ""), reqs, cache)
+        assert n_new == 1 and out[0].logprobs == (-3.0, -2.0), payload
+        assert cache.unreadable == before + 1

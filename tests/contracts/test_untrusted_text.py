@@ -13,6 +13,7 @@ import yaml
 from rich.console import Console
 from typer.testing import CliRunner
 
+from hakari.aggregate import aggregate
 from hakari.backends.fake import FakeBackend
 from hakari.cli import app
 from hakari.reports.markdown import markdown_report
@@ -74,7 +75,7 @@ def hostile_results() -> EvalResults:
 
     dec = DecodingResult(
         templates={"0-0": TemplateResult(metrics={"accuracy": 0.5}, fallback_rate=0.0, n=2)},
-        aggregate={"accuracy": {"mean": 0.5, "std": 0.0, "min": 0.5, "max": 0.5, "sharpe": 0.5}},
+        aggregate={"accuracy": aggregate({"0-0": 0.5})},
     )
     task = TaskResult(language="en", n_instances=2, metrics=["accuracy"], decodings={"greedy": dec})
     models = {

@@ -10,7 +10,9 @@ import re
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pytest
+from safetensors.numpy import save_file
 from typer.testing import CliRunner
 
 from hakari.backends.adapters import check_adapter, split_adapter_spec
@@ -247,9 +249,12 @@ def test_adapter_spec_parsing_and_checks(tmp_path: Path) -> None:
     (tmp_path / "adapter_config.json").write_text('{"peft_type": "LORA"}')
     with pytest.raises(ModelLoadError, match="no weights"):
         check_adapter(tmp_path)
-    (tmp_path / "adapter_model.safetensors").write_bytes(b"w1")
+    (tmp_path / "adapter_model.safetensors").write_bytes(b"not safetensors")
+    with pytest.raises(ModelLoadError, match="not a readable safetensors file"):
+        check_adapter(tmp_path)
+    save_file({"w": np.zeros(2, dtype=np.float32)}, str(tmp_path / "adapter_model.safetensors"))
     first = check_adapter(tmp_path)
-    (tmp_path / "adapter_model.safetensors").write_bytes(b"w2")
+    save_file({"w": np.ones(2, dtype=np.float32)}, str(tmp_path / "adapter_model.safetensors"))
     assert check_adapter(tmp_path).sha256 != first.sha256  # content, not path or time
 
 

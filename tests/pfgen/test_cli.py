@@ -9,8 +9,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from hakari.cli.pfgen import app
-
-from .conftest import write_trials
+from tests.helpers.pfgen_data import write_trials
 
 runner = CliRunner()
 

@@ -26,7 +26,9 @@ from hakari.pfgen.tables import open_tables
 
 def test_ng_filter_drops_matching_answers():
     answers = ["重なる回数は22回です。", "重なる回数は23回です。", "11回重なります。"]
-    assert drop_ng(answers, [r"(?<!2)(11|23)回"]) == ["重なる回数は22回です。"]
+    # "11 or 23 not after a 2", written without a look-behind: NG rules run on generated
+    # answers, so they are matched in linear time (RE2), which has no look-arounds
+    assert drop_ng(answers, [r"(?:^|[^2])(11|23)回"]) == ["重なる回数は22回です。"]
 
 
 def test_rare_5gram_filter_removes_answers_with_a_singleton_5gram():

@@ -83,8 +83,8 @@ def test_page_has_every_section_and_the_run_numbers(runs: tuple[Path, Path]) -> 
     assert 'id="overview"' in html and 'id="runs"' in html
     # the leaderboard shows the results' own numbers
     agg = results.models["oracle-7b"].tasks["demo_sentiment_en"].decodings["greedy"].aggregate
-    assert f"{agg['accuracy']['sharpe']:.3f}".replace("-", "−") in html
-    assert f"{agg['accuracy']['ci_low']:.3f}".replace("-", "−") in html
+    assert f"{agg['accuracy'].sharpe:.3f}".replace("-", "−") in html
+    assert f"{agg['accuracy'].ci_low:.3f}".replace("-", "−") in html
     assert "hakari run --model oracle-7b" in html  # the command, rebuilt from the config
     assert results.versions["numpy"] in html
     # no script, no external resource

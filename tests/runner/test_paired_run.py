@@ -31,20 +31,20 @@ def test_two_models_get_paired_differences(tmp_path: Path) -> None:
     )
     assert res.paired is not None
     comparisons = res.paired[TASK]["greedy"]
-    assert [(c["model_a"], c["model_b"], c["metric"]) for c in comparisons] == [
+    assert [(c.model_a, c.model_b, c.metric) for c in comparisons] == [
         ("oracle", "spiky", m) for m in res.models["oracle"].tasks[TASK].metrics
     ]
-    acc = next(c for c in comparisons if c["metric"] == "accuracy")
+    acc = next(c for c in comparisons if c.metric == "accuracy")
     a = res.models["oracle"].tasks[TASK].decodings["greedy"].aggregate["accuracy"]
     b = res.models["spiky"].tasks[TASK].decodings["greedy"].aggregate["accuracy"]
     # the differences of the published point estimates
-    assert acc["mean"]["diff"] == a["mean"] - b["mean"] == pytest.approx(0.25)
-    assert acc["sharpe"]["diff"] == a["sharpe"] - b["sharpe"]
-    assert acc["sharpe"]["verdict"] == "a_better" and acc["sharpe"]["ci_low"] > 0
-    assert acc["ci_method"] == a["ci_method"] == "studentized"
-    assert (acc["n_boot"], acc["seed"], acc["n_templates"]) == (200, a["seed"], 6)
+    assert acc.mean.diff == a.mean - b.mean == pytest.approx(0.25)
+    assert acc.sharpe.diff == a.sharpe - b.sharpe
+    assert acc.sharpe.verdict == "a_better" and acc.sharpe.ci_low > 0
+    assert acc.ci_method == a.ci_method == "studentized"
+    assert (acc.n_boot, acc.seed, acc.n_templates) == (200, a.seed, 6)
     on_disk = json.loads((tmp_path / "run" / "results.json").read_text())
-    assert on_disk["paired"][TASK]["greedy"][0] == json.loads(json.dumps(comparisons[0]))
+    assert on_disk["paired"][TASK]["greedy"][0] == comparisons[0].to_dict()
 
     md = markdown_report(res)
     assert "### Paired differences A − B · demo_sentiment_en · greedy" in md

@@ -274,12 +274,10 @@ def test_cli_records_the_command_as_typed_without_secrets(
 
 
 def test_recorded_text_loses_keys_tokens_and_url_passwords(monkeypatch: pytest.MonkeyPatch) -> None:
-    from hakari.backends.openai.spec import redact_secrets
+    from hakari._util.redact import redact
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-live-abcdef")
-    assert redact_secrets("--key=sk-live-abcdef") == "--key=***"
-    assert redact_secrets("hf:https://me:pa55@host/x") == "hf:https://***@host/x"
-    assert redact_secrets("Authorization: Bearer tok123") == "Authorization: Bearer ***"
-    assert (
-        redact_secrets("openai:m@http://localhost:8000/v1") == "openai:m@http://localhost:8000/v1"
-    )
+    assert redact("--key=sk-live-abcdef") == "--key=***"
+    assert redact("hf:https://me:pa55@host/x") == "hf:https://***@host/x"
+    assert redact("Authorization: Bearer tok123") == "Authorization: Bearer ***"
+    assert redact("openai:m@http://localhost:8000/v1") == "openai:m@http://localhost:8000/v1"

@@ -32,10 +32,11 @@ def test_scores_fallbacks_and_sharpe(tmp_path: Path) -> None:
         assert dec.templates[tid].fallback_rate == 1.0
         assert dec.templates[tid].metrics["mcc"] == 0.0
     acc = dec.aggregate["accuracy"]
-    assert acc["mean"] == pytest.approx(0.75)
-    assert acc["std"] == pytest.approx(0.25)  # population std of [1,1,1,.5,.5,.5]
-    assert acc["sharpe"] == pytest.approx(0.75 / (1.0 * 0.25 + 1))
-    assert acc["ci_low"] <= acc["mean"] <= acc["ci_high"]
+    assert acc.mean == pytest.approx(0.75)
+    assert acc.std == pytest.approx(0.25)  # population std of [1,1,1,.5,.5,.5]
+    assert acc.sharpe == pytest.approx(0.75 / (1.0 * 0.25 + 1))
+    assert acc.ci_low is not None and acc.ci_high is not None
+    assert acc.ci_low <= acc.mean <= acc.ci_high
     assert res.models["smollm2-135m"].tasks[TASK].chance["accuracy"] == 0.5
     assert backend.closed
 
@@ -193,5 +194,5 @@ def test_several_models_get_an_alpha_sweep(tmp_path: Path) -> None:
     )
     assert res.alpha_sweep is not None
     sweep = res.alpha_sweep[TASK]["greedy"]["accuracy"]
-    assert [round(p["alpha"], 1) for p in sweep] == [round(0.1 * i, 1) for i in range(21)]
-    assert set(sweep[0]["ranking"]) == {"steady", "spiky"}
+    assert [round(p.alpha, 1) for p in sweep] == [round(0.1 * i, 1) for i in range(21)]
+    assert set(sweep[0].ranking) == {"steady", "spiky"}

@@ -61,9 +61,9 @@ def test_every_model_and_decoding_sees_the_same_sample(tmp_path: Path) -> None:
         backend_factory=lambda s: backends[s],
     )
     expected = sample_positions(32, 10, seed=3)
-    assert res.config["sample"] == 10 and res.config["seed"] == 3
-    assert res.config["sampled_rows"] == {TASK: expected}
-    assert res.config["limit"] is None
+    assert res.config.sample == 10 and res.config.seed == 3
+    assert res.config.sampled_rows == {TASK: expected}
+    assert res.config.limit is None
     seen: dict[tuple[str, str, str], set[int]] = {}
     for line in (tmp_path / "run" / "samples.jsonl").read_text().splitlines():
         rec = json.loads(line)
@@ -92,8 +92,8 @@ def test_every_model_and_decoding_sees_the_same_sample(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "needles"),
     [
-        (["--sample", "0"], ["--sample", "at least 1"]),
-        (["--sample", "-3"], ["--sample", "at least 1"]),
+        (["--sample", "0"], ["--sample", "≥ 1"]),
+        (["--sample", "-3"], ["--sample", "≥ 1"]),
         (["--sample", "33"], ["--sample 33", "only 32 rows", "demo_sentiment_en.yaml"]),
         (["--sample", "5", "--limit", "5"], ["--sample", "not both"]),
         (["--sample", "5", "--seed", "-1"], ["--seed", "≥ 0"]),

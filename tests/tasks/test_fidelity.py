@@ -179,7 +179,7 @@ def test_qa_modes_differ_in_gold_normalisation_and_are_recorded(tmp_path: Path) 
             output_dir=tmp_path / mode,
             backend_factory=lambda spec, b=backend: b,
         )
-        assert res.config["qa_mode"] == mode
+        assert res.config.qa_mode == mode
         dec = res.models["smollm2-135m"].tasks["qa_tiny"].decodings["greedy"]
         scores[mode] = dec.templates["0-0"].metrics["exact_match"]
         saved = json.loads((tmp_path / mode / "results.json").read_text(encoding="utf-8"))

@@ -11,12 +11,13 @@ found in a second rather than after an hour of scoring.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from hakari.errors import HakariInputError
 
@@ -25,6 +26,7 @@ _PATH_PART = re.compile(r"^[^.\s]+$")
 _MISSING = object()
 _BOM = b"\xef\xbb\xbf"
 LINE_KEY = "\x00hakari-line"  # the 1-based line a row came from (no JSON key can clash)
+MAX_LINE_BYTES = 64 << 20  # one JSON Lines row; a longer one is refused, not read on
 
 
 def check_path(path: str, option: str) -> tuple[str, ...]:
@@ -68,13 +70,30 @@ def iter_jsonl(
     try:
         if data is None:
             with path.open("rb") as fh:
-                yield from _parse_lines(path, fh, field)
+                yield from _parse_lines(path, _bounded_lines(fh, path, field), field)
             return
     except OSError as exc:
         raise HakariInputError(
             f"cannot read: {exc.strerror or exc}", file=str(path), field=field
         ) from None
     yield from _parse_lines(path, data.split(b"\n"), field)
+
+
+def _bounded_lines(fh: IO[bytes], path: Path, field: str | None) -> Iterator[bytes]:
+    """The lines of `fh`, none longer than `MAX_LINE_BYTES`: a file without line breaks
+    (or a link to /dev/zero) is one error after at most that many bytes, never a read
+    without end."""
+    for lineno in itertools.count(1):
+        line = fh.readline(MAX_LINE_BYTES + 1)
+        if not line:
+            return
+        if len(line) > MAX_LINE_BYTES:
+            raise HakariInputError(
+                f"line {lineno} is longer than {MAX_LINE_BYTES >> 20} MiB: not a JSON Lines file?",
+                file=str(path),
+                field=field,
+            )
+        yield line
 
 
 def _parse_lines(
@@ -184,7 +203,9 @@ def text_column(
 
 
 def number_column(rows: Sequence[Row], path: str, file: Path, option: str) -> list[float]:
-    """A numeric field of every row; null and NaN become NaN (reported, never dropped)."""
+    """A numeric field of every row; null and NaN become NaN (reported, never dropped).
+    An infinite number (`1e309` reads as infinity, `Infinity`) is an error: it is no
+    score, and left in it would turn every statistic it enters into NaN or infinity."""
     parts = check_path(path, option)
     out: list[float] = []
     for row in rows:
@@ -195,6 +216,13 @@ def number_column(rows: Sequence[Row], path: str, file: Path, option: str) -> li
             raise HakariInputError(
                 f"line {row_line(row)}: field {path!r} must be a number or null, "
                 f"got {type(value).__name__} {str(value)[:40]!r}",
+                file=str(file),
+            )
+        elif math.isinf(value):
+            raise HakariInputError(
+                f"line {row_line(row)}: field {path!r} is not a finite number (a literal "
+                "beyond ±1.8e308, such as 1e309, reads as infinity); give a finite number "
+                "or null",
                 file=str(file),
             )
         else:

@@ -10,27 +10,41 @@ The stages, one module each:
 * `intervals`: the inferential target and the interval methods (studentised by default);
 * `paired`: paired differences between models on the same replicates;
 * `sweep`: rankings of several models by Sharpe score for each alpha.
+
+What results.json records of them is typed beside the code that computes it, one
+pydantic record each (`hakari._util.records.Record`, a docstring on every field):
+`AggregateStats` (summary), `PairedComparison` / `PairedStatistic` (paired),
+`AlphaSweepPoint` (sweep).
 """
 
 from __future__ import annotations
 
 from hakari.aggregate.intervals import CI_METHODS, DEFAULT_CI_METHOD
-from hakari.aggregate.paired import PairedComparison, compare, compare_all, paired_bootstrap
-from hakari.aggregate.resampling import BootstrapResult, bootstrap
+from hakari.aggregate.paired import (
+    PairedComparison,
+    PairedStatistic,
+    compare,
+    compare_all,
+    paired_bootstrap,
+)
+from hakari.aggregate.resampling import BootstrapResult, bootstrap, bootstrap_bytes
 from hakari.aggregate.scorers import resampled_template_scores
 from hakari.aggregate.summary import STD_KIND, AggregateStats, aggregate, sharpe_score
-from hakari.aggregate.sweep import alpha_sweep, default_alphas, rank_models
+from hakari.aggregate.sweep import AlphaSweepPoint, alpha_sweep, default_alphas, rank_models
 
 __all__ = [
     "CI_METHODS",
     "DEFAULT_CI_METHOD",
     "STD_KIND",
     "AggregateStats",
+    "AlphaSweepPoint",
     "BootstrapResult",
     "PairedComparison",
+    "PairedStatistic",
     "aggregate",
     "alpha_sweep",
     "bootstrap",
+    "bootstrap_bytes",
     "compare",
     "compare_all",
     "default_alphas",

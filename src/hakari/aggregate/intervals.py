@@ -32,6 +32,16 @@ out; if none is left, or the observed standard error is 0, the percentile interv
 used.
 
 `"percentile"` (the method before this module) stays available for comparison.
+
+Ranges. `theta - q se` knows nothing of the quantity's range: on a small run (`--limit
+4`) a std interval can start below 0, an MCC std interval end above 1, an accuracy
+Sharpe interval start below 0. Every interval is therefore cut to the range of its
+quantity (`statistic_bounds`: the mean in the metric's range, the population std in
+[0, half the range's width], the Sharpe score between the range's ends and 0; for a
+difference A − B, the differences of those), and the ends that were cut are named
+(`Interval.clipped`, `ci_clipped` in results.json). Cutting changes no coverage: the true
+value lies in the range, so it lies in the cut interval exactly when it lay in the
+uncut one; only impossible values leave. The point estimates are untouched.
 """
 
 from __future__ import annotations
@@ -44,6 +54,50 @@ import numpy as np
 CI_METHODS = ("studentized", "percentile")
 DEFAULT_CI_METHOD = "studentized"
 STATISTICS = ("mean", "std", "sharpe")
+UNBOUNDED = (-math.inf, math.inf)
+
+Bounds = tuple[float, float]
+
+
+def statistic_bounds(value_range: Bounds) -> dict[str, Bounds]:
+    """The range of the mean, the population std and the Sharpe score (any alpha >= 0)
+    of template scores that lie in `value_range`: the std is largest with half the
+    templates at each end, and the Sharpe score has the mean's sign and at most its
+    size."""
+    low, high = value_range
+    return {
+        "mean": (low, high),
+        "std": (0.0, (high - low) / 2.0),
+        "sharpe": (min(low, 0.0), max(high, 0.0)),
+    }
+
+
+def difference_bounds(value_range: Bounds) -> dict[str, Bounds]:
+    """The range of A − B for each statistic (`statistic_bounds` of each model)."""
+    each = statistic_bounds(value_range)
+    return {name: (low - high, high - low) for name, (low, high) in each.items()}
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A confidence interval cut to its quantity's range; `clipped` names the ends that
+    were cut ("low", "high")."""
+
+    low: float
+    high: float
+    clipped: tuple[str, ...] = ()
+
+    @classmethod
+    def within(cls, low: float, high: float, bounds: Bounds) -> Interval:
+        floor, ceiling = bounds
+        new_low = min(max(low, floor), ceiling)
+        new_high = max(min(high, ceiling), new_low)
+        clipped = (("low",) if new_low != low else ()) + (("high",) if new_high != high else ())
+        return cls(new_low, new_high, clipped)
+
+    @property
+    def pair(self) -> tuple[float, float]:
+        return self.low, self.high
 
 
 def template_statistics(
@@ -111,6 +165,8 @@ class Replicates:
         return se_hat, (self.values[keep] - self.point) / se_star[keep]
 
     def interval(self, method: str, confidence: float) -> tuple[float, float]:
+        """The interval as the method gives it (it may pass the quantity's range; see
+        `bounded`)."""
         if method == "percentile":
             return percentile_interval(self.values, confidence)
         if method != "studentized":
@@ -121,6 +177,10 @@ class Replicates:
         tail = (1.0 - confidence) / 2.0
         q_low, q_high = np.quantile(t_star, [tail, 1.0 - tail])
         return float(self.point - q_high * se_hat), float(self.point - q_low * se_hat)
+
+    def bounded(self, method: str, confidence: float, bounds: Bounds = UNBOUNDED) -> Interval:
+        """The interval cut to `bounds`, the range of the quantity (module docstring)."""
+        return Interval.within(*self.interval(method, confidence), bounds)
 
     def p_value(self) -> float:
         """Two-sided bootstrap-t p-value of "the statistic is 0" (add-one estimate):

@@ -15,19 +15,26 @@ part is the variance of the difference over instance-only resamples. The point
 difference is exactly `stat(A) − stat(B)` of the paper's formulas. The verdict reads the
 interval: "a_better" when it lies above 0, "b_better" below 0, else "inconclusive"
 (all hakari metrics are higher-is-better); `p_value` is the two-sided bootstrap-t p-value
-of "no difference", for readers who want one number.
+of "no difference", for readers who want one number. Intervals are cut to the range of
+the difference (`intervals.difference_bounds`), which contains 0: no verdict changes.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
+from pydantic import ConfigDict, Field, PrivateAttr
 
-from hakari.aggregate.intervals import DEFAULT_CI_METHOD, Replicates, template_statistics
+from hakari._util.records import Record
+from hakari.aggregate.intervals import (
+    DEFAULT_CI_METHOD,
+    Replicates,
+    difference_bounds,
+    template_statistics,
+)
 from hakari.aggregate.resampling import (
     BootstrapResult,
     StatisticFn,
@@ -35,76 +42,100 @@ from hakari.aggregate.resampling import (
     check_bootstrap_options,
     statistic_replicates,
 )
+from hakari.scoring import corpus
 
-VERDICTS = ("a_better", "b_better", "inconclusive")
+Verdict = Literal["a_better", "b_better", "inconclusive"]
+VERDICTS: tuple[Verdict, ...] = get_args(Verdict)
 PAIRED_STATISTICS = ("mean", "sharpe")
 
 
-@dataclass(frozen=True)
-class PairedStatistic:
-    """One statistic of A and of B, their difference A − B and its CI."""
+def verdict_of(ci_low: float, ci_high: float) -> Verdict:
+    """What the CI of A − B says: "a_better" above 0, "b_better" below 0, else
+    "inconclusive"."""
+    if ci_low > 0:
+        return "a_better"
+    if ci_high < 0:
+        return "b_better"
+    return "inconclusive"
+
+
+class PairedStatistic(Record):
+    """One statistic (mean or Sharpe score) of A and of B, their difference A − B and its
+    CI; on the metric's scale (differences: twice its range at most)."""
+
+    model_config = ConfigDict(frozen=True)
+    WRITTEN_WHEN_GIVEN = frozenset({"grid_ci_low", "grid_ci_high"})
 
     a: float
+    """Model A's published point estimate (its `aggregate[METRIC]` value)."""
     b: float
+    """Model B's published point estimate."""
     diff: float
+    """`a - b` exactly."""
     ci_low: float
+    """Lower end of the CI of the difference, from both models scored on the same
+    resampled templates × instances (level and method: the comparison's)."""
     ci_high: float
+    """Upper end of the CI of the difference."""
     p_value: float
-
-    @property
-    def verdict(self) -> str:
-        if self.ci_low > 0:
-            return "a_better"
-        if self.ci_high < 0:
-            return "b_better"
-        return "inconclusive"
-
-    def to_dict(self) -> dict[str, float | str]:
-        return {
-            "a": self.a,
-            "b": self.b,
-            "diff": self.diff,
-            "ci_low": self.ci_low,
-            "ci_high": self.ci_high,
-            "p_value": self.p_value,
-            "verdict": self.verdict,
-        }
+    """Two-sided bootstrap-t p-value of "no difference" (add-one estimate, in (0, 1])."""
+    verdict: Verdict
+    """"a_better" when the CI lies above 0, "b_better" below 0, else "inconclusive"
+    (every hakari metric is higher-is-better)."""
+    ci_clipped: list[str] = Field(default_factory=list)
+    """The ends of the CI that were cut to the range a difference can take ("low",
+    "high"; `intervals.difference_bounds`, which contains 0: no verdict changes); absent
+    in files written before issue 17."""
+    grid_ci_low: float | None = None
+    """Estimated comparisons only (a budgeted run): lower end of the interval of the
+    difference the full grid would have given."""
+    grid_ci_high: float | None = None
+    """Estimated comparisons only: upper end of the full-grid interval of the difference."""
 
 
-@dataclass(frozen=True, eq=False)
-class PairedComparison:
-    """Model A against model B on one task × decoding × metric."""
+class PairedComparison(Record):
+    """Model A against model B on one task × decoding × metric: one item of
+    `paired[TASK][DECODING]` in results.json, its keys in this order."""
+
+    model_config = ConfigDict(frozen=True)
+    WRITTEN_WHEN_GIVEN = frozenset({"estimated"})
 
     model_a: str
+    """Model A's spec (A ran before B)."""
     model_b: str
+    """Model B's spec."""
     metric: str
+    """The metric compared."""
     alpha: float
-    n_templates: int
-    n_instances: int
-    n_boot: int
-    confidence: float
-    seed: int
-    ci_method: str
+    """The alpha of the Sharpe scores compared (the run's `--alpha`)."""
     mean: PairedStatistic
+    """The difference of the means over templates."""
     sharpe: PairedStatistic
-    replicates: dict[str, Replicates]  # the difference's replicates, per statistic
+    """The difference of the Sharpe scores; its verdict is the report's."""
+    n_templates: int
+    """Templates both models were scored on."""
+    n_instances: int
+    """Instances both models were scored on."""
+    n_boot: int
+    """Bootstrap replicates (shared by both models: the same draws)."""
+    confidence: float
+    """Confidence level of both CIs, e.g. 0.95."""
+    seed: int
+    """Seed of the shared draws."""
+    ci_method: str
+    """How the CIs were read: "studentized" or "percentile" (`hakari.aggregate.intervals`)."""
+    estimated: bool | None = None
+    """True when both models' numbers were estimated from the same part of the grid (a
+    budgeted run; the CIs then carry the imputation's uncertainty too). Written for such
+    runs only."""
 
-    def to_dict(self) -> dict[str, Any]:
-        """One item of `paired[TASK][DECODING]` in results.json."""
-        return {
-            "model_a": self.model_a,
-            "model_b": self.model_b,
-            "metric": self.metric,
-            "alpha": self.alpha,
-            "mean": self.mean.to_dict(),
-            "sharpe": self.sharpe.to_dict(),
-            "n_templates": self.n_templates,
-            "n_instances": self.n_instances,
-            "n_boot": self.n_boot,
-            "confidence": self.confidence,
-            "seed": self.seed,
-            "ci_method": self.ci_method,
-        }
+    _replicates: dict[str, Replicates] = PrivateAttr(default_factory=dict)
+
+    @property
+    def replicates(self) -> dict[str, Replicates]:
+        """The difference's replicates per statistic (empty for a comparison read from a
+        file: only one computed in this process has them)."""
+        return self._replicates
 
 
 def _difference(alpha: float) -> StatisticFn:
@@ -138,20 +169,23 @@ def compare(
     ci_method = a.ci_method if ci_method is None else ci_method
     check_bootstrap_options(a.n_boot, confidence, ci_method)
     reps = statistic_replicates(_difference(a.alpha), [a.replicates, b.replicates])
+    bounds = difference_bounds(corpus.get(metric).value_range)
 
     def statistic(name: str) -> PairedStatistic:
-        low, high = reps[name].interval(ci_method, confidence)
+        interval = reps[name].bounded(ci_method, confidence, bounds[name])
         value_a, value_b = getattr(a.stats, name), getattr(b.stats, name)
         return PairedStatistic(
             a=value_a,
             b=value_b,
             diff=value_a - value_b,
-            ci_low=low,
-            ci_high=high,
+            ci_low=interval.low,
+            ci_high=interval.high,
             p_value=reps[name].p_value(),
+            verdict=verdict_of(interval.low, interval.high),
+            ci_clipped=list(interval.clipped),
         )
 
-    return PairedComparison(
+    comparison = PairedComparison(
         model_a=model_a,
         model_b=model_b,
         metric=metric,
@@ -164,8 +198,9 @@ def compare(
         ci_method=ci_method,
         mean=statistic("mean"),
         sharpe=statistic("sharpe"),
-        replicates=reps,
     )
+    comparison._replicates = reps
+    return comparison
 
 
 def compare_all(bootstraps: Mapping[str, BootstrapResult], metric: str) -> list[PairedComparison]:

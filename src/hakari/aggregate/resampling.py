@@ -15,7 +15,7 @@ comparison needs (`paired`).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -25,6 +25,7 @@ from hakari.aggregate.intervals import (
     DEFAULT_CI_METHOD,
     STATISTICS,
     Replicates,
+    statistic_bounds,
     template_se,
     template_statistics,
 )
@@ -64,6 +65,17 @@ class TemplateReplicates:
     @property
     def draw_key(self) -> tuple[tuple[str, ...], int, int, int]:
         return self.template_ids, self.n_instances, len(self.resampled), self.seed
+
+
+def bootstrap_bytes(n_boot: int, *, kept_templates: int, widest: int) -> int:
+    """About the most memory a run's bootstraps hold at once: the template scores of every
+    replicate kept for the paired comparisons (`TemplateReplicates`: two (n_boot, T)
+    float arrays for each model × decoding × metric; `kept_templates` sums their T), plus
+    the working arrays of the aggregate being computed (its statistics and their
+    influences, about eight (n_boot, T) arrays for the widest task) and one chunk of
+    resampled instance indices."""
+    floats = n_boot * (2 * kept_templates + 8 * widest)
+    return 8 * (floats + 3 * _CHUNK_CELLS)
 
 
 def check_bootstrap_options(n_boot: int, confidence: float, ci_method: str) -> None:
@@ -141,7 +153,8 @@ def template_scores(
 
 @dataclass(frozen=True, eq=False)
 class BootstrapResult:
-    """Point estimates with their CIs, and the replicate statistics they came from."""
+    """Point estimates with their CIs (`stats`: `aggregate[METRIC]` of results.json), and
+    the replicate statistics they came from."""
 
     stats: AggregateStats
     per_template: dict[str, float]
@@ -157,19 +170,6 @@ class BootstrapResult:
     ci_method: str
     alpha: float
     replicates: TemplateReplicates  # the template scores behind every replicate
-
-    def to_dict(self) -> dict[str, Any]:
-        """`stats.to_dict()` plus the std CI and the bootstrap settings."""
-        out: dict[str, Any] = dict(self.stats.to_dict())
-        out.update(
-            std_ci_low=self.std_ci[0],
-            std_ci_high=self.std_ci[1],
-            n_boot=self.n_boot,
-            confidence=self.confidence,
-            seed=self.seed,
-            ci_method=self.ci_method,
-        )
-        return out
 
 
 def _point_scores(
@@ -248,7 +248,8 @@ def bootstrap(
     draws instance indices (shared by all templates) and template indices, both uniformly
     with replacement, from `numpy.random.default_rng(seed)`; the result is deterministic
     for a given seed and inputs. `ci_method` is "studentized" (default) or "percentile"
-    (see `hakari.aggregate.intervals`).
+    (see `hakari.aggregate.intervals`); every interval is cut to its quantity's range
+    (the metric's `value_range`), the cut ends named in `ci_clipped`.
     """
     check_bootstrap_options(n_boot, confidence, ci_method)
     per_template, scores = template_replicates(
@@ -256,21 +257,29 @@ def bootstrap(
     )
     reps = statistic_replicates(lambda s: template_statistics(s[0], alpha), [scores])
     point = aggregate(per_template, alpha=alpha)
-    mean_ci = reps["mean"].interval(ci_method, confidence)
-    sharpe_ci = reps["sharpe"].interval(ci_method, confidence)
-    stats = replace(
-        point,
-        ci_low=mean_ci[0],
-        ci_high=mean_ci[1],
-        sharpe_ci_low=sharpe_ci[0],
-        sharpe_ci_high=sharpe_ci[1],
+    bounds = statistic_bounds(corpus.get(metric).value_range)
+    cis = {s: reps[s].bounded(ci_method, confidence, bounds[s]) for s in STATISTICS}
+    stats = point.model_copy(
+        update={
+            "ci_low": cis["mean"].low,
+            "ci_high": cis["mean"].high,
+            "sharpe_ci_low": cis["sharpe"].low,
+            "sharpe_ci_high": cis["sharpe"].high,
+            "std_ci_low": cis["std"].low,
+            "std_ci_high": cis["std"].high,
+            "n_boot": n_boot,
+            "confidence": confidence,
+            "seed": seed,
+            "ci_method": ci_method,
+            "ci_clipped": [f"{s}_{end}" for s in STATISTICS for end in cis[s].clipped],
+        }
     )
     return BootstrapResult(
         stats=stats,
         per_template=per_template,
-        mean_ci=mean_ci,
-        std_ci=reps["std"].interval(ci_method, confidence),
-        sharpe_ci=sharpe_ci,
+        mean_ci=cis["mean"].pair,
+        std_ci=cis["std"].pair,
+        sharpe_ci=cis["sharpe"].pair,
         n_boot=n_boot,
         confidence=confidence,
         seed=seed,

@@ -4,9 +4,26 @@ Figures 3 and 5)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
+from pydantic import ConfigDict
+
+from hakari._util.records import Record
 from hakari.aggregate.summary import sharpe_score
+
+
+class AlphaSweepPoint(Record):
+    """The models' Sharpe scores and ranking at one alpha: one item of
+    `alpha_sweep[TASK][DECODING][METRIC]` in results.json."""
+
+    model_config = ConfigDict(frozen=True)
+
+    alpha: float
+    """The alpha of eq. 1 for this point (0.0, 0.1, ..., 2.0 by default)."""
+    scores: dict[str, float]
+    """Model -> its Sharpe score `mean / (alpha * std + 1)` at this alpha, from its
+    published mean and std (the metric's scale)."""
+    ranking: list[str]
+    """The models, best score first; equal scores ordered by model name."""
 
 
 def default_alphas() -> list[float]:
@@ -21,17 +38,17 @@ def rank_models(scores: Mapping[str, float]) -> list[str]:
 
 def alpha_sweep(
     model_stats: Mapping[str, tuple[float, float]], alphas: Sequence[float] | None = None
-) -> list[dict[str, Any]]:
+) -> list[AlphaSweepPoint]:
     """Sharpe score and ranking of each model for each alpha.
 
-    `model_stats` maps model -> (mean, std) over templates. Returns one item per alpha:
-    `{"alpha": a, "scores": {model: sharpe}, "ranking": [model, ...]}` (see `rank_models`).
+    `model_stats` maps model -> (mean, std) over templates. Returns one point per alpha
+    (rankings: see `rank_models`).
     """
     if len(model_stats) == 0:
         raise ValueError("alpha_sweep needs at least one model")
     sweep = default_alphas() if alphas is None else [float(a) for a in alphas]
-    out: list[dict[str, Any]] = []
+    out: list[AlphaSweepPoint] = []
     for alpha in sweep:
         scores = {m: sharpe_score(mean, std, alpha) for m, (mean, std) in model_stats.items()}
-        out.append({"alpha": alpha, "scores": scores, "ranking": rank_models(scores)})
+        out.append(AlphaSweepPoint(alpha=alpha, scores=scores, ranking=rank_models(scores)))
     return out

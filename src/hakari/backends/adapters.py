@@ -71,7 +71,24 @@ def check_adapter(folder: Path) -> AdapterRef:
             f"{folder} has {ADAPTER_CONFIG} but no weights ({' or '.join(ADAPTER_WEIGHTS)})",
             field="--model",
         )
+    if weights[0].suffix == ".safetensors":
+        _check_safetensors(weights[0])
     return AdapterRef(path=folder.resolve(), sha256=_hash_files([config_path, weights[0]]))
+
+
+def _check_safetensors(path: Path) -> None:
+    """The weights file's header reads as safetensors (the header only: no tensor is
+    loaded), so a damaged file is found before the base model loads."""
+    from safetensors import SafetensorError, safe_open
+
+    try:
+        with safe_open(str(path), framework="numpy") as weights:
+            if not list(weights.keys()):
+                raise ModelLoadError(f"{path} holds no tensors", field="--model")
+    except (SafetensorError, OSError) as exc:
+        raise ModelLoadError(
+            f"{path} is not a readable safetensors file ({exc})", field="--model"
+        ) from None
 
 
 def _hash_files(paths: list[Path]) -> str:

@@ -154,9 +154,23 @@ class LoglikRequest:
 
 @dataclass(frozen=True)
 class GenerationResult:
+    """`finish_reason` "refused": the server gave no text (a null or missing content)
+    however often it was asked; `text` is then empty, the answer is scored as the task's
+    fallback, counted (`refusals` in results.json) and never cached."""
+
     text: str
     n_tokens: int
-    finish_reason: Literal["stop", "length", "eos", "regex_done", "cached"] = "stop"
+    finish_reason: Literal["stop", "length", "eos", "regex_done", "cached", "refused"] = "stop"
+    # occurrences of a configured API key replaced by *** in `text` before it was cached
+    # or returned (`hakari._util.redact.redact_keys`; a server that reflects the key)
+    redactions: int = 0
+
+    @property
+    def refused(self) -> bool:
+        return self.finish_reason == "refused"
+
+
+REFUSED = GenerationResult(text="", n_tokens=0, finish_reason="refused")
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,16 @@ text the model sees and every decoding setting (the regex included), so a cached
 is reused only where the model would have produced the same one. Results are written
 batch by batch, each batch in its own transaction: a killed run loses at most the batch
 in flight, and the same command run again generates only what is missing.
+
+Answers are untrusted text, and the cache must never be what stops a run: an answer
+holding a character UTF-8 cannot encode (a lone surrogate, from a server's JSON
+"\\ud800") is stored exactly, as its JSON escape (keys hash such text too), and a row
+that cannot be read back (bad JSON, a field of the wrong type) is a cache miss: generated
+again, stored over the bad row and counted (`ResponseCache.unreadable`).
+
+Generated text is stored without the configured API keys (`without_keys`): a server
+that reflects its Authorization header into the answer leaves *** here and in
+samples.jsonl, and each result counts what was replaced.
 """
 
 from __future__ import annotations
@@ -17,11 +27,15 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
+from typing import TypeVar, get_args, get_type_hints
 
 import platformdirs
 
+from hakari._util.atomic import check_output_folder
+from hakari._util.redact import redact_keys
+from hakari._util.unicode import escaped
 from hakari.backends.base import (
     Backend,
     GenerationRequest,
@@ -31,6 +45,8 @@ from hakari.backends.base import (
     ModelIdentity,
 )
 from hakari.errors import CacheError
+
+R = TypeVar("R")
 
 # Concurrent runs share one cache: a writer waits this long for another's batch to commit.
 BUSY_TIMEOUT_S = 60.0
@@ -52,6 +68,19 @@ def default_cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir("hakari"))
 
 
+def checked_cache_dir(cache_dir: Path | None) -> Path:
+    """The cache folder (`cache_dir`, else $HAKARI_CACHE_DIR, else the user cache), refused
+    with one line naming where it came from when it is not a folder that can be written."""
+    path = cache_dir or default_cache_dir()
+    if cache_dir is not None:
+        source = "--cache-dir"
+    elif os.environ.get("HAKARI_CACHE_DIR"):
+        source = "HAKARI_CACHE_DIR"
+    else:
+        source = "the user cache folder"
+    return check_output_folder(path, source)
+
+
 def request_key(kind: str, identity: ModelIdentity, rendered_prompt: str, settings: dict) -> str:
     """A stable hash of everything that determines a model's answer."""
     blob = json.dumps(
@@ -64,7 +93,8 @@ def request_key(kind: str, identity: ModelIdentity, rendered_prompt: str, settin
         sort_keys=True,
         ensure_ascii=False,
     )
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    # surrogatepass: text UTF-8 cannot encode still gets a key (valid text: the same bytes)
+    return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class ResponseCache:
@@ -78,6 +108,7 @@ class ResponseCache:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.unreadable = 0  # rows read back that were not valid (each one a cache miss)
         self._lock = threading.Lock()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -109,6 +140,8 @@ class ResponseCache:
         return cls((cache_dir or default_cache_dir()) / "responses.sqlite3")
 
     def get_many(self, keys: Sequence[str]) -> dict[str, dict]:
+        """The stored payloads of `keys` that are there and are JSON objects (any other
+        row is left out: a miss, counted in `unreadable`)."""
         found: dict[str, dict] = {}
         with self._lock, self._errors():
             for start in range(0, len(keys), 500):
@@ -117,11 +150,24 @@ class ResponseCache:
                 rows = self._conn.execute(
                     f"SELECT key, payload FROM responses WHERE key IN ({marks})", chunk
                 )
-                found.update((k, json.loads(p)) for k, p in rows)
+                for key, payload in rows:
+                    try:
+                        value = json.loads(payload)
+                    except (TypeError, ValueError):  # not text, or not JSON
+                        value = None
+                    if isinstance(value, dict):
+                        found[key] = value
+                    else:
+                        self.unreadable += 1
         return found
 
+    def misread(self, n: int = 1) -> None:
+        """Count rows that were JSON but not a valid result (see `unreadable`)."""
+        with self._lock:
+            self.unreadable += n
+
     def put_many(self, kind: str, items: Iterable[tuple[str, dict]]) -> None:
-        rows = [(k, kind, json.dumps(p, ensure_ascii=False)) for k, p in items]
+        rows = [(k, kind, escaped(json.dumps(p, ensure_ascii=False))) for k, p in items]
         if not rows:
             return
         with self._lock, self._errors():
@@ -155,18 +201,74 @@ def generation_to_payload(result: GenerationResult) -> dict:
     return asdict(result)
 
 
-def generation_from_payload(payload: dict) -> GenerationResult:
+FINISH_REASONS = frozenset(get_args(get_type_hints(GenerationResult)["finish_reason"]))
+
+
+def generation_from_payload(payload: dict) -> GenerationResult | None:
+    """The cached result, or None when the row does not hold one (a miss)."""
+    text, n_tokens = payload.get("text"), payload.get("n_tokens")
+    reason, redactions = payload.get("finish_reason"), payload.get("redactions", 0)
+    if (
+        not isinstance(text, str)
+        or not _count(n_tokens)
+        or not isinstance(reason, str)
+        or reason not in FINISH_REASONS
+        or not _count(redactions)
+    ):
+        return None
     return GenerationResult(
-        text=payload["text"], n_tokens=payload["n_tokens"], finish_reason=payload["finish_reason"]
+        text=text,
+        n_tokens=n_tokens,  # type: ignore[arg-type]  # an int: _count checked it
+        finish_reason=reason,  # type: ignore[arg-type]  # one of FINISH_REASONS
+        redactions=redactions,
     )
+
+
+def without_keys(result: GenerationResult) -> GenerationResult:
+    """`result` with the configured API keys' text replaced by *** and counted: model
+    output is written to the cache and samples.jsonl, and a server may echo the key."""
+    text, found = redact_keys(result.text)
+    return replace(result, text=text, redactions=result.redactions + found) if found else result
 
 
 def loglik_to_payload(result: LoglikResult) -> dict:
     return {"logprobs": list(result.logprobs), "n_tokens": list(result.n_tokens)}
 
 
-def loglik_from_payload(payload: dict) -> LoglikResult:
-    return LoglikResult(tuple(payload["logprobs"]), tuple(payload.get("n_tokens", ())))
+def loglik_from_payload(payload: dict) -> LoglikResult | None:
+    """The cached result, or None when the row does not hold one (a miss)."""
+    logprobs, n_tokens = payload.get("logprobs"), payload.get("n_tokens", [])
+    if (
+        not isinstance(logprobs, list)
+        or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in logprobs)
+        or not isinstance(n_tokens, list)
+        or not all(_count(n) for n in n_tokens)
+    ):
+        return None
+    return LoglikResult(tuple(float(v) for v in logprobs), tuple(n_tokens))
+
+
+def _count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _from_cache(
+    found: dict[str, dict],
+    keys: Sequence[str],
+    parse: Callable[[dict], R | None],
+    cache: ResponseCache | None,
+) -> list[R | None]:
+    """The cached result of each key, None where there is none or it cannot be read."""
+    results: list[R | None] = []
+    bad = 0
+    for key in keys:
+        payload = found.get(key)
+        result = parse(payload) if payload is not None else None
+        bad += payload is not None and result is None
+        results.append(result)
+    if bad and cache is not None:
+        cache.misread(bad)
+    return results
 
 
 def cached_generate(
@@ -187,8 +289,9 @@ def cached_generate(
         for r in requests
     ]
     found = cache.get_many(keys) if cache is not None else {}
-    results: list[GenerationResult | None] = [
-        generation_from_payload(found[k]) if k in found else None for k in keys
+    results = [
+        without_keys(r) if r is not None else None
+        for r in _from_cache(found, keys, generation_from_payload, cache)
     ]
     if on_progress is not None and found:
         on_progress(sum(r is not None for r in results))
@@ -201,7 +304,9 @@ def cached_generate(
     copies = Counter(keys[i] for i in missing)
 
     def store(batch: list[tuple[int, GenerationResult]]) -> None:
-        pairs = [(keys[todo[j]], generation_to_payload(res)) for j, res in batch]
+        batch = [(j, without_keys(r)) for j, r in batch]
+        # a refusal (no text after every retry) is asked again next time, never cached
+        pairs = [(keys[todo[j]], generation_to_payload(r)) for j, r in batch if not r.refused]
         if cache is not None:
             cache.put_many("generate", pairs)
         for j, res in batch:
@@ -233,9 +338,12 @@ def cached_loglik(
         for r in requests
     ]
     found = cache.get_many(keys) if cache is not None else {}
-    results: list[LoglikResult | None] = [
-        loglik_from_payload(found[k]) if k in found else None for k in keys
-    ]
+    results = _from_cache(found, keys, loglik_from_payload, cache)
+    for i, result in enumerate(results):
+        if result is not None and len(result.logprobs) != len(requests[i].continuations):
+            results[i] = None  # a row of another shape: regenerated
+            if cache is not None:
+                cache.misread()
     if on_progress is not None and found:
         on_progress(sum(r is not None for r in results))
     todo = [i for i, r in enumerate(results) if r is None]

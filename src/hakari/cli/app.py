@@ -9,16 +9,19 @@ light command such as `hakari pfgen score` start fast.
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import os
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 import typer
 from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
 from typer.core import TyperGroup
 
 from hakari.cli import finetune, meta, models, pfgen, report, run, score, tasks
-from hakari.cli.common import err_console, print_error, remember_argv
+from hakari.cli.common import err_console, print_error, redacted_output, remember_argv
 
 
 class _OneLineUsageErrors(TyperGroup):
@@ -36,6 +39,18 @@ class _OneLineUsageErrors(TyperGroup):
         **extra: Any,
     ) -> Any:
         remember_argv(list(args) if args is not None else sys.argv[1:])
+        _never_fail_on_text()
+        with redacted_output():
+            return self._main(args, prog_name, complete_var, standalone_mode, **extra)
+
+    def _main(
+        self,
+        args: Sequence[str] | None,
+        prog_name: str | None,
+        complete_var: str | None,
+        standalone_mode: bool,
+        **extra: Any,
+    ) -> Any:
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         try:
@@ -53,7 +68,34 @@ class _OneLineUsageErrors(TyperGroup):
         except typer.Abort:
             err_console.print("Aborted.")
             sys.exit(1)
+        except OSError as exc:  # hakari's own files fail as HakariInputError: mostly stdout
+            _output_failed(exc)
         sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _never_fail_on_text() -> None:
+    """Text the console cannot encode (a lone surrogate in a model's answer, Japanese
+    under an ASCII locale) is printed as backslash escapes, never a traceback."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
+
+
+def _output_failed(exc: OSError) -> NoReturn:
+    """Standard output could not be written (a full disk under `> file`, /dev/full, a
+    closed pipe): one line on stderr, exit 2; a reader that went away (`| head`) ends the
+    command quietly. Output still buffered for the broken stream is dropped."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    if exc.errno == errno.EPIPE:
+        sys.exit(1)
+    if exc.filename:  # not stdout after all: say what the system said about which file
+        print_error(f"file {exc.filename}: {exc.strerror or exc}")
+    else:
+        print_error(f"cannot write standard output: {exc.strerror or exc}")
+    sys.exit(2)
 
 
 app = typer.Typer(

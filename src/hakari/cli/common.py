@@ -2,21 +2,28 @@
 line as recorded in results.json.
 
 Everything printed may hold user or model text (task names, regexes, model specs, file
-names, outputs): no console reads markup, and styled parts are `Text` objects. This module
-imports typer and rich only, so that `hakari --help` loads nothing heavy.
+names, outputs): no console reads markup, and styled parts are `Text` objects; and while a
+command runs, stdout and stderr pass through the one redaction filter
+(`redacted_output`), so no credential is printed. This module imports typer, rich and
+`hakari._util.redact` (RE2) only, so that `hakari --help` loads nothing heavy.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from pathlib import Path
-from typing import NoReturn
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, NoReturn
 
 import typer
 from rich.console import Console
 from rich.text import Text
 
+from hakari._util.redact import RedactingStream, redact
 from hakari.errors import HakariInputError
+
+if TYPE_CHECKING:
+    from hakari._util.atomic import Output
 
 console = Console(markup=False)
 err_console = Console(stderr=True, markup=False, highlight=False)
@@ -33,11 +40,22 @@ def remember_argv(args: Sequence[str]) -> None:
 
 
 def recorded_argv() -> list[str]:
-    """The command as typed, for results.json: API keys, bearer tokens and URL passwords
-    replaced by ***."""
-    from hakari.backends.openai.spec import redact_secrets
+    """The command as typed, for results.json: API keys, bearer tokens, URL passwords and
+    secret query values replaced by *** (a key shorter than a credential is left alone,
+    so `HAKARI_API_KEY=-` does not star every `-`: `hakari._util.redact`)."""
+    return ["hakari", *(redact(a) for a in _invoked_args)]
 
-    return ["hakari", *(redact_secrets(a) for a in _invoked_args)]
+
+@contextmanager
+def redacted_output() -> Iterator[None]:
+    """Everything a command prints (consoles, print, log records on stderr) passes
+    through the one redaction filter while the command runs."""
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = RedactingStream(sys.stdout), RedactingStream(sys.stderr)
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
 
 
 def _one_line(text: str) -> str:
@@ -57,16 +75,14 @@ def fail(exc: HakariInputError) -> NoReturn:
     raise typer.Exit(code=2)
 
 
-def write_output(path: Path, text: str) -> None:
-    """A text output a command was asked for (`--html`, `--json`...), written whole or not
-    at all; a folder that cannot be written is one line naming the file."""
+def write_output(output: Output, text: str) -> None:
+    """A text output a command was asked for (`--html`, `--json`...), checked with
+    `check_output` before the command's work: written whole or not at all (through a
+    symbolic link, in place to a device), without credentials (`hakari._util.redact`); a
+    failure is one line naming the file."""
     from hakari._util.atomic import write_text_atomic
 
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(path, text)
-    except OSError as exc:
-        raise HakariInputError(f"cannot write: {exc.strerror or exc}", file=str(path)) from exc
+    write_text_atomic(output, redact(text))
 
 
 def split_csv(values: str | Sequence[str] | None) -> list[str]:

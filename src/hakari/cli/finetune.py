@@ -82,16 +82,16 @@ def finetune(
         typer.Option("--qlora", help="4-bit NF4 QLoRA (Table 7); CUDA only, plain LoRA on CPU."),
     ] = False,
     max_steps: Annotated[
-        int | None, typer.Option("--max-steps", min=1, help="Stop after N optimizer steps.")
+        int | None, typer.Option("--max-steps", help="Stop after N optimizer steps.")
     ] = None,
     epochs: Annotated[float | None, typer.Option("--epochs", help="Epochs (Table 7: 1).")] = None,
     learning_rate: Annotated[float | None, typer.Option("--learning-rate", "--lr")] = None,
-    batch_size: Annotated[int | None, typer.Option("--batch-size", min=1)] = None,
-    grad_accum: Annotated[int | None, typer.Option("--grad-accum", min=1)] = None,
-    warmup_steps: Annotated[int | None, typer.Option("--warmup-steps", min=0)] = None,
-    lora_r: Annotated[int | None, typer.Option("--lora-r", min=1)] = None,
-    lora_alpha: Annotated[int | None, typer.Option("--lora-alpha", min=1)] = None,
-    lora_dropout: Annotated[float | None, typer.Option("--lora-dropout", min=0.0, max=1.0)] = None,
+    batch_size: Annotated[int | None, typer.Option("--batch-size")] = None,
+    grad_accum: Annotated[int | None, typer.Option("--grad-accum")] = None,
+    warmup_steps: Annotated[int | None, typer.Option("--warmup-steps")] = None,
+    lora_r: Annotated[int | None, typer.Option("--lora-r")] = None,
+    lora_alpha: Annotated[int | None, typer.Option("--lora-alpha")] = None,
+    lora_dropout: Annotated[float | None, typer.Option("--lora-dropout")] = None,
     target_modules: Annotated[
         str | None,
         typer.Option(
@@ -99,17 +99,17 @@ def finetune(
         ),
     ] = None,
     max_length: Annotated[
-        int | None, typer.Option("--max-length", min=8, help="Longer examples are dropped.")
+        int | None, typer.Option("--max-length", help="Longer examples are dropped.")
     ] = None,
     optim: Annotated[
         str | None, typer.Option("--optim", help="A transformers optimizer name.")
     ] = None,
     eval_steps: Annotated[
         int | None,
-        typer.Option("--eval-steps", min=1, help="With --mixture: validation loss every N steps."),
+        typer.Option("--eval-steps", help="With --mixture: validation loss every N steps."),
     ] = None,
     save_steps: Annotated[
-        int | None, typer.Option("--save-steps", min=1, help="Checkpoint every N steps.")
+        int | None, typer.Option("--save-steps", help="Checkpoint every N steps.")
     ] = None,
     prompt_format: Annotated[
         str, typer.Option("--prompt-format", help="auto, chat or completion (as for `hakari run`).")
@@ -146,9 +146,7 @@ def finetune(
     ] = MIXTURE_TEST_RATIO,
     eval_limit: Annotated[
         int | None,
-        typer.Option(
-            "--eval-limit", min=1, help="With --mixture: evaluate on the first N instances."
-        ),
+        typer.Option("--eval-limit", help="With --mixture: evaluate on the first N instances."),
     ] = None,
     decoding: Annotated[
         str, typer.Option("--decoding", help="With --mixture: decodings of the evaluation.")
@@ -217,9 +215,11 @@ def _run_tasks(
     prompt_format: str, device: str, cache_dir: Path | None, data_dir: Path | None,
     keep_checkpoints: bool,
 ) -> None:  # fmt: skip
+    from hakari.finetune.config import check_settings
     from hakari.finetune.sweep import load_task_data, plan_sweep, run_jobs
 
     settings = with_overrides(TrainSettings(), overrides)
+    check_settings(settings)  # the options first, then the task data (plan_sweep again)
     jobs = plan_sweep(
         model=model,
         tasks=load_task_data(task_names, data_dir),

@@ -27,9 +27,13 @@ def meta(
         typer.Option("--group-by", help="Field naming the group (document / prompt / task)."),
     ] = None,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the JSON here.")] = None,
-    n_boot: Annotated[int, typer.Option("--n-boot", min=0, help="Bootstrap replicates.")] = 1000,
-    seed: Annotated[int, typer.Option("--seed")] = 0,
-    confidence: Annotated[float, typer.Option("--confidence", min=0.5, max=0.999)] = 0.95,
+    n_boot: Annotated[
+        int, typer.Option("--n-boot", help="Bootstrap replicates (0: no intervals).")
+    ] = 1000,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap (≥ 0).")] = 0,
+    confidence: Annotated[
+        float, typer.Option("--confidence", help="Level of the intervals, in (0, 1).")
+    ] = 0.95,
     tfa_before: Annotated[
         str | None, typer.Option("--tfa-before", help="TFA: the zero-shot system.")
     ] = None,
@@ -38,9 +42,11 @@ def meta(
     ] = None,
 ) -> None:
     """Correlate metrics with human scores (system, summary, pooled; CIs; CAT/CIT/TFA)."""
+    from hakari._util.atomic import check_output
     from hakari.meta import BootstrapSettings, load_meta_input, meta_evaluate, print_meta
 
     try:
+        json_output = check_output(json_out, "--json", inputs=[input]) if json_out else None
         data = load_meta_input(input, human, split_csv(metrics), system_field, group_by)
         result = meta_evaluate(
             data,
@@ -51,9 +57,9 @@ def meta(
     except HakariInputError as exc:
         fail(exc)
     print_meta(result, console)
-    if json_out is not None:
+    if json_output is not None:
         try:
-            write_output(json_out, json.dumps(result, indent=2, ensure_ascii=False))
+            write_output(json_output, json.dumps(result, indent=2, ensure_ascii=False))
         except HakariInputError as exc:
             fail(exc)
         console.print(f"json: {json_out}", highlight=False, markup=False)

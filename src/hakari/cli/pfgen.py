@@ -6,8 +6,6 @@ torch and transformers are imported only by `generate`, so `score` starts fast.
 from __future__ import annotations
 
 import json
-import math
-import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -20,6 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
+from hakari._util import checks
 from hakari.cli.common import err_console, fail, write_output
 from hakari.errors import HakariInputError
 
@@ -62,27 +61,19 @@ DataDirOption = Annotated[
         help="pfgen-bench checkout or its data/ folder (default: the one fetch-data downloaded)",
     ),
 ]
+AllowPartialOption = Annotated[
+    bool,
+    typer.Option(
+        "--allow-partial",
+        help="score files that answer only some of the questions (labelled partial)",
+    ),
+]
 CacheDirOption = Annotated[
     Path | None,
     typer.Option(
         "--cache-dir", help="cache folder (default: $HAKARI_CACHE_DIR, else the user cache)"
     ),
 ]
-
-
-def check_output_file(path: Path | None, option: str) -> None:
-    """An output file must be writable before minutes of work are spent on it."""
-    if path is None:
-        return
-    parent = path.parent if str(path.parent) else Path(".")
-    if path.is_dir():
-        raise HakariInputError("is a folder, not a file", file=str(path), field=option)
-    if not parent.is_dir():
-        raise HakariInputError(f"the folder {parent} does not exist", file=str(path), field=option)
-    if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise HakariInputError(
-            "cannot be written (permission denied)", file=str(path), field=option
-        )
 
 
 def _data_dir(data_dir: Path | None, cache_dir: Path | None) -> Path:
@@ -119,8 +110,10 @@ def _progress(description: str) -> Iterator[Callable[[int, int], None]]:
 
 
 def _open_tables(data_dir: Path, cache_dir: Path | None) -> Any:
+    from hakari.backends.cache import checked_cache_dir
     from hakari.pfgen.tables import open_tables
 
+    cache_dir = checked_cache_dir(cache_dir)
     with _progress("building n-gram tables (once per data version)") as update:
         return open_tables(data_dir, cache_dir, on_build=lambda d, n, _name: update(d, n))
 
@@ -133,20 +126,32 @@ def _score_paths(
     python_sum: str,
     resamples: int,
     seed: int,
+    allow_partial: bool,
 ) -> list[dict[str, Any]]:
+    from hakari.backends.cache import checked_cache_dir
+    from hakari.pfgen.data import question_texts, resolve_data_dir
     from hakari.pfgen.report import summarize
     from hakari.pfgen.scoring import float_sum_for, score_files
-    from hakari.pfgen.trials import read_trials
+    from hakari.pfgen.trials import check_complete, check_questions, estimated_trials, read_trials
+    from hakari.pfgen.uncertainty import check_bootstrap
 
-    if python_sum not in ("3.11", "3.12"):
-        raise HakariInputError("must be 3.11 or 3.12", field="--python-sum")
+    checks.choice(python_sum, "--python-sum", ("3.11", "3.12"))
+    check_bootstrap(resamples, seed)
     float_sum = float_sum_for(python_sum)
+    checked_cache_dir(cache_dir)
     # Read and check every input file first: a bad one is reported in a second, not
     # after the n-gram tables are built.
     files = [read_trials(p) for p in paths]
+    questions = question_texts(resolve_data_dir(data_dir))
+    for trials in files:
+        check_questions(trials, set(questions))
+        check_complete(trials, questions, allow_partial)
+        check_bootstrap(resamples, seed, estimated_trials(trials))
     tables = _open_tables(data_dir, cache_dir)
     with _progress("scoring") as update:
-        scored = score_files(files, tables, on_question=update, float_sum=float_sum)
+        scored = score_files(
+            files, tables, on_question=update, float_sum=float_sum, allow_partial=allow_partial
+        )
     return [
         summarize(
             s,
@@ -155,6 +160,7 @@ def _score_paths(
             python_sum=python_sum,
             resamples=resamples,
             seed=seed,
+            questions_total=len(tables.questions),
         )
         for s in scored
     ]
@@ -198,12 +204,15 @@ def score(
         str,
         typer.Option(help="float sum() semantics to reproduce: 3.11 (sequential) or 3.12"),
     ] = "3.11",
-    bootstrap: Annotated[int, typer.Option(help="bootstrap resamples for the CI")] = 10_000,
-    seed: Annotated[int, typer.Option(help="bootstrap seed")] = 0,
+    bootstrap: Annotated[int, typer.Option(help="bootstrap resamples for the CI (≥ 1)")] = 10_000,
+    seed: Annotated[int, typer.Option(help="bootstrap seed (≥ 0)")] = 0,
+    allow_partial: AllowPartialOption = False,
 ) -> None:
     """Score trials files exactly as the reference scorer, plus honest uncertainty."""
+    from hakari._util.atomic import check_output
+
     try:
-        check_output_file(json_path, "--json")
+        json_out = check_output(json_path, "--json", inputs=trials) if json_path else None
         summaries = _score_paths(
             trials,
             _data_dir(data_dir, cache_dir),
@@ -211,6 +220,7 @@ def score(
             python_sum=python_sum,
             resamples=bootstrap,
             seed=seed,
+            allow_partial=allow_partial,
         )
     except HakariInputError as exc:
         fail(exc)
@@ -219,38 +229,19 @@ def score(
         "±std (ref) is the reference's pseudo-trial std (kept for parity); "
         "true std and the CI come from the real trials."
     )
-    if json_path is not None:
+    for s in summaries:
+        block = s.get("partial")
+        if block:
+            out.print(
+                f"partial: {block['questions_answered']} of {block['questions_total']} questions "
+                f"answered by {s['file']}; its score is not comparable with complete ones"
+            )
+    if json_out is not None:
         payload: Any = summaries[0] if len(summaries) == 1 else summaries
         try:
-            write_output(json_path, json.dumps(payload, ensure_ascii=False, indent=2))
+            write_output(json_out, json.dumps(payload, ensure_ascii=False, indent=2))
         except HakariInputError as exc:
             fail(exc)
-
-
-def _check_sampling(
-    temperature: float,
-    top_p: float,
-    top_k: int,
-    num_examples: int,
-    batch_size: int | None,
-    model: str = "",
-) -> None:
-    if not math.isfinite(temperature) or temperature < 0:
-        raise HakariInputError(
-            f"must be a finite number ≥ 0 (got {temperature})", field="--temperature"
-        )
-    if model.startswith("vllm:") and temperature > 2:  # vLLM's SamplingParams refuses it
-        raise HakariInputError(
-            f"vLLM takes temperatures in [0, 2] (got {temperature})", field="--temperature"
-        )
-    if not 0 < top_p <= 1:
-        raise HakariInputError(f"must be in (0, 1] (got {top_p})", field="--top-p")
-    if top_k < 0:
-        raise HakariInputError(f"must be ≥ 0 (got {top_k}; 0 disables top-k)", field="--top-k")
-    if num_examples < 0:
-        raise HakariInputError(f"must be ≥ 0 (got {num_examples})", field="--num-examples")
-    if batch_size is not None and batch_size < 1:
-        raise HakariInputError(f"must be ≥ 1 (got {batch_size})", field="--batch-size")
 
 
 @app.command()
@@ -276,30 +267,12 @@ def generate(
     ] = Path("pfgen-results"),
 ) -> None:
     """Generate N trials of answers with the reference's prompts and settings."""
-    from hakari.pfgen.data import load_examples, resolve_data_dir
+    from hakari._util.atomic import check_output_folder
+    from hakari.pfgen.data import load_examples, question_texts, resolve_data_dir
     from hakari.pfgen.generate import GenerationSettings, config_hash, generate_trials, write_run
-    from hakari.pfgen.prompts import MODES, Mode
+    from hakari.pfgen.prompts import Mode
 
     try:
-        if mode not in MODES:
-            raise HakariInputError(f"must be one of {', '.join(MODES)}", field="--mode")
-        if num_trials < 1:
-            raise HakariInputError("must be at least 1", field="--num-trials")
-        _check_sampling(temperature, top_p, top_k, num_examples, batch_size, model)
-        try:
-            output_dir.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise HakariInputError(
-                f"cannot create: {exc.strerror or exc}", file=str(output_dir), field="--output-dir"
-            ) from None
-        if not os.access(output_dir, os.W_OK):
-            raise HakariInputError(
-                "cannot be written (permission denied)", file=str(output_dir), field="--output-dir"
-            )
-        folder = resolve_data_dir(_data_dir(data_dir, cache_dir))
-        pool = load_examples(folder)
-        tables = _open_tables(folder, cache_dir)
-        questions = [q.question for q in tables.questions]
         settings = GenerationSettings(
             model=model,
             mode=cast(Mode, mode),
@@ -311,6 +284,15 @@ def generate(
             prefix=prefix,
             seed=seed,
         )
+        settings.check()
+        checks.optional_integer(batch_size, "--batch-size", low=1)
+        check_output_folder(output_dir, "--output-dir")
+        folder = resolve_data_dir(_data_dir(data_dir, cache_dir))
+        check_output_folder(output_dir, "--output-dir", inputs=[folder])
+        pool = load_examples(folder)
+        settings.check_data(pool, question_texts(folder))
+        tables = _open_tables(folder, cache_dir)
+        questions = [q.question for q in tables.questions]
         from hakari.backends.cache import ResponseCache
         from hakari.backends.registry import check_spec, load_backend
 
@@ -369,12 +351,24 @@ def build_reference(
     k: Annotated[int, typer.Option("--k", help="reference answers per question")] = 1000,
 ) -> None:
     """Build a reference answer set (paper §3.2) from generated answers."""
+    from hakari._util.atomic import check_output, check_output_folder
     from hakari.pfgen.data import question_files, resolve_data_dir
-    from hakari.pfgen.reference_build import build_reference_set, load_ng_rules, write_data_dir
+    from hakari.pfgen.reference_build import (
+        build_reference_set,
+        check_build_options,
+        load_ng_rules,
+        write_data_dir,
+    )
     from hakari.pfgen.trials import read_trials
 
     try:
+        check_build_options(target_length=target_length, pool=pool, k=k)
+        check_output_folder(output_dir, "--output-dir")
         folder = resolve_data_dir(_data_dir(data_dir, cache_dir))
+        check_output_folder(output_dir, "--output-dir", inputs=[folder])
+        read = [*question_files(folder), *answers, *([ng_rules] if ng_rules else [])]
+        for path in [*question_files(folder), folder / "questions.jsonl"]:
+            check_output(output_dir / path.name, "--output-dir", inputs=read)
         known = {
             json.loads(p.read_text(encoding="utf-8"))["question"] for p in question_files(folder)
         }
@@ -427,16 +421,22 @@ def leaderboard(
     dirs: Annotated[list[Path], typer.Argument(help="folders of results or hakari summaries")],
     data_dir: DataDirOption = None,
     cache_dir: CacheDirOption = None,
-    bootstrap: Annotated[int, typer.Option(help="bootstrap resamples for the CI")] = 10_000,
+    bootstrap: Annotated[int, typer.Option(help="bootstrap resamples for the CI (≥ 1)")] = 10_000,
     html: Annotated[
         Path | None, typer.Option("--html", help="also write a self-contained HTML page")
     ] = None,
+    allow_partial: AllowPartialOption = False,
 ) -> None:
     """Rank models by score with CIs; flag differing temperatures and trial counts."""
+    from hakari._util.atomic import check_output
     from hakari.pfgen import leaderboard as lb
+    from hakari.pfgen.uncertainty import check_bootstrap
 
     try:
+        check_bootstrap(bootstrap, 0)
         trials, results, summary_files = lb.find_inputs(dirs)
+        read = [*trials, *results, *summary_files]
+        html_out = check_output(html, "--html", inputs=read) if html is not None else None
         entries = [
             lb.entry_from_summary(s, str(p)) for p in summary_files for s in lb.read_summaries(p)
         ]
@@ -449,6 +449,7 @@ def leaderboard(
                 python_sum="3.11",
                 resamples=bootstrap,
                 seed=0,
+                allow_partial=allow_partial,
             )
             entries += [lb.entry_from_summary(s, s["file"]) for s in summaries]
     except HakariInputError as exc:
@@ -478,12 +479,15 @@ def leaderboard(
         )
     out.print(table)
     if any(e.flags for e in ranked):
-        out.print("flags: temperature or trial count differs from the most common one.")
-    if html is not None:
+        out.print(
+            "flags: temperature or trial count differs from the most common one; partial: "
+            "the score covers part of the question set."
+        )
+    if html_out is not None:
         from hakari.reports.pfgen import leaderboard_html
 
         try:
-            write_output(html, leaderboard_html(ranked))
+            write_output(html_out, leaderboard_html(ranked))
         except HakariInputError as exc:
             fail(exc)
         out.print(f"report: {html}", highlight=False, markup=False)

@@ -45,30 +45,39 @@ def _report(
     samples: int,
     title: str,
 ) -> None:
-    from hakari.reports.inputs import load_inputs
+    from hakari._util.atomic import check_output
+    from hakari.reports.csv_export import csv_outputs
+    from hakari.reports.inputs import input_files, load_inputs
     from hakari.reports.views import merged_results
 
+    read = input_files(inputs)
+    html_out = check_output(html, "--html", inputs=read) if html is not None else None
+    if csv_dir is not None:
+        csv_outputs(csv_dir, read)
     data = load_inputs(inputs)
-    if html is not None:
+    if html_out is not None:
         from hakari.reports.page import build_html
 
-        write_output(html, build_html(data, samples_per_template=samples, title=title))
+        write_output(html_out, build_html(data, samples_per_template=samples, title=title))
         console.print(f"report: {html}", highlight=False, markup=False)
     if csv_dir is not None:
         from hakari.reports.csv_export import write_csv
 
-        try:
-            paths = write_csv(data, csv_dir)
-        except OSError as exc:
-            raise HakariInputError(f"cannot write: {exc}", file=str(csv_dir)) from exc
+        paths = write_csv(data, csv_dir, read)
         console.print("csv: " + ", ".join(str(p) for p in paths), highlight=False, markup=False)
-    if not data.runs:
-        return
     if markdown:
-        from hakari.reports.markdown import markdown_report
+        from hakari.reports.markdown import markdown_report, meta_markdown
 
-        print(markdown_report(merged_results(data)))
-    elif html is None and csv_dir is None:
-        from hakari.reports.terminal import print_report
+        if data.runs:
+            print(markdown_report(merged_results(data)))
+        for path, meta in data.meta:
+            print(meta_markdown(path, meta))
+        return
+    if html is not None or csv_dir is not None:
+        return
+    from hakari.reports.terminal import print_meta, print_report
 
+    if data.runs:
         print_report(merged_results(data), console)
+    for path, meta in data.meta:
+        print_meta(path, meta, console)

@@ -45,7 +45,7 @@ def run(
     ] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of --sample and of the bootstrap.")] = 0,
     alpha: Annotated[float, typer.Option("--alpha", help="Sharpe score alpha.")] = 1.0,
-    batch_size: Annotated[int, typer.Option("--batch-size", min=1)] = 8,
+    batch_size: Annotated[int, typer.Option("--batch-size", help="Prompts per batch (≥ 1).")] = 8,
     output: Annotated[
         Path | None,
         typer.Option("--output", "-o", help="Run directory (default: a new runs/<time>-<id>)."),
@@ -81,6 +81,31 @@ def run(
             "(Appendix B: whole output, golds as they are).",
         ),
     ] = "first-line",
+    budget: Annotated[
+        str | None,
+        typer.Option(
+            "--budget",
+            help="Run part of each task's template × instance grid and estimate every "
+            "number from it: a multiple of one template's run (2x), a fraction of the grid "
+            "(0.1) or a cell count (5000).",
+        ),
+    ] = None,
+    target_ci: Annotated[
+        float | None,
+        typer.Option(
+            "--target-ci",
+            help="Run cells in rounds until every Sharpe interval's half-width is at most "
+            "this (or the grid, or --budget, is spent).",
+        ),
+    ] = None,
+    until_decided: Annotated[
+        bool,
+        typer.Option(
+            "--until-decided",
+            help="With several models: run cells in rounds until every pair of models "
+            "differs after the multiple-comparison correction (or the grid is spent).",
+        ),
+    ] = False,
     concurrency: Annotated[
         int, typer.Option(help="openai: requests in flight per replica.", rich_help_panel=SERVING)
     ] = 32,
@@ -171,6 +196,9 @@ def run(
             progress=True,
             qa_mode=qa_mode,  # type: ignore[arg-type]
             argv=recorded_argv(),
+            budget=budget,
+            target_ci=target_ci,
+            until_decided=until_decided,
             serving=ServingOptions(
                 concurrency=concurrency,
                 request_timeout=request_timeout,

@@ -40,6 +40,13 @@ def _print_summary(summary: dict[str, Any]) -> None:
         console.print(line, markup=False, highlight=False)
         for reason, count in judge["unscored_reasons"].items():
             console.print(f"  unscored: {count} × {reason}", markup=False, highlight=False)
+    if summary.get("unencodable_rows"):
+        console.print(
+            f"note: {summary['unencodable_rows']} row(s) hold text UTF-8 cannot encode (lone "
+            "surrogates, e.g. JSON's \\ud800): written as JSON escapes, unchanged",
+            markup=False,
+            highlight=False,
+        )
 
 
 def score(
@@ -63,7 +70,9 @@ def score(
     bertscore_model: Annotated[
         str | None, Opt("--bertscore-model", help="Hub id, folder, or 'minilm' (packaged).")
     ] = None,
-    bertscore_layers: Annotated[int | None, Opt("--bertscore-layers", min=1)] = None,
+    bertscore_layers: Annotated[
+        int | None, Opt("--bertscore-layers", help="BERTScore: the layer to use (1 = the first).")
+    ] = None,
     sbert_model: Annotated[str | None, Opt("--sbert-model")] = None,
     reward_model: Annotated[str | None, Opt("--reward-model", help="Folder or hub id.")] = None,
     judge: Annotated[
@@ -72,12 +81,16 @@ def score(
     judge_prompt: Annotated[
         str, Opt("--judge-prompt", help="ifteval_pair, pfgen_10point, single_1to10 or a .yaml")
     ] = "ifteval_pair",
-    judge_reasks: Annotated[int, Opt("--judge-reasks", min=0)] = 2,
-    judge_max_tokens: Annotated[int | None, Opt("--judge-max-tokens", min=1)] = None,
+    judge_reasks: Annotated[
+        int, Opt("--judge-reasks", help="Re-asks of an unreadable verdict.")
+    ] = 2,
+    judge_max_tokens: Annotated[
+        int | None, Opt("--judge-max-tokens", help="Tokens a judge answer may have.")
+    ] = None,
     prompt_format: Annotated[
         str, Opt("--prompt-format", help="Judge: completion, chat, auto.")
     ] = "auto",
-    batch_size: Annotated[int, Opt("--batch-size", min=1)] = 32,
+    batch_size: Annotated[int, Opt("--batch-size")] = 32,
     device: Annotated[str, Opt("--device")] = "auto",
     cache_dir: Annotated[Path | None, Opt("--cache-dir")] = None,
     no_cache: Annotated[bool, Opt("--no-cache")] = False,
@@ -92,11 +105,7 @@ def score(
     if reward_model and not any(n.startswith("reward") for n in names):
         names += ["reward", "reward_softmax"]
     try:
-        if lang not in ("en", "ja"):
-            raise HakariInputError("must be en or ja", field="--lang")
         check_prompt_format(prompt_format)
-        if (run_dir is None) == (input is None):
-            raise HakariInputError("give either RUN_DIR or --input FILE.jsonl", field="RUN_DIR")
         config = ScoringConfig(
             lang=lang,
             rouge_stemmer=rouge_stemmer,
@@ -113,7 +122,7 @@ def score(
                 spec=judge,
                 prompt=judge_prompt,
                 max_reasks=judge_reasks,
-                batch_size=min(batch_size, 8),
+                batch_size=max(1, min(batch_size, 8)),
                 max_new_tokens=judge_max_tokens,
                 prompt_format=prompt_format,
                 cache_dir=cache_dir,
@@ -121,6 +130,10 @@ def score(
                 device=device,
                 progress=True,
             )
+            judge_opts.check()
+        config.check()
+        if (run_dir is None) == (input is None):
+            raise HakariInputError("give either RUN_DIR or --input FILE.jsonl", field="RUN_DIR")
         if input is not None:
             if output is None:
                 raise HakariInputError("--input needs --output OUT.jsonl", field="--output")
@@ -143,9 +156,11 @@ def analyze(
     metric: Annotated[
         str | None, Opt("--metric", help="Pick the lowest by this per-sample score.")
     ] = None,
-    n: Annotated[int, Opt("--n", min=1, help="Samples per model × task × decoding.")] = 5,
+    n: Annotated[int, Opt("--n", help="Samples per model × task × decoding.")] = 5,
     judge_prompt: Annotated[str, Opt("--judge-prompt")] = "error_analysis",
-    judge_max_tokens: Annotated[int | None, Opt("--judge-max-tokens", min=1)] = None,
+    judge_max_tokens: Annotated[
+        int | None, Opt("--judge-max-tokens", help="Tokens a judge answer may have.")
+    ] = None,
     prompt_format: Annotated[str, Opt("--prompt-format")] = "auto",
     device: Annotated[str, Opt("--device")] = "auto",
     cache_dir: Annotated[Path | None, Opt("--cache-dir")] = None,

@@ -22,6 +22,7 @@ import importlib.util
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from hakari._util import checks
 from hakari.errors import HakariInputError
 
 
@@ -118,6 +119,37 @@ def mixture_settings(n_train_examples: int, base: TrainSettings | None = None) -
     )
 
 
+def check_settings(settings: TrainSettings) -> None:
+    """Every training setting in range, named by its option, before any model loads (the
+    Trainer and peft would find them only after the base model loaded, or never: a
+    negative `--epochs` trained 0 steps and reported "trained")."""
+    from transformers.trainer_utils import SchedulerType
+    from transformers.training_args import OptimizerNames
+
+    checks.number(settings.learning_rate, "--learning-rate", low=0.0, low_open=True)
+    checks.number(settings.epochs, "--epochs", low=0.0, low_open=True)
+    checks.integer(settings.batch_size, "--batch-size", low=1)
+    checks.integer(settings.gradient_accumulation, "--grad-accum", low=1)
+    checks.integer(settings.warmup_steps, "--warmup-steps", low=0)
+    checks.integer(settings.max_length, "--max-length", low=8)
+    checks.optional_integer(settings.max_steps, "--max-steps", low=1)
+    checks.integer(settings.save_steps, "--save-steps", low=1)
+    checks.integer(settings.logging_steps, "logging_steps", low=1)
+    checks.optional_integer(settings.eval_steps, "--eval-steps", low=1)
+    checks.optional_integer(settings.early_stopping_patience, "early_stopping_patience", low=1)
+    checks.seed(settings.seed, high=2**32 - 1)  # numpy's legacy seeding, used by set_seed
+    checks.choice(settings.optimizer, "--optim", [o.value for o in OptimizerNames])
+    checks.choice(settings.lr_scheduler, "lr_scheduler", [s.value for s in SchedulerType])
+    checks.choice(settings.dtype, "dtype", ("float16", "bfloat16", "float32"))
+    lora = settings.lora
+    checks.integer(lora.r, "--lora-r", low=1)
+    checks.integer(lora.alpha, "--lora-alpha", low=1)
+    checks.number(lora.dropout, "--lora-dropout", low=0.0, high=1.0, high_open=True)
+    for name in lora.target_modules or ():
+        if not name or not name.replace("_", "").replace(".", "").isalnum():
+            raise HakariInputError(f"{name!r} is not a module name", field="--target-modules")
+
+
 def with_overrides(settings: TrainSettings, overrides: dict[str, Any] | None) -> TrainSettings:
     """`settings` with the fields given on the command line; LoRA fields under "lora"."""
     given = dict(overrides or {})
@@ -149,9 +181,10 @@ def bitsandbytes_installed() -> bool:
 
 def resolve_runtime(settings: TrainSettings, device: str = "auto") -> Runtime:
     """The device, precision, optimiser and quantisation this machine can use for
-    `settings`; every substitution is a note (printed and written to config.json)."""
-    if device not in ("auto", "cpu", "cuda"):
-        raise HakariInputError("must be auto, cpu or cuda", field="--device")
+    `settings` (checked first); every substitution is a note (printed and written to
+    config.json)."""
+    check_settings(settings)
+    checks.choice(device, "--device", ("auto", "cpu", "cuda"))
     has_cuda = cuda_available()
     if device == "cuda" and not has_cuda:
         raise HakariInputError("--device cuda asked for, but CUDA is not available here")

@@ -83,6 +83,13 @@ def parse_sizes(text: str, available: int) -> list[int]:
     return list(dict.fromkeys(sizes))
 
 
+def example_bytes(examples: Sequence[Example]) -> int:
+    """About the memory `examples` take: their texts (up to 4 bytes a character) and the
+    objects around them; for checking a count of examples against memory before they are
+    built (`--upsample-to`, `--resamples`)."""
+    return sum(4 * (len(e.prompt) + len(e.target) + len(e.source)) + 200 for e in examples)
+
+
 def nested_sample(n_available: int, size: int, seed: int) -> list[int]:
     """Instance indices: the first `size` of one seeded permutation of all indices."""
     if not 0 <= size <= n_available:

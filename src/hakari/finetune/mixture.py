@@ -21,13 +21,22 @@ import random
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from hakari._util import checks
 from hakari._util.atomic import write_json_atomic
+from hakari.backends.base import check_prompt_format
 from hakari.errors import HakariInputError
-from hakari.finetune.config import TrainSettings, mixture_settings, resolve_runtime, with_overrides
+from hakari.finetune.config import (
+    TrainSettings,
+    check_settings,
+    mixture_settings,
+    resolve_runtime,
+    with_overrides,
+)
 from hakari.finetune.data import (
     Example,
+    example_bytes,
     example_key,
     hash_split,
     nested_sample,
@@ -36,10 +45,15 @@ from hakari.finetune.data import (
     task_examples,
     train_rows,
 )
+from hakari.finetune.model import check_target_modules
 from hakari.finetune.trainer import Say, TrainJob, job_config, prepare_output, train_adapter
 from hakari.runner import evaluate
+from hakari.runner.options import parse_decodings
 from hakari.tasks.loader import Task, load_task
 from hakari.tasks.prompts import select_templates
+
+if TYPE_CHECKING:
+    from hakari.results import EvalResults
 
 MIXTURE_FILE = "mixture.json"
 TARGET_VALIDATION_CAP = 100
@@ -85,14 +99,21 @@ class _Parts:
 
 def plan_mixture(spec: MixtureSpec) -> list[MixtureJob]:
     """Every mixture to train, built and checked before any model loads."""
-    if spec.resamples < 1:
-        raise HakariInputError("must be at least 1", field="--resamples")
-    if any(n < 0 for n in spec.n_target):
-        raise HakariInputError("sizes must be >= 0", field="--n-target")
-    if spec.validation_ratio < 0 or spec.test_ratio < 0:
-        raise HakariInputError("ratios must be >= 0", field="--validation-ratio")
+    checks.integer(spec.resamples, "--resamples", low=1)
+    for n in spec.n_target:
+        checks.integer(n, "--n-target", low=0)
+    checks.seed(spec.seed, high=2**32 - 1)
+    checks.number(spec.validation_ratio, "--validation-ratio", low=0.0, high=1.0, high_open=True)
+    checks.number(spec.test_ratio, "--test-ratio", low=0.0, high=1.0, high_open=True)
     if spec.validation_ratio + spec.test_ratio >= 1:
         raise HakariInputError("validation + test ratios must be below 1", field="--test-ratio")
+    checks.optional_integer(spec.eval_limit, "--eval-limit", low=1)
+    # the evaluation's options, found now rather than after the first adapter trained
+    parse_decodings(list(spec.decodings))
+    check_prompt_format(spec.prompt_format)
+    settings = _settings(spec, 1)  # the schedule's numbers depend on the size, not their ranges
+    check_settings(settings)
+    check_target_modules(spec.model, settings.lora.target_modules)
     task = load_task(spec.target)
     select_templates(task.spec, spec.templates)
     base = read_mixture(spec.mixture)
@@ -105,6 +126,7 @@ def plan_mixture(spec: MixtureSpec) -> list[MixtureJob]:
             f"of {task.name} in the train part of the hash split",
             field="--n-target",
         )
+    _check_jobs_memory(spec, task, rows, parts)
     jobs = []
     for resample in range(spec.resamples):
         seed = spec.seed + resample
@@ -149,6 +171,16 @@ def plan_mixture(spec: MixtureSpec) -> list[MixtureJob]:
             )
             jobs.append(MixtureJob(n, resample, job))
     return jobs
+
+
+def _check_jobs_memory(spec: MixtureSpec, task: Task, rows: list[Any], parts: _Parts) -> None:
+    """All jobs are planned (their example lists built) before the first one trains: each
+    lists the base mixture's train part (shared examples, one reference each) and its own
+    target examples, for every resample and N."""
+    n_jobs = spec.resamples * len(spec.n_target)
+    target_each = example_bytes(task_examples(task, rows, [0], "all")[:1]) if rows else 0
+    per_job = 8 * len(parts.base_train) + max(spec.n_target, default=0) * target_each
+    checks.fits_in_memory(n_jobs * per_job, "--resamples", spec.resamples, "the planned mixtures")
 
 
 def _split(spec: MixtureSpec, task: Task, base: list[Example], rows: list[Any]) -> _Parts:
@@ -220,14 +252,12 @@ def run_mixture(spec: MixtureSpec, jobs: Sequence[MixtureJob], *, say: Say = pri
     return rows
 
 
-def _scores(results: Any) -> dict[str, dict[str, float]]:
+def _scores(results: EvalResults) -> dict[str, dict[str, float]]:
     """decoding → metric → mean across templates (and std, Sharpe)."""
     model = next(iter(results.models.values()))
     task = next(iter(model.tasks.values()))
     out: dict[str, dict[str, float]] = {}
     for decoding, dec in task.decodings.items():
         for metric, agg in dec.aggregate.items():
-            out[f"{decoding}/{metric}"] = {
-                k: float(agg[k]) for k in ("mean", "std", "sharpe") if k in agg
-            }
+            out[f"{decoding}/{metric}"] = {"mean": agg.mean, "std": agg.std, "sharpe": agg.sharpe}
     return out

@@ -8,11 +8,13 @@ bitsandbytes, Table 7's settings, and prepared for k-bit training as peft recomm
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from hakari.backends.packaged import PACKAGED_MODELS
 from hakari.backends.weights import resolve_source
-from hakari.errors import ModelLoadError
+from hakari.errors import HakariInputError, ModelLoadError
 from hakari.finetune.config import Runtime, TrainSettings
 
 
@@ -65,6 +67,49 @@ def load_for_training(
     except ValueError as exc:  # e.g. target modules not in this architecture
         raise ModelLoadError(f"cannot add a LoRA adapter to {spec!r}: {exc}") from exc
     return peft_model, tokenizer
+
+
+def check_target_modules(spec: str, modules: Sequence[str] | None) -> None:
+    """Each `--target-modules` name must be a module of the base model (as peft matches
+    them: the full name or its last parts), found from the architecture alone: the model is
+    built on PyTorch's meta device from its config, no weight is read. peft would find a
+    typo only after the base model loaded. A hub id whose config cannot be read here is
+    left to peft."""
+    wanted = [m for m in modules or () if m != "all-linear"]
+    if not wanted:
+        return
+    found = _linear_modules(spec)
+    if found is None:
+        return
+    unknown = [m for m in wanted if not any(n == m or n.endswith("." + m) for n in found)]
+    if unknown:
+        leaves = sorted({n.rsplit(".", 1)[-1] for n in found})
+        raise HakariInputError(
+            f"{', '.join(unknown)}: no such module in {spec}; its linear layers are "
+            f"{', '.join(leaves)}",
+            field="--target-modules",
+        )
+
+
+def _linear_modules(spec: str) -> list[str] | None:
+    """The names of the base model's linear layers, from its config (None: unknown here)."""
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    spec = spec.strip()
+    try:
+        if spec in PACKAGED_MODELS:
+            config = AutoConfig.for_model(PACKAGED_MODELS[spec].model_type)
+        else:
+            src = resolve_source(spec)  # hf: folders and hub ids (no conversion, no weights)
+            config = AutoConfig.from_pretrained(
+                src.source, revision=src.revision, local_files_only=src.local_files_only
+            )
+        with torch.device("meta"):
+            model = AutoModelForCausalLM.from_config(config)
+    except (OSError, ValueError, KeyError):
+        return None
+    return [n for n, m in model.named_modules() if isinstance(m, torch.nn.Linear)]
 
 
 def _bnb_config(settings: TrainSettings) -> Any:

@@ -16,17 +16,19 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from hakari._util import checks
 from hakari._util.atomic import write_json_atomic
-from hakari.errors import HakariInputError
-from hakari.finetune.config import TrainSettings, resolve_runtime
+from hakari.finetune.config import TrainSettings, check_settings, resolve_runtime
 from hakari.finetune.data import (
     Example,
+    example_bytes,
     nested_sample,
     parse_sizes,
     task_examples,
     train_rows,
     upsample,
 )
+from hakari.finetune.model import check_target_modules
 from hakari.finetune.trainer import (
     Say,
     TrainJob,
@@ -80,12 +82,22 @@ def plan_sweep(
     keep_checkpoints: bool = False,
 ) -> list[PlannedJob]:
     """Every adapter to train, its examples built and checked (no model is loaded)."""
-    if upsample_to is not None and upsample_to < 1:
-        raise HakariInputError("must be at least 1", field="--upsample-to")
+    check_settings(settings)
+    check_target_modules(model, settings.lora.target_modules)
+    checks.optional_integer(upsample_to, "--upsample-to", low=1)
+    checks.seed(seed, high=2**32 - 1)
     for td in tasks:
         select_templates(td.task.spec, templates)
     available = min(len(td.rows) for td in tasks)
     sizes = parse_sizes(sizes_text, available)
+    if upsample_to is not None and available:
+        # every copy is an example of its own (one per template), built before training
+        one_each = sum(
+            example_bytes(task_examples(td.task, td.rows, [0], templates)) for td in tasks
+        )
+        checks.fits_in_memory(
+            upsample_to * one_each, "--upsample-to", upsample_to, "the upsampled examples"
+        )
     variants: list[tuple[int, int | None]] = []
     for size in sizes:
         variants.append((size, None))

@@ -14,16 +14,19 @@ A user prompt file is any path ending in `.yaml` with the same fields.
 from __future__ import annotations
 
 import hashlib
+import math
 import re
+import string
 from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from hakari.errors import HakariInputError
+from hakari._util.regex import compile_regex, regex_problem
+from hakari.errors import HakariInputError, one_line
 
 Verdict = Literal["csv_pair", "bracket", "free_text"]
 _PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")
@@ -39,20 +42,34 @@ ALIASES = {
 }
 
 
+# Per kind: the verdict format, the placeholders the template may use (what `Judge`
+# fills in) and those it must use (a prompt that never shows the answer judges nothing).
+KINDS: dict[str, tuple[Verdict, frozenset[str], frozenset[str]]] = {
+    "single": ("bracket", frozenset({"prompt", "reference", "response"}), frozenset({"response"})),
+    "pair": (
+        "csv_pair",
+        frozenset({"prompt", "reference", "response1", "response2"}),
+        frozenset({"response1", "response2"}),
+    ),
+    "analysis": ("free_text", frozenset({"task", "examples"}), frozenset({"examples"})),
+}
+EXAMPLE_FIELDS = (frozenset({"prompt", "response", "reference"}), frozenset({"response"}))
+
+
 class JudgePrompt(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     id: str
-    version: int
+    version: int = Field(ge=1)
     source: str
     kind: Literal["pair", "single", "analysis"]
     verdict: Verdict
     scale: tuple[float, float]
-    max_new_tokens: int
+    max_new_tokens: int = Field(ge=1, le=32768)
     template: str
     example: str | None = None
     completion_prefix: str = ""
-    completion_max_new_tokens: int | None = None
+    completion_max_new_tokens: int | None = Field(default=None, ge=1, le=32768)
     delimiters: tuple[str, ...] = ()
     optional: tuple[str, ...] = ()  # fields that may be missing (rendered "(none given)")
     reask: str = ""
@@ -62,8 +79,41 @@ class JudgePrompt(BaseModel):
     @classmethod
     def _compiles(cls, value: tuple[str, ...]) -> tuple[str, ...]:
         for pattern in value:
-            re.compile(pattern)
+            if (problem := regex_problem(pattern)) is not None:
+                raise ValueError(f"delimiter regex {pattern!r} cannot be used: {problem}")
         return value
+
+    @field_validator("reask")
+    @classmethod
+    def _reask_fields(cls, value: str) -> str:
+        """The re-ask is a `str.format` text with one field, `{reason}`."""
+        try:
+            names = {f for _, f, _, _ in string.Formatter().parse(value) if f is not None}
+        except ValueError as exc:
+            raise ValueError(f"reask is not a valid format text: {exc}") from None
+        if names - {"reason"}:
+            unknown = ", ".join(f"{{{n}}}" for n in sorted(names - {"reason"}))
+            raise ValueError(
+                f"reask uses {unknown}; it takes only {{reason}} (write {{{{ }}}} for braces)"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _fits_its_kind(self) -> JudgePrompt:
+        verdict, allowed, required = KINDS[self.kind]
+        if self.verdict != verdict:
+            raise ValueError(f"a {self.kind} prompt gives a {verdict} verdict, not {self.verdict}")
+        low, high = self.scale
+        if self.kind != "analysis" and not (
+            math.isfinite(low) and math.isfinite(high) and low < high
+        ):
+            raise ValueError(f"scale must be [low, high] with low < high (got {list(self.scale)})")
+        _check_placeholders("template", self.template, allowed, required)
+        if self.kind == "analysis":
+            if self.example is None:
+                raise ValueError("an analysis prompt needs an example template (field example)")
+            _check_placeholders("example", self.example, *EXAMPLE_FIELDS)
+        return self
 
     @property
     def tag(self) -> str:
@@ -73,9 +123,9 @@ class JudgePrompt(BaseModel):
         return set(_PLACEHOLDER.findall(self.template))
 
     def neutralise(self, value: str) -> str:
-        for pattern in self.delimiters:
-            value = re.sub(
-                pattern, lambda m: m.group(0).translate(_DEFANG), value, flags=re.IGNORECASE
+        for pattern in self.delimiters:  # linear time: the value is a model's answer
+            value = compile_regex(pattern, ignore_case=True).sub(
+                lambda matched: matched.translate(_DEFANG), value
             )
         return value
 
@@ -90,6 +140,21 @@ class JudgePrompt(BaseModel):
             return self.neutralise(values[name])
 
         return _PLACEHOLDER.sub(substitute, text)
+
+
+def _check_placeholders(
+    field: str, text: str, allowed: frozenset[str], required: frozenset[str]
+) -> None:
+    """Every {{placeholder}} of `text` is one the judge fills in, and the required ones
+    are there."""
+    found = set(_PLACEHOLDER.findall(text))
+    shown = ", ".join(f"{{{{{n}}}}}" for n in sorted(allowed))
+    if found - allowed:
+        unknown = ", ".join(f"{{{{{n}}}}}" for n in sorted(found - allowed))
+        raise ValueError(f"{field} uses {unknown}, which nothing fills in; it can use {shown}")
+    if required - found:
+        missing = ", ".join(f"{{{{{n}}}}}" for n in sorted(required - found))
+        raise ValueError(f"{field} has no {missing}: the judge would never see what it judges")
 
 
 def builtin_prompts() -> dict[str, Path]:
@@ -114,8 +179,26 @@ def load_prompt(name: str) -> JudgePrompt:
     raw = path.read_bytes()
     try:
         data = yaml.safe_load(raw.decode("utf-8"))
-        return JudgePrompt.model_validate({**data, "sha256": hashlib.sha256(raw).hexdigest()})
-    except (UnicodeDecodeError, yaml.YAMLError, ValidationError, TypeError, re.error) as exc:
+    except (UnicodeDecodeError, yaml.YAMLError) as exc:
         raise HakariInputError(
-            f"not a valid judge prompt: {str(exc)[:300]}", file=str(path), field="--judge-prompt"
+            f"not a valid judge prompt: {one_line(exc, 200)}",
+            file=str(path),
+            field="--judge-prompt",
+        ) from None
+    if not isinstance(data, dict):
+        raise HakariInputError(
+            "not a valid judge prompt: expected a mapping of fields", file=str(path),
+            field="--judge-prompt",
+        )  # fmt: skip
+    try:
+        return JudgePrompt.model_validate({**data, "sha256": hashlib.sha256(raw).hexdigest()})
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in first["loc"])
+        message = str(first.get("ctx", {}).get("error", first["msg"]))
+        got = f" (got {first['input']!r:.40})" if where and first["type"] != "missing" else ""
+        raise HakariInputError(
+            f"not a valid judge prompt: {where + ': ' if where else ''}{message}{got}",
+            file=str(path),
+            field="--judge-prompt",
         ) from None

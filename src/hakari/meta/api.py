@@ -84,6 +84,7 @@ def meta_evaluate(
     tfa_after: str | None = None,
 ) -> dict[str, Any]:
     boot = boot or BootstrapSettings()
+    boot.check(len(data.human))
     if (tfa_before is None) != (tfa_after is None):
         raise HakariInputError("give both --tfa-before and --tfa-after", field="--tfa-before")
     if tfa_before is not None and (data.systems is None or data.groups is None):

@@ -28,14 +28,34 @@ from typing import Any
 import numpy as np
 from scipy.stats import kendalltau, pearsonr, rankdata, spearmanr
 
+from hakari._util import checks
+
 STATS = ("pearson", "spearman", "kendall")
 
 
 @dataclass(frozen=True)
 class BootstrapSettings:
-    n_boot: int = 1000
+    n_boot: int = 1000  # 0: no intervals
     confidence: float = 0.95
     seed: int = 0
+
+    def check(self, n_rows: int) -> None:
+        """Every setting in range, and the resamples of `n_rows` rows within memory."""
+        checks.integer(self.n_boot, "--n-boot", low=0)
+        checks.number(
+            self.confidence, "--confidence", low=0.0, high=1.0, low_open=True, high_open=True
+        )
+        checks.seed(self.seed)
+        checks.fits_in_memory(
+            bootstrap_bytes(self.n_boot, n_rows), "--n-boot", self.n_boot, "the resamples"
+        )
+
+
+def bootstrap_bytes(n_boot: int, n: int) -> int:
+    """The most memory one interval takes: the (n_boot, n) resampled indices, both
+    resampled columns, and the centred columns and products of the row-wise Pearson
+    (Spearman adds the ranks), about nine (n_boot, n) arrays of 8 bytes."""
+    return 9 * 8 * n_boot * n
 
 
 def _constant(values: np.ndarray) -> bool:
@@ -56,14 +76,25 @@ def coefficient(stat: str, x: np.ndarray, y: np.ndarray) -> float:
 
 
 def _rowwise_pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Pearson of each row pair of two (B, n) arrays; NaN where a row is constant."""
-    xc = x - x.mean(axis=1, keepdims=True)
-    yc = y - y.mean(axis=1, keepdims=True)
+    """Pearson of each row pair of two (B, n) arrays; NaN where a row is constant. Each
+    row is divided by its largest magnitude first (the coefficient does not change), so
+    scores near the float limit (1e300) do not overflow the sums."""
+    xc = _centred(_unit_scaled(x))
+    yc = _centred(_unit_scaled(y))
     den = np.sqrt((xc * xc).sum(axis=1) * (yc * yc).sum(axis=1))
     with np.errstate(invalid="ignore", divide="ignore"):
         r = (xc * yc).sum(axis=1) / den
     r[den <= 1e-300] = math.nan
     return np.clip(r, -1.0, 1.0)
+
+
+def _unit_scaled(rows: np.ndarray) -> np.ndarray:
+    peak = np.abs(rows).max(axis=1, keepdims=True)
+    return rows / np.where(peak > 0, peak, 1.0)
+
+
+def _centred(rows: np.ndarray) -> np.ndarray:
+    return rows - rows.mean(axis=1, keepdims=True)
 
 
 def bootstrap_pairs(stat: str, x: np.ndarray, y: np.ndarray, indices: np.ndarray) -> np.ndarray:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from hakari._util.jsonl import iter_jsonl
+from hakari._util.regex import regex_problem
 from hakari.errors import HakariInputError
 
 
@@ -55,6 +56,11 @@ def question_files(data_dir: Path) -> list[Path]:
     return sorted(data_dir.glob("Q*.json"), key=lambda p: str(p))
 
 
+def question_texts(data_dir: Path) -> list[str]:
+    """The question of every question file, in file order (no table is built)."""
+    return [load_question_file(p)[0].question for p in question_files(data_dir)]
+
+
 def data_fingerprint(data_dir: Path) -> str:
     """The reference scorer's `metadata_hash`: SHA-1 over the SHA-1 hex digests of the
     question files in sorted order. It is also the key of the n-gram table cache."""
@@ -85,6 +91,10 @@ def _check_rule(rule: Any, path: Path) -> None:
         if not isinstance(rule["t"], str):
             raise HakariInputError(
                 "a t rule holds a regex string", file=str(path), field="keywords"
+            )
+        if (problem := regex_problem(rule["t"])) is not None:
+            raise HakariInputError(
+                f"regex {rule['t']!r} cannot be used: {problem}", file=str(path), field="keywords"
             )
         return
     children = rule[kinds[0]]

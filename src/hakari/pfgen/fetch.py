@@ -16,7 +16,7 @@ import tempfile
 import urllib.request
 from pathlib import Path, PurePosixPath
 
-from hakari.backends.cache import default_cache_dir
+from hakari.backends.cache import checked_cache_dir, default_cache_dir
 from hakari.errors import HakariInputError
 from hakari.pfgen.data import data_fingerprint
 
@@ -41,12 +41,17 @@ def default_data_dir(cache_dir: Path | None) -> Path | None:
 
 def _download(url: str, timeout: float) -> bytes:
     if "://" not in url:  # a local archive
-        return Path(url).read_bytes()
+        try:
+            return Path(url).read_bytes()
+        except OSError as exc:
+            raise HakariInputError(
+                f"cannot read the archive: {exc.strerror or exc}", file=url, field="--url"
+            ) from None
     try:
         with urllib.request.urlopen(url, timeout=timeout) as response:
             return bytes(response.read())
-    except OSError as exc:
-        raise HakariInputError(f"download failed: {exc}", file=url) from exc
+    except (OSError, ValueError) as exc:  # ValueError: a URL urllib cannot parse
+        raise HakariInputError(f"download failed: {exc}", file=url, field="--url") from None
 
 
 def _wanted(name: str) -> PurePosixPath | None:
@@ -91,7 +96,7 @@ def fetch_data(
     force: bool = False,
 ) -> Path:
     """Download (unless present) and return the data folder."""
-    root = data_root(cache_dir, commit)
+    root = data_root(checked_cache_dir(cache_dir), commit)
     if not force and (root / "data" / "Q01.json").is_file():
         return root / "data"
     source = url or archive_url(commit)

@@ -18,17 +18,20 @@ import datetime
 import hashlib
 import json
 import lzma
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hakari._util import checks
 from hakari._util.atomic import write_bytes_atomic, write_text_atomic
 from hakari.backends.base import Backend, GenerationRequest, Message
 from hakari.backends.cache import ResponseCache, cached_generate
+from hakari.errors import HakariInputError
 from hakari.pfgen.data import Example
 from hakari.pfgen.prompts import (
     MAX_TOKENS,
+    MODES,
     NUM_EXAMPLES,
     Mode,
     build_prompt,
@@ -57,6 +60,41 @@ class GenerationSettings:
     prefix: str = ""
     seed: str = ""
     engine: str = "hakari"
+
+    def check(self) -> None:
+        """Every setting in range, before any file is read or any model loads."""
+        checks.choice(self.mode, "--mode", MODES)
+        checks.integer(self.num_trials, "--num-trials", low=1)
+        checks.number(self.temperature, "--temperature", low=0.0)
+        if self.model.startswith("vllm:"):  # vLLM's SamplingParams refuses more
+            checks.number(self.temperature, "--temperature", low=0.0, high=2.0)
+        checks.number(self.top_p, "--top-p", low=0.0, high=1.0, low_open=True)
+        checks.integer(self.top_k, "--top-k", low=0)  # 0 disables top-k
+        checks.integer(self.num_examples, "--num-examples", low=0)
+
+    def check_data(self, pool: Sequence[Example], questions: Sequence[str]) -> None:
+        """`--num-examples` against the example pool, and the requests of all trials (held
+        in memory at once) against the memory available."""
+        # a question's own example is never shown
+        most = min((sum(e.question != q for e in pool) for q in questions), default=len(pool))
+        if self.num_examples > most:
+            raise HakariInputError(
+                f"{self.num_examples} is more than the {most} few-shot examples a prompt can "
+                f"have: the examples file holds {len(pool)}, a question's own is left out",
+                field="--num-examples",
+            )
+        if questions:
+            request = make_request(list(pool), questions[0], 1, 0, self, decode_prefix(self.prefix))
+            chars = len(request.prompt) + sum(len(m.content) for m in request.messages or ())
+            # up to 4 bytes a character, held twice (the request and the rendered prompt
+            # of its cache key), plus the objects around them
+            per_request = 8 * chars + 1024
+            checks.fits_in_memory(
+                self.num_trials * len(questions) * per_request,
+                "--num-trials",
+                self.num_trials,
+                "the requests of every trial",
+            )
 
     def config(self) -> dict[str, Any]:
         """The reference's config.json parameters (its folder name hashes this)."""
@@ -161,6 +199,9 @@ def generate_trials(
     on_progress: Callable[[int, int], None] | None = None,
 ) -> GenerationReport:
     """Answer every question in every trial; `on_progress(done, total)`."""
+    settings.check()
+    settings.check_data(pool, questions)
+    checks.optional_integer(batch_size, "--batch-size", low=1)
     prefix = decode_prefix(settings.prefix)
     report = GenerationReport()
     pending = [(t, q) for t in range(1, settings.num_trials + 1) for q in questions]

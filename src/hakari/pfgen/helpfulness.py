@@ -8,28 +8,23 @@ characters; ties go to the longest cut.
 
 from __future__ import annotations
 
-import re
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
+
+from hakari._util.regex import compile_regex
 
 HELPFULNESS_WINDOW = 200  # the reference scores answer[:200]
 NOT_FOUND = 9999
 _CUT_DISCOUNTS = np.array([1 - max(i - 100, 0) / 50 for i in range(151)], dtype=np.float64)
 
 
-@lru_cache(maxsize=4096)
-def _compiled(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
-
-
 def rule_position(answer: str, rule: dict[str, Any]) -> tuple[int, str]:
     """Where the rule is first complete (end of the leftmost match; 9999 if never) and its
     name: the pattern for `t`, the deciding child's name for `and` (latest) / `or` (earliest)."""
     if "t" in rule:
-        match = _compiled(rule["t"]).search(answer)
-        return (match.end() if match else NOT_FOUND), rule.get("name", rule["t"])
+        found = compile_regex(rule["t"]).search(answer)  # linear time: rules are user input
+        return (found.end if found else NOT_FOUND), rule.get("name", rule["t"])
     if "and" in rule:
         children = sorted((rule_position(answer, c) for c in rule["and"]), key=lambda x: -x[0])
         return children[0][0], rule.get("name", children[0][1])

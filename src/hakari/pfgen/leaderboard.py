@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from hakari.errors import HakariInputError
-from hakari.pfgen.report import is_summary
+from hakari.pfgen.report import is_summary, partial_label
 from hakari.pfgen.scoring import leaderboard_totals
 
 
@@ -36,6 +36,7 @@ class Entry:
     helpfulness: float
     length: float
     origin: str
+    partial: str | None = None  # "partial 1/2": the score covers part of the question set
     flags: tuple[str, ...] = ()
 
 
@@ -56,6 +57,7 @@ def entry_from_summary(summary: dict[str, Any], origin: str) -> Entry:
         helpfulness=float(summary["helpfulness"]),
         length=float(summary["length"]),
         origin=origin,
+        partial=partial_label(summary),
     )
 
 
@@ -132,7 +134,7 @@ def flag_and_rank(entries: list[Entry]) -> list[Entry]:
     usual_temperature = _most_common([e.temperature for e in entries])
     usual_trials = _most_common([e.num_trials for e in entries])
     for e in entries:
-        flags = []
+        flags = [e.partial] if e.partial else []
         if e.temperature != usual_temperature:
             flags.append(f"T={e.temperature}")
         if e.num_trials != usual_trials:

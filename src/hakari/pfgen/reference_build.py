@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +24,9 @@ from typing import Any
 
 import numpy as np
 
+from hakari._util import checks
+from hakari._util.atomic import write_bytes_atomic, write_json_atomic
+from hakari._util.regex import compile_regex, regex_problem
 from hakari.errors import HakariInputError
 from hakari.pfgen.data import question_files
 from hakari.pfgen.ngram import build_table, score_answers
@@ -60,17 +62,15 @@ def load_ng_rules(path: Path) -> dict[str, list[str]]:
         raise HakariInputError('expected {"question": ["regex", ...]}', file=str(path))
     for question, patterns in raw.items():
         for pattern in patterns:
-            try:
-                re.compile(pattern)
-            except re.error as exc:
+            if (problem := regex_problem(pattern)) is not None:
                 raise HakariInputError(
-                    f"bad regex {pattern!r}: {exc}", file=str(path), field=question
-                ) from exc
+                    f"bad regex {pattern!r}: {problem}", file=str(path), field=question
+                )
     return raw
 
 
 def drop_ng(answers: list[str], patterns: list[str]) -> list[str]:
-    compiled = [re.compile(p) for p in patterns]
+    compiled = [compile_regex(p) for p in patterns]
     return [a for a in answers if not any(c.search(a) for c in compiled)]
 
 
@@ -101,6 +101,20 @@ def representative(answers: list[str], k: int) -> list[str]:
     return [answers[i] for i in sorted(set(int(p) for p in picks))]
 
 
+def check_build_options(*, target_length: int, pool: int, k: int) -> None:
+    """`--k` answers per question are chosen from a pool of `--pool` (so at least as many)
+    kept closest to `--target-length` characters."""
+    checks.integer(k, "--k", low=1)
+    checks.integer(pool, "--pool", low=1)
+    checks.integer(target_length, "--target-length", low=1)
+    if pool < k:
+        raise HakariInputError(
+            f"--pool {pool} is smaller than --k {k}: the {k} reference answers are chosen "
+            "from the pool",
+            field="--pool",
+        )
+
+
 def build_reference_set(
     answers_by_question: dict[str, list[str]],
     *,
@@ -109,6 +123,7 @@ def build_reference_set(
     pool: int = 30_000,
     k: int = 1000,
 ) -> ReferenceSet:
+    check_build_options(target_length=target_length, pool=pool, k=k)
     rules = ng_rules or {}
     result = ReferenceSet()
     for question, answers in answers_by_question.items():
@@ -151,9 +166,9 @@ def write_data_dir(
             answers[source] = selected
             data["answers"] = answers
         out = output_dir / path.name
-        out.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        write_json_atomic(out, data, trailing_newline=True)
         written.append(out)
     examples = source_dir / "questions.jsonl"
     if examples.is_file():
-        (output_dir / "questions.jsonl").write_bytes(examples.read_bytes())
+        write_bytes_atomic(output_dir / "questions.jsonl", examples.read_bytes())
     return written

@@ -27,7 +27,10 @@ def summarize(
     python_sum: str,
     resamples: int = 10_000,
     seed: int = 0,
+    questions_total: int | None = None,
 ) -> dict[str, Any]:
+    """The summary of one scored file; `partial` is null when it answers every one of
+    the `questions_total` questions of the data version, else how many it answers."""
     reference = reference_result(scored, metadata_hash, float_sum)
     fluency, truthfulness, helpfulness = leaderboard_totals(reference["scores"])
     uncertainty = estimate(scored.by_question, resamples=resamples, seed=seed)
@@ -44,6 +47,7 @@ def summarize(
         "config": config,
         "num_trials": reference["num_trials"],
         "num_questions": len(reference["questions"]),
+        "partial": partial_block(len(reference["questions"]), questions_total),
         "score": reference["score"],
         "score_std": reference["score_std"],
         "score_std_kind": PSEUDO_TRIAL_NOTE,
@@ -57,6 +61,20 @@ def summarize(
         "python_sum": python_sum,
         "questions": questions,
     }
+
+
+def partial_block(answered: int, total: int | None) -> dict[str, int] | None:
+    if total is None or answered >= total:
+        return None
+    return {"questions_answered": answered, "questions_total": total}
+
+
+def partial_label(summary: dict[str, Any]) -> str | None:
+    """ "partial 1/2" for a summary over part of the question set, else None."""
+    block = summary.get("partial")
+    if not isinstance(block, dict):
+        return None
+    return f"partial {block.get('questions_answered')}/{block.get('questions_total')}"
 
 
 def is_summary(obj: Any) -> bool:

@@ -18,7 +18,7 @@ from hakari.pfgen.data import Question
 from hakari.pfgen.helpfulness import score_helpfulness
 from hakari.pfgen.ngram import score_answers
 from hakari.pfgen.tables import TableSet
-from hakari.pfgen.trials import TrialsFile, check_questions
+from hakari.pfgen.trials import TrialsFile, check_complete, check_questions
 
 CHUNK = 2048  # answers scored per vectorised batch (bounds memory)
 SAMPLE_RATIOS = (0.0, 0.25, 0.5, 0.75, 1.0)
@@ -114,12 +114,15 @@ def score_files(
     *,
     on_question: Callable[[int, int], None] | None = None,
     float_sum: FloatSum = sequential_sum,
+    allow_partial: bool = False,
 ) -> list[ScoredFile]:
     """Score every answer of every file. Work goes question by question, so one table
-    is in memory at a time and each distinct answer text is scored once."""
+    is in memory at a time and each distinct answer text is scored once. A file that
+    answers only some of the questions is refused unless `allow_partial`."""
     questions = tables.by_text()
     for trials in files:
         check_questions(trials, set(questions))
+        check_complete(trials, questions, allow_partial)
     scored = [ScoredFile(t) for t in files]
     grouped = [_group_by_question(t) for t in files]
     order = [q for q in tables.questions if any(q.question in g for g in grouped)]

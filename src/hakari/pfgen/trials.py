@@ -12,6 +12,7 @@ import hashlib
 import json
 import lzma
 from collections import Counter
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -80,6 +81,26 @@ def check_questions(trials: TrialsFile, known: set[str]) -> None:
                 file=str(trials.path),
                 field="question",
             )
+
+
+def check_complete(trials: TrialsFile, questions: Collection[str], allow_partial: bool) -> None:
+    """A score is over the whole question set: a file that answers only some of the
+    questions is refused (its score is not comparable with any other), unless asked for
+    (`--allow-partial`); the summary then says `partial`."""
+    answered = len({row["question"] for row in trials.rows} & set(questions))
+    if answered < len(questions) and not allow_partial:
+        raise HakariInputError(
+            f"answers {answered} of the {len(questions)} questions: a score over part of the "
+            "question set is not comparable with complete ones; pass --allow-partial to "
+            "score it anyway (labelled partial)",
+            file=str(trials.path),
+            field="--allow-partial",
+        )
+
+
+def estimated_trials(trials: TrialsFile) -> int:
+    """Answers per question at most: the number of trials a file holds."""
+    return max(Counter(row["question"] for row in trials.rows).values())
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from hakari._util import checks
 from hakari.pfgen.trials import identify_trials
 
 
@@ -65,6 +66,20 @@ def trial_means(rows: list[dict[str, Any]], labels: list[int]) -> np.ndarray:
     return np.array([sums[k] / counts[k] for k in sorted(sums)], dtype=np.float64)
 
 
+def check_bootstrap(resamples: int, seed: int, n_trials: int = 0) -> None:
+    """`--bootstrap` (≥ 1, and its resamples of `n_trials` trials within memory) and
+    `--seed` (≥ 0)."""
+    checks.integer(resamples, "--bootstrap", low=1)
+    checks.seed(seed)
+    needed = bootstrap_bytes(resamples, n_trials)
+    checks.fits_in_memory(needed, "--bootstrap", resamples, "the bootstrap resamples")
+
+
+def bootstrap_bytes(resamples: int, n_trials: int) -> int:
+    """The resampled trial indices, the trial means they pick, and one mean per resample."""
+    return 8 * resamples * (2 * n_trials + 1)
+
+
 def bootstrap_ci(
     means: np.ndarray, *, resamples: int, confidence: float, seed: int
 ) -> tuple[float, float]:
@@ -85,6 +100,7 @@ def estimate(
     seed: int = 0,
 ) -> Uncertainty:
     """Uncertainty of one scored file (`by_question`: rows with `scores`, file order)."""
+    check_bootstrap(resamples, seed)
     rows = [r for qid in sorted(by_question) for r in by_question[qid]]
     spreads = [
         question_spread([r["scores"]["average"] for r in by_question[q]]) for q in by_question
@@ -113,6 +129,7 @@ def estimate(
             between_question_std=between, **{**empty, "trial_mean": float(means.mean())},
         )  # fmt: skip
     std = float(means.std(ddof=1))
+    check_bootstrap(resamples, seed, len(means))
     low, high = bootstrap_ci(means, resamples=resamples, confidence=confidence, seed=seed)
     return Uncertainty(
         trials_identified=True,

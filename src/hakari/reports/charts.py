@@ -18,6 +18,8 @@ from typing import Any
 import matplotlib as mpl
 from matplotlib.figure import Figure
 
+from hakari.aggregate.sweep import AlphaSweepPoint
+
 
 def _installed_fonts() -> list[str]:
     """DejaVu (matplotlib's own) plus Noto CJK where installed, so that matplotlib measures
@@ -89,20 +91,20 @@ def _legend_width(labels: Sequence[str], fontsize: float = 7.0) -> float:
 
 
 def bump_chart(
-    panels: Sequence[tuple[str, Sequence[Mapping[str, Any]]]],
+    panels: Sequence[tuple[str, Sequence[AlphaSweepPoint]]],
     key: str,
     all_models: Sequence[str] = (),
 ) -> str:
     """Rank of each model against alpha, one panel per metric (seed 000, Figures 3 and 5).
 
-    `panels`: (title, sweep) with sweep items `{"alpha", "scores", "ranking"}` as
-    `aggregate.alpha_sweep` makes them. Rank 1 is at the top; the models' Sharpe scores at
+    `panels`: (title, sweep) with the points `aggregate.alpha_sweep` makes. Rank 1 is at
+    the top; the models' Sharpe scores at
     Tied models share a rank. `all_models` fixes each model's colour and marker for the
     whole page.
     """
     n = len(panels)
-    models = list(all_models) or (list(panels[0][1][0]["ranking"]) if panels else [])
-    shown = list(dict.fromkeys(m for _, sweep in panels for m in sweep[0]["ranking"]))
+    models = list(all_models) or (list(panels[0][1][0].ranking) if panels else [])
+    shown = list(dict.fromkeys(m for _, sweep in panels for m in sweep[0].ranking))
     # Fixed margins instead of constrained layout: a third of the drawing time.
     panel_w, legend_w = 2.9, _legend_width(shown)
     width = n * panel_w + legend_w
@@ -118,12 +120,12 @@ def bump_chart(
         )
         axes = fig.subplots(1, n, squeeze=False)[0]
         for ax, (title, sweep) in zip(axes, panels, strict=True):
-            alphas = [float(p["alpha"]) for p in sweep]
-            order = list(sweep[0]["ranking"])
+            alphas = [p.alpha for p in sweep]
+            order = list(sweep[0].ranking)
             for model in shown:
                 if model not in order:
                     continue
-                ranks = [_rank(p["scores"], model) for p in sweep]
+                ranks = [_rank(p.scores, model) for p in sweep]
                 i = models.index(model) if model in models else len(models) + order.index(model)
                 ax.plot(
                     alphas,

@@ -11,13 +11,17 @@ get a leading apostrophe: model names and template ids are untrusted input.
 from __future__ import annotations
 
 import csv
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from hakari._util.atomic import Output, atomic_open, check_output, check_output_folder
+from hakari.aggregate.summary import AggregateStats
 from hakari.reports.inputs import ReportData
 from hakari.reports.tables import mean_fallback, ranks
 from hakari.reports.views import per_model, sweep_panels
 
+CSV_FILES = ("summary.csv", "templates.csv", "alpha_sweep.csv")
 SUMMARY_COLUMNS = [
     "model", "task", "decoding", "metric", "mean", "ci_low", "ci_high", "std", "std_ci_low",
     "std_ci_high", "sharpe", "sharpe_ci_low", "sharpe_ci_high", "alpha", "min", "max",
@@ -31,15 +35,33 @@ def _safe(value: Any) -> Any:
     return value
 
 
-def _write(path: Path, header: list[str], rows: list[list[Any]]) -> None:
-    with path.open("w", encoding="utf-8", newline="") as fh:
+def _statistics(s: AggregateStats | None) -> list[float | None]:
+    """The columns `mean` to `max` of summary.csv."""
+    if s is None:
+        return [None] * 12
+    return [
+        s.mean, s.ci_low, s.ci_high, s.std, s.std_ci_low, s.std_ci_high,
+        s.sharpe, s.sharpe_ci_low, s.sharpe_ci_high, s.alpha, s.min, s.max,
+    ]  # fmt: skip
+
+
+def _write(path: Output, header: list[str], rows: list[list[Any]]) -> None:
+    with atomic_open(path) as fh:
         writer = csv.writer(fh)
         writer.writerow(header)
         writer.writerows([[_safe(v) for v in row] for row in rows])
 
 
-def write_csv(data: ReportData, out_dir: Path) -> list[Path]:
-    out_dir.mkdir(parents=True, exist_ok=True)
+def csv_outputs(out_dir: Path, inputs: Sequence[Path] = ()) -> list[Output]:
+    """The three files `write_csv` writes into `out_dir`, checked (`check_output`)."""
+    check_output_folder(out_dir, "--csv")
+    return [check_output(out_dir / name, "--csv", inputs=inputs) for name in CSV_FILES]
+
+
+def write_csv(data: ReportData, out_dir: Path, inputs: Sequence[Path] = ()) -> list[Path]:
+    """Write the CSVs (each whole or not at all); `inputs`: the files the report read,
+    never written over."""
+    outputs = csv_outputs(out_dir, inputs)
     summary: list[list[Any]] = []
     templates: list[list[Any]] = []
     sweep_rows: list[list[Any]] = []
@@ -50,9 +72,9 @@ def write_csv(data: ReportData, out_dir: Path) -> list[Path]:
                 continue
             metrics = next(iter(models.values()))[0].metrics
             for metric in metrics:
-                stats = {m: dec.aggregate.get(metric, {}) for m, (_, dec) in models.items()}
-                by_mean = ranks({m: s.get("mean") for m, s in stats.items()})
-                by_sharpe = ranks({m: s.get("sharpe") for m, s in stats.items()})
+                stats = {m: dec.aggregate.get(metric) for m, (_, dec) in models.items()}
+                by_mean = ranks({m: s.mean if s else None for m, s in stats.items()})
+                by_sharpe = ranks({m: s.sharpe if s else None for m, s in stats.items()})
                 for model, (tres, dec) in models.items():
                     s = stats[model]
                     summary.append(
@@ -61,13 +83,13 @@ def write_csv(data: ReportData, out_dir: Path) -> list[Path]:
                             task,
                             decoding,
                             metric,
-                            *(s.get(k) for k in SUMMARY_COLUMNS[4:16]),
+                            *_statistics(s),
                             by_mean[model],
                             by_sharpe[model],
                             tres.chance.get(metric),
                             mean_fallback(dec),
                             len(dec.templates),
-                            s.get("ci_method"),
+                            s.ci_method if s else None,
                         ]
                     )
                     for template_id, tr in dec.templates.items():
@@ -86,17 +108,18 @@ def write_csv(data: ReportData, out_dir: Path) -> list[Path]:
                         )
             for metric, sweep in sweep_panels(models, metrics):
                 for point in sweep:
-                    sharpe = point["scores"]
+                    sharpe = point.scores
                     rank = ranks(sharpe)
-                    for model in point["ranking"]:
-                        row = [task, decoding, metric, point["alpha"], model, sharpe[model]]
+                    for model in point.ranking:
+                        row = [task, decoding, metric, point.alpha, model, sharpe[model]]
                         sweep_rows.append([*row, rank[model]])
-    paths = [out_dir / "summary.csv", out_dir / "templates.csv", out_dir / "alpha_sweep.csv"]
-    _write(paths[0], SUMMARY_COLUMNS, summary)
+    _write(outputs[0], SUMMARY_COLUMNS, summary)
     _write(
-        paths[1],
+        outputs[1],
         ["model", "task", "decoding", "template_id", "metric", "value", "fallback_rate", "n"],
         templates,
     )
-    _write(paths[2], ["task", "decoding", "metric", "alpha", "model", "sharpe", "rank"], sweep_rows)
-    return paths
+    _write(
+        outputs[2], ["task", "decoding", "metric", "alpha", "model", "sharpe", "rank"], sweep_rows
+    )
+    return [out.path for out in outputs]

@@ -18,8 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from hakari.errors import HakariInputError
 from hakari.reports.correctness import is_correct
 from hakari.results import EvalResults, ModelResult
@@ -74,15 +72,16 @@ def _read_json(path: Path) -> Any:
         raise HakariInputError(f"cannot read: {exc}", file=str(path)) from exc
 
 
-def _read_results(path: Path, obj: Any) -> EvalResults:
-    try:
-        return EvalResults.model_validate(obj)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise HakariInputError(
-            f"not a hakari results.json: {first['msg']}", file=str(path), field=where
-        ) from exc
+def input_files(paths: Iterable[Path]) -> list[Path]:
+    """The files `load_inputs` reads for `paths` (a run folder: its results.json and
+    samples.jsonl), which no output of the report may replace."""
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            files += [path / "results.json", path / "samples.jsonl"]
+        else:
+            files += [path, path.parent / "samples.jsonl"]
+    return files
 
 
 def load_inputs(paths: Iterable[Path]) -> ReportData:
@@ -99,7 +98,7 @@ def load_inputs(paths: Iterable[Path]) -> ReportData:
         if _is_meta(obj):
             meta.append((results_path, obj))
             continue
-        results = _read_results(results_path, obj)
+        results = EvalResults.from_data(obj, source=str(results_path))
         samples = results_path.parent / "samples.jsonl"
         runs.append(Run(results_path, results, samples if samples.exists() else None))
     if not runs and not meta:
@@ -107,14 +106,34 @@ def load_inputs(paths: Iterable[Path]) -> ReportData:
     return ReportData(runs=runs, models=_merge_models(runs), meta=meta)
 
 
+def _estimated(run: Run) -> bool:
+    """A budgeted run: its numbers were estimated from part of each grid."""
+    return any(
+        dec.budget is not None
+        for model in run.results.models.values()
+        for task in model.tasks.values()
+        for dec in task.decodings.values()
+    )
+
+
 def _merge_models(runs: list[Run]) -> dict[str, ModelResult]:
+    """Report label -> results. A model of a budgeted run is labelled "(estimated)"; when
+    the same model also comes from a full run, that one is labelled "(full grid)", so a
+    report never shows an estimated number under the name of a measured one."""
     models: dict[str, ModelResult] = {}
+    estimated_keys = {key for run in runs if _estimated(run) for key in run.results.models}
     for run in runs:
+        estimated = _estimated(run)
         for key, result in run.results.models.items():
-            label, n = key, 1
+            base = key
+            if estimated:
+                base = f"{key} (estimated)"
+            elif key in estimated_keys:
+                base = f"{key} (full grid)"
+            label, n = base, 1
             while label in models:
                 n += 1
-                label = f"{key} ({n})"
+                label = f"{base} ({n})"
             models[label] = result
             run.labels[key] = label
     return models
@@ -173,7 +192,7 @@ def read_samples(data: ReportData, per_template: int) -> dict[str, list[SampleBl
             continue
         names = {r.identity.get("name", k): run.labels[k] for k, r in run.results.models.items()}
         names.update({k: run.labels[k] for k in run.results.models})
-        qa_mode = str(run.results.config.get("qa_mode") or "first-line")
+        qa_mode = run.results.config.qa_mode or "first-line"
         with run.samples.open(encoding="utf-8") as fh:
             for line in fh:
                 head = _group_of(line)

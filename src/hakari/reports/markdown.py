@@ -6,21 +6,32 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from hakari.reports.rows import (
+    ESTIMATED_NOTE,
+    GROUP_HEADER,
     NEGATIVE_MEAN_MARK,
     NEGATIVE_MEAN_NOTE,
     PAIRED_HEADER,
     SUMMARY_HEADER,
+    estimate_note,
+    group_note,
+    group_sections,
+    group_title,
     has_caveat,
+    has_estimates,
+    meta_skipped,
+    meta_tables,
     paired_rows,
     sections,
     summary_rows,
     table_rows,
 )
 from hakari.reports.views import run_command
-from hakari.results import EvalResults
+from hakari.results import EvalResults, RunConfig
 
 
 def md_cell(value: object) -> str:
@@ -41,10 +52,10 @@ def _md_row(cells: list[str]) -> str:
     return "| " + " | ".join(md_cell(c) for c in cells) + " |"
 
 
-def _md_command(config: dict[str, Any]) -> list[str]:
+def _md_command(config: RunConfig) -> list[str]:
     """The command that made the run, in a code block: a fence longer than any run of
     backticks in it, so no argument can close it (nothing inside is read as Markdown)."""
-    if not config:
+    if not config.recorded():
         return []
     command, recorded = run_command(config)
     runs = [len(m) for m in re.findall(r"`+", command)]
@@ -64,6 +75,8 @@ def markdown_report(results: EvalResults) -> str:
     lines.append("")
     if any(NEGATIVE_MEAN_MARK in row[6] for row in rows):
         lines.append(NEGATIVE_MEAN_NOTE + "\n")
+    if has_estimates(results):
+        lines.append(ESTIMATED_NOTE + "\n")
     for title, tres, dec in sections(results):
         lines.append(f"### {md_cell(title)}\n")
         if dec.skipped:
@@ -75,6 +88,14 @@ def markdown_report(results: EvalResults) -> str:
         for row in table_rows(tres, dec):
             lines.append(_md_row(row))
         lines.append("")
+        if dec.refusals:
+            lines.append(
+                f"{dec.refusals} refusals: the server gave no text for these prompts however "
+                "often asked (scored as the fallback).\n"
+            )
+        note = estimate_note(dec)
+        if note is not None:
+            lines.append(md_cell(note) + "\n")
         if has_caveat(dec):
             lines.append(NEGATIVE_MEAN_NOTE + "\n")
     if results.alpha_sweep:
@@ -86,10 +107,8 @@ def markdown_report(results: EvalResults) -> str:
                     lines.append("| α | ranking (score) |")
                     lines.append("|---|---|")
                     for point in sweep:
-                        ranked = ", ".join(
-                            f"{m} ({point['scores'][m]:.3f})" for m in point["ranking"]
-                        )
-                        lines.append(_md_row([f"{point['alpha']:.1f}", ranked]))
+                        ranked = ", ".join(f"{m} ({point.scores[m]:.3f})" for m in point.ranking)
+                        lines.append(_md_row([f"{point.alpha:.1f}", ranked]))
                     lines.append("")
     current = None
     for task_name, decoding, cells in paired_rows(results):
@@ -108,4 +127,25 @@ def markdown_report(results: EvalResults) -> str:
         lines.append(_md_row(cells))
     if current is not None:
         lines.append("")
+    for task_name, decoding, metric, groups, group_rows in group_sections(results):
+        lines.append(f"### {md_cell(group_title(task_name, decoding, metric, groups))}\n")
+        lines.append(md_cell(group_note(groups)) + "\n")
+        lines.append(_md_row(GROUP_HEADER))
+        lines.append("|" + "|".join("---" for _ in GROUP_HEADER) + "|")
+        lines.extend(_md_row(row) for row in group_rows)
+        lines.append("")
+    return "\n".join(lines)
+
+
+def meta_markdown(path: Path, meta: Mapping[str, Any]) -> str:
+    """A `hakari meta --json` file as Markdown: its tables (`rows.meta_tables`), every cell
+    escaped (metric names come from the user's file)."""
+    lines = [f"### Meta-evaluation · {md_cell(path.name)}\n"]
+    for title, header, rows in meta_tables(meta):
+        lines.append(f"#### {md_cell(title)}\n")
+        lines.append(_md_row(header))
+        lines.append("|" + "|".join("---" for _ in header) + "|")
+        lines.extend(_md_row(row) for row in rows)
+        lines.append("")
+    lines.extend(f"{md_cell(line)}\n" for line in meta_skipped(meta))
     return "\n".join(lines)

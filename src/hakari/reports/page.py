@@ -11,9 +11,11 @@ written by older hakari versions still render.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
+from hakari.aggregate.multiple import ModelGroups
+from hakari.aggregate.paired import PairedComparison
 from hakari.reports import charts, tables
 from hakari.reports.inputs import ReportData, Run, SampleBlock, read_samples
 from hakari.reports.markup import anchor, definition_list, esc, num, table
@@ -21,18 +23,18 @@ from hakari.reports.meta import meta_sections
 from hakari.reports.samples import filter_css, sample_browser
 from hakari.reports.style import CSS
 from hakari.reports.views import PerModel, per_model, run_command, sweep_panels
-from hakari.results import TaskResult
+from hakari.results import DecodingResult, RunConfig, TaskResult
 
 SHOWN_ELSEWHERE = {"models", "tasks", "decodings", "task_files", "command", "argv"}
 
 
-def _settings(config: Mapping[str, Any], ci_methods: Sequence[str]) -> dict[str, Any]:
+def _settings(config: RunConfig, ci_methods: Sequence[str]) -> dict[str, Any]:
     """Task files, then every other setting the run recorded (new fields included)."""
     data: dict[str, Any] = {}
-    for task, path in (config.get("task_files") or {}).items():
+    for task, path in (config.task_files or {}).items():
         data[f"task {task}"] = path
-    for key, value in config.items():
-        if key in SHOWN_ELSEWHERE or value is None or value == "" or value == []:
+    for key, value in config.recorded().items():
+        if key in SHOWN_ELSEWHERE or value == "" or value == []:
             continue
         data[key] = (
             json.dumps(value, ensure_ascii=False) if isinstance(value, dict | list) else value
@@ -60,12 +62,12 @@ def _run_header(run: Run, number: int, total: int) -> str:
     how = "" if recorded else ' <span class="note">(rebuilt from the run\'s config)</span>'
     ci_methods = sorted(
         {
-            str(s["ci_method"])
+            s.ci_method
             for m in r.models.values()
             for t in m.tasks.values()
             for d in t.decodings.values()
             for s in d.aggregate.values()
-            if s.get("ci_method")
+            if s.ci_method
         }
     )
     title = f"Run {number} of {total}: " if total > 1 else ""
@@ -88,6 +90,11 @@ def _template_order(models: PerModel) -> list[str]:
     for _, dec in models.values():
         seen.update(dict.fromkeys(dec.templates))
     return list(seen)
+
+
+def _sharpe(dec: DecodingResult, metric: str) -> float | None:
+    stats = dec.aggregate.get(metric)
+    return stats.sharpe if stats is not None else None
 
 
 def _overview(data: ReportData) -> str:
@@ -114,14 +121,13 @@ def _overview(data: ReportData) -> str:
                     row.append("–")
                     continue
                 metric = pm[label][0].metrics[0]
-                s = pm[label][1].aggregate.get(metric, {})
-                best = max(
-                    (v[1].aggregate.get(metric, {}).get("sharpe") or -9e9) for v in pm.values()
-                )
-                mark = " best" if s.get("sharpe") == best and len(pm) > 1 else ""
+                s = pm[label][1].aggregate.get(metric)
+                best = max((_sharpe(v[1], metric) or -9e9) for v in pm.values())
+                mark = " best" if _sharpe(pm[label][1], metric) == best and len(pm) > 1 else ""
+                sharpe, mean, std = (s.sharpe, s.mean, s.std) if s is not None else (None,) * 3
                 row.append(
-                    f'<span class="ov{mark}">{num(s.get("sharpe"))}</span>'
-                    f'<small class="sub">mean {num(s.get("mean"))} ± {num(s.get("std"))}</small>'
+                    f'<span class="ov{mark}">{num(sharpe)}</span>'
+                    f'<small class="sub">mean {num(mean)} ± {num(std)}</small>'
                 )
             rows.append(row)
         parts.append(
@@ -136,21 +142,48 @@ def _overview(data: ReportData) -> str:
     return "".join(parts)
 
 
-def _paired(data: ReportData, task: str, decoding: str, metric: str) -> list[dict[str, Any]]:
+def _paired(data: ReportData, task: str, decoding: str, metric: str) -> list[PairedComparison]:
     """`paired[TASK][DECODING]` items of every run for this metric, with report labels."""
-    rows: list[dict[str, Any]] = []
+    rows: list[PairedComparison] = []
     for run in data.runs:
-        paired = getattr(run.results, "paired", None) or (run.results.model_extra or {}).get(
-            "paired"
-        )
-        items = ((paired or {}).get(task) or {}).get(decoding) if isinstance(paired, dict) else None
-        for item in items or []:
-            if isinstance(item, Mapping) and item.get("metric", metric) == metric:
-                row = dict(item)
-                for side in ("model_a", "model_b"):
-                    row[side] = run.labels.get(str(item.get(side)), item.get(side))
-                rows.append(row)
+        items = (run.results.paired or {}).get(task, {}).get(decoding, [])
+        for item in items:
+            if item.metric == metric:
+                labels = {
+                    "model_a": run.labels.get(item.model_a, item.model_a),
+                    "model_b": run.labels.get(item.model_b, item.model_b),
+                }
+                rows.append(item.model_copy(update=labels))
     return rows
+
+
+def _groups(data: ReportData, task: str, decoding: str, metric: str) -> list[ModelGroups]:
+    """`model_groups[TASK][DECODING][METRIC]` of every run, with report labels."""
+    out: list[ModelGroups] = []
+    for run in data.runs:
+        groups = (run.results.model_groups or {}).get(task, {}).get(decoding, {}).get(metric)
+        if groups is None:
+            continue
+        label = run.labels
+        tests = [
+            t.model_copy(
+                update={
+                    "model_a": label.get(t.model_a, t.model_a),
+                    "model_b": label.get(t.model_b, t.model_b),
+                }
+            )
+            for t in groups.tests
+        ]
+        out.append(
+            groups.model_copy(
+                update={
+                    "tests": tests,
+                    "scores": {label.get(m, m): v for m, v in groups.scores.items()},
+                    "groups": [[label.get(m, m) for m in g] for g in groups.groups],
+                }
+            )
+        )
+    return out
 
 
 def _decoding_section(data: ReportData, task: str, decoding: str, n: int) -> str:
@@ -175,6 +208,9 @@ def _decoding_section(data: ReportData, task: str, decoding: str, n: int) -> str
         if paired:
             parts.append("<h5>paired differences (same templates and instances)</h5>")
             parts.append(tables.paired_differences(paired))
+        for groups in _groups(data, task, decoding, metric):
+            parts.append("<h5>which models differ (corrected for the number of pairs)</h5>")
+            parts.append(tables.model_groups(groups))
     panels = sweep_panels(models, info.metrics)
     if panels:
         svg = charts.bump_chart(panels, key=anchor(task, decoding, n), all_models=list(data.models))

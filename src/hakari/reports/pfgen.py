@@ -61,7 +61,8 @@ def leaderboard_html(entries: Sequence[Entry], title: str = "pfgen-bench leaderb
     flagged = any(e.flags for e in entries)
     note = (
         '<p class="note">flags: the temperature or the trial count differs from the most '
-        "common one, so the score is not comparable as is.</p>"
+        "common one, or (partial) the score covers only part of the question set, so the "
+        "score is not comparable as is.</p>"
         if flagged
         else ""
     )

@@ -1,13 +1,16 @@
 """The rows both text views of a run show (terminal tables and Markdown): one table per
 model × task × decoding (templates, chance, mean / std / min / max / Sharpe with its CI),
-the summary rows a paper table needs, and the paired differences. Cells are plain strings;
-each view escapes them its own way."""
+the summary rows a paper table needs, the paired differences, and the tables of a
+meta-evaluation file. Cells are plain strings; each view escapes them its own way."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from hakari.aggregate.multiple import ModelGroups
+from hakari.aggregate.paired import PairedStatistic, Verdict
+from hakari.aggregate.summary import AggregateStats
 from hakari.results import DecodingResult, EvalResults, TaskResult
 
 
@@ -26,59 +29,78 @@ NEGATIVE_MEAN_NOTE = (
 )
 
 
-def sharpe_text(stats: dict[str, Any]) -> str:
+def sharpe_text(stats: AggregateStats | None) -> str:
     """The Sharpe score, marked when its aggregate carries the negative-mean caveat."""
-    mark = NEGATIVE_MEAN_MARK if stats.get("sharpe_caveat") == "negative_mean" else ""
-    return fmt(stats.get("sharpe")) + mark
+    if stats is None:
+        return fmt(None)
+    mark = NEGATIVE_MEAN_MARK if stats.sharpe_caveat == "negative_mean" else ""
+    return fmt(stats.sharpe) + mark
 
 
 def has_caveat(dec: DecodingResult) -> bool:
-    return any(a.get("sharpe_caveat") == "negative_mean" for a in dec.aggregate.values())
+    return any(a.sharpe_caveat == "negative_mean" for a in dec.aggregate.values())
 
 
-def ci_text(stats: dict[str, Any], low: str, high: str) -> str:
-    if stats.get(low) is None or stats.get(high) is None:
+def ci_text(low: float | None, high: float | None) -> str:
+    if low is None or high is None:
         return ""
-    return f" [{stats[low]:.3f}, {stats[high]:.3f}]"
+    return f" [{low:.3f}, {high:.3f}]"
+
+
+def mean_ci_text(stats: AggregateStats | None) -> str:
+    return ci_text(stats.ci_low, stats.ci_high) if stats is not None else ""
+
+
+def sharpe_ci_text(stats: AggregateStats | None) -> str:
+    return ci_text(stats.sharpe_ci_low, stats.sharpe_ci_high) if stats is not None else ""
+
+
+SPREAD_ROWS: tuple[tuple[str, Callable[[AggregateStats], float]], ...] = (
+    ("mean", lambda s: s.mean),
+    ("std", lambda s: s.std),
+    ("min", lambda s: s.min),
+    ("max", lambda s: s.max),
+)
+
+
+ESTIMATED_MARK = "≈"
+
+
+def estimate_note(dec: DecodingResult) -> str | None:
+    """How much of the grid a budgeted decoding ran, in words (None for a full run)."""
+    budget = dec.budget
+    if budget is None:
+        return None
+    design, estimator = budget.design, budget.estimator
+    return (
+        f"{ESTIMATED_MARK} estimated from {design.fraction:.0%} of the grid "
+        f"({design.cells_run:,} of {design.grid_size:,} template × instance cells; "
+        f"{estimator.name} v{estimator.version}, {estimator.model}; rounds: "
+        f"{len(budget.rounds)}, stopped: {budget.stopped}). Intervals target the same "
+        "populations as a full run's; n = instances run per template."
+    )
 
 
 def table_rows(task: TaskResult, dec: DecodingResult) -> Iterator[list[str]]:
     metrics = task.metrics
+    mark = ESTIMATED_MARK if dec.budget is not None else ""
     for template_id, tr in dec.templates.items():
         yield [
             template_id,
-            *(fmt(tr.metrics.get(m)) for m in metrics),
+            *(mark + fmt(tr.metrics.get(m)) for m in metrics),
             f"{tr.fallback_rate:.1%}",
             str(tr.n),
         ]
     if task.chance:
         yield ["chance", *(fmt(task.chance.get(m)) for m in metrics), "", ""]
-    for key in ("mean", "std", "min", "max"):
-        yield [key, *(fmt(dec.aggregate.get(m, {}).get(key)) for m in metrics), "", ""]
-    first = dec.aggregate.get(metrics[0], {}) if metrics else {}
-    alpha = first.get("alpha", 1.0)
-    yield [
-        f"sharpe (α={alpha:g})",
-        *(sharpe_text(dec.aggregate.get(m, {})) for m in metrics),
-        "",
-        "",
-    ]
-    if any(dec.aggregate.get(m, {}).get("ci_low") is not None for m in metrics):
-        yield [
-            "mean 95% CI",
-            *(ci_text(dec.aggregate.get(m, {}), "ci_low", "ci_high").strip() for m in metrics),
-            "",
-            "",
-        ]
-        yield [
-            "sharpe 95% CI",
-            *(
-                ci_text(dec.aggregate.get(m, {}), "sharpe_ci_low", "sharpe_ci_high").strip()
-                for m in metrics
-            ),
-            "",
-            "",
-        ]
+    stats = [dec.aggregate.get(m) for m in metrics]
+    for label, value in SPREAD_ROWS:
+        yield [label, *(mark + fmt(value(s) if s is not None else None) for s in stats), "", ""]
+    alpha = stats[0].alpha if stats and stats[0] is not None else 1.0
+    yield [f"sharpe (α={alpha:g})", *(mark + sharpe_text(s) for s in stats), "", ""]
+    if any(s is not None and s.ci_low is not None for s in stats):
+        yield ["mean 95% CI", *(mean_ci_text(s).strip() for s in stats), "", ""]
+        yield ["sharpe 95% CI", *(sharpe_ci_text(s).strip() for s in stats), "", ""]
 
 
 def sections(results: EvalResults) -> Iterator[tuple[str, TaskResult, DecodingResult]]:
@@ -98,11 +120,15 @@ PAIRED_HEADER = [
     "p (Sharpe)",
     "verdict",
 ]
-VERDICT_TEXT = {"a_better": "A better", "b_better": "B better", "inconclusive": "inconclusive"}
+VERDICT_TEXT: dict[Verdict, str] = {
+    "a_better": "A better",
+    "b_better": "B better",
+    "inconclusive": "inconclusive",
+}
 
 
-def diff_text(stat: dict[str, Any]) -> str:
-    return f"{stat['diff']:+.3f} [{stat['ci_low']:+.3f}, {stat['ci_high']:+.3f}]"
+def diff_text(stat: PairedStatistic) -> str:
+    return f"{stat.diff:+.3f} [{stat.ci_low:+.3f}, {stat.ci_high:+.3f}]"
 
 
 def paired_rows(results: EvalResults) -> Iterator[tuple[str, str, list[str]]]:
@@ -115,13 +141,13 @@ def paired_rows(results: EvalResults) -> Iterator[tuple[str, str, list[str]]]:
                     task_name,
                     decoding,
                     [
-                        str(c["model_a"]),
-                        str(c["model_b"]),
-                        str(c["metric"]),
-                        diff_text(c["mean"]),
-                        diff_text(c["sharpe"]),
-                        f"{c['sharpe']['p_value']:.3f}",
-                        VERDICT_TEXT.get(c["sharpe"]["verdict"], str(c["sharpe"]["verdict"])),
+                        c.model_a,
+                        c.model_b,
+                        c.metric,
+                        diff_text(c.mean),
+                        diff_text(c.sharpe),
+                        f"{c.sharpe.p_value:.3f}",
+                        VERDICT_TEXT[c.sharpe.verdict],
                     ],
                 )
 
@@ -134,17 +160,18 @@ def summary_rows(results: EvalResults) -> Iterator[list[str]]:
                 if dec.skipped or not dec.templates:
                     continue
                 fallback = sum(t.fallback_rate for t in dec.templates.values()) / len(dec.templates)
+                mark = ESTIMATED_MARK if dec.budget is not None else ""
                 for metric in tres.metrics:
-                    a = dec.aggregate.get(metric, {})
+                    a = dec.aggregate.get(metric)
                     yield [
                         model,
                         task_name,
                         decoding,
                         metric,
-                        fmt(a.get("mean")),
-                        fmt(a.get("std")),
-                        sharpe_text(a) + ci_text(a, "sharpe_ci_low", "sharpe_ci_high"),
-                        fmt(a.get("min")) + "–" + fmt(a.get("max")),
+                        mark + fmt(a.mean if a else None),
+                        mark + fmt(a.std if a else None),
+                        mark + sharpe_text(a) + sharpe_ci_text(a),
+                        fmt(a.min if a else None) + "–" + fmt(a.max if a else None),
                         fmt(tres.chance.get(metric)),
                         f"{fallback:.1%}",
                     ]
@@ -162,3 +189,127 @@ SUMMARY_HEADER = [
     "chance",
     "fallback",
 ]
+
+
+META_STATS = ("pearson", "spearman", "kendall")
+MetaTable = tuple[str, list[str], list[list[str]]]  # title, header, rows
+
+
+def _coefficient_text(entry: Any) -> str:
+    if not isinstance(entry, Mapping) or not isinstance(entry.get("value"), int | float):
+        return "undefined"
+    low, high = entry.get("ci_low"), entry.get("ci_high")
+    bounds = isinstance(low, int | float) and isinstance(high, int | float)
+    return f"{entry['value']:.3f}" + (f" [{low:.3f}, {high:.3f}]" if bounds else "")
+
+
+def _meta_notes(entry: Mapping[str, Any]) -> str:
+    notes = []
+    if entry.get("undefined"):
+        notes.append(str(entry["undefined"]))
+    if entry.get("n_missing"):
+        notes.append(f"{entry['n_missing']} NaN rows left out")
+    if entry.get("n_undefined_groups"):
+        notes.append(f"{entry['n_undefined_groups']} groups undefined")
+    return "; ".join(notes)
+
+
+def meta_tables(meta: Mapping[str, Any]) -> list[MetaTable]:
+    """The tables of a `hakari meta --json` file for the text views: one per level (each
+    metric's coefficients with their CIs), then IFTEval's CAT / CIT / TFA. The file is user
+    data: what is missing or not of the expected kind is left out or shown as undefined."""
+    tables: list[MetaTable] = []
+    levels = meta.get("levels")
+    for level, metrics in levels.items() if isinstance(levels, Mapping) else ():
+        if not isinstance(metrics, Mapping) or not metrics:
+            continue
+        rows = [
+            [str(name), *(_coefficient_text(entry.get(s)) for s in META_STATS),
+             fmt(entry.get("n")), _meta_notes(entry)]
+            for name, entry in metrics.items()
+            if isinstance(entry, Mapping)
+        ]  # fmt: skip
+        header = ["metric", *(f"{s} [95% CI]" for s in META_STATS), "n", "notes"]
+        tables.append((f"{level} level", header, rows))
+    block = meta.get("ifteval")
+    if isinstance(block, Mapping):
+        cat, cit = block.get("CAT"), block.get("CIT")
+        cat = cat if isinstance(cat, Mapping) else {}
+        cit = cit if isinstance(cit, Mapping) else {}
+        names = list(dict.fromkeys([*cat, *cit]))
+        if names:
+            rows = [[str(n), _coefficient_text(cat.get(n)), _coefficient_text(cit.get(n))]
+                    for n in names]  # fmt: skip
+            tables.append(("IFTEval (units: system × group means)", ["metric", "CAT", "CIT"], rows))
+        tfa = block.get("TFA")
+        columns = tfa.get("columns") if isinstance(tfa, Mapping) else None
+        if isinstance(tfa, Mapping) and isinstance(columns, Mapping):
+            rows = [[str(n), _coefficient_text(r)] for n, r in columns.items()]
+            title = f"TFA: relative change {tfa.get('before')} → {tfa.get('after')}"
+            tables.append((title, ["column", "mean relative change"], rows))
+    return tables
+
+
+def meta_skipped(meta: Mapping[str, Any]) -> list[str]:
+    """`level: why` for each level the meta-evaluation could not compute."""
+    skipped = meta.get("skipped_levels")
+    return (
+        [f"{k}: skipped ({v})" for k, v in skipped.items()] if isinstance(skipped, Mapping) else []
+    )
+
+
+def has_estimates(results: EvalResults) -> bool:
+    return any(
+        dec.budget is not None
+        for m in results.models.values()
+        for t in m.tasks.values()
+        for dec in t.decodings.values()
+    )
+
+
+ESTIMATED_NOTE = (
+    f"{ESTIMATED_MARK} estimated from part of the template × instance grid (a budgeted run; "
+    "see each table's note for how much)."
+)
+
+GROUP_HEADER = ["A", "B", "Δ Sharpe", "p", "p adjusted", "verdict"]
+GROUP_VERDICT = {"a_better": "A better", "b_better": "B better", "tied": "tied"}
+
+
+def groups_text(groups: ModelGroups) -> str:
+    """The tied groups, best first: "{a, b} ≥ {c}" (a model may be in several)."""
+    return "  ·  ".join("{" + ", ".join(g) + "}" for g in groups.groups)
+
+
+def group_sections(
+    results: EvalResults,
+) -> Iterator[tuple[str, str, str, ModelGroups, list[list[str]]]]:
+    """(task, decoding, metric, groups, rows of the corrected tests) per model group."""
+    for task_name, per_dec in (results.model_groups or {}).items():
+        for decoding, per_metric in per_dec.items():
+            for metric, groups in per_metric.items():
+                rows = [
+                    [
+                        t.model_a,
+                        t.model_b,
+                        f"{t.diff:+.3f}",
+                        f"{t.p_value:.3f}",
+                        f"{t.p_adjusted:.3f}",
+                        GROUP_VERDICT[t.verdict],
+                    ]
+                    for t in groups.tests
+                ]
+                yield task_name, decoding, metric, groups, rows
+
+
+def group_title(task_name: str, decoding: str, metric: str, groups: ModelGroups) -> str:
+    mark = f" ({ESTIMATED_MARK} estimated)" if groups.estimated else ""
+    return f"which models differ · {task_name} · {decoding} · {metric}{mark}"
+
+
+def group_note(groups: ModelGroups) -> str:
+    return (
+        f"Statistically tied groups (Sharpe score, best first): {groups_text(groups)}. "
+        f"Every pair tested at a family-wise level of {groups.level:g} "
+        f"({groups.correction}); models in no common group differ."
+    )

@@ -10,8 +10,10 @@ small and fast (a drawn heatmap costs ~30 kB and ~0.1 s each).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
+from hakari.aggregate.multiple import ModelGroups
+from hakari.aggregate.paired import PairedComparison, PairedStatistic, Verdict
+from hakari.aggregate.summary import AggregateStats
 from hakari.reports.markup import ci, esc, num, pct, table
 from hakari.results import DecodingResult, TaskResult
 
@@ -46,29 +48,54 @@ def _rank_cell(by_mean: int, by_sharpe: int) -> str:
     )
 
 
-def _flags(stats: Mapping[str, Any]) -> str:
+def _flags(stats: AggregateStats) -> str:
     notes: list[str] = []
-    for key in ("flags", "warnings", "notes"):
-        value = stats.get(key)
+    for key in ("flags", "warnings", "notes"):  # keys other versions or tools may add
+        value = (stats.model_extra or {}).get(key)
         if isinstance(value, str):
             notes.append(value)
         elif isinstance(value, list | tuple):
             notes.extend(str(v) for v in value)
-    mean = stats.get("mean")
-    if stats.get("sharpe_caveat") == "negative_mean" or (
-        isinstance(mean, int | float) and mean < 0 and "sharpe_caveat" not in stats
-    ):
+    recorded = "sharpe_caveat" in stats.model_fields_set  # absent in older files
+    if stats.sharpe_caveat == "negative_mean" or (not recorded and stats.mean < 0):
         notes.append("mean < 0: a larger std raises Sharpe")
     return "".join(f'<span class="flag">{esc(n)}</span>' for n in notes)
 
 
+def _estimated_flag(dec: DecodingResult) -> str:
+    """A budgeted decoding: how much of the grid its numbers were estimated from."""
+    if dec.budget is None:
+        return ""
+    design = dec.budget.design
+    title = (
+        f"{design.cells_run:,} of {design.grid_size:,} template × instance cells run; "
+        f"{dec.budget.estimator.name} v{dec.budget.estimator.version}"
+    )
+    return (
+        f'<span class="flag estimated" title="{esc(title)}">'
+        f"≈ estimated from {design.fraction:.0%} of the grid</span>"
+    )
+
+
+def _statistics_cells(s: AggregateStats | None) -> list[str]:
+    """mean, std, Sharpe (each with its CI) and min – max."""
+    if s is None:
+        return ["– ", "– ", "<b>–</b> ", "– – –"]
+    return [
+        num(s.mean) + " " + ci(s.ci_low, s.ci_high),
+        num(s.std) + " " + ci(s.std_ci_low, s.std_ci_high),
+        f"<b>{num(s.sharpe)}</b> " + ci(s.sharpe_ci_low, s.sharpe_ci_high),
+        f"{num(s.min)} – {num(s.max)}",
+    ]
+
+
 def leaderboard(models: Mapping[str, tuple[TaskResult, DecodingResult]], metric: str) -> str:
     """One row per model, ordered by Sharpe score."""
-    stats = {m: dec.aggregate.get(metric, {}) for m, (_, dec) in models.items()}
-    by_mean = ranks({m: s.get("mean") for m, s in stats.items()})
-    by_sharpe = ranks({m: s.get("sharpe") for m, s in stats.items()})
+    stats = {m: dec.aggregate.get(metric) for m, (_, dec) in models.items()}
+    by_mean = ranks({m: s.mean if s else None for m, s in stats.items()})
+    by_sharpe = ranks({m: s.sharpe if s else None for m, s in stats.items()})
     order = sorted(models, key=lambda m: (by_sharpe[m], by_mean[m], m))
-    alpha = next((s.get("alpha") for s in stats.values() if "alpha" in s), 1.0)
+    alpha = next((s.alpha for s in stats.values() if s is not None), 1.0)
     rows = []
     for model in order:
         task, dec = models[model]
@@ -77,15 +104,11 @@ def leaderboard(models: Mapping[str, tuple[TaskResult, DecodingResult]], metric:
             [
                 _rank_cell(by_mean[model], by_sharpe[model]),
                 f'<span class="model">{esc(model)}</span>',
-                num(s.get("mean")) + " " + ci(s.get("ci_low"), s.get("ci_high")),
-                num(s.get("std")) + " " + ci(s.get("std_ci_low"), s.get("std_ci_high")),
-                f"<b>{num(s.get('sharpe'))}</b> "
-                + ci(s.get("sharpe_ci_low"), s.get("sharpe_ci_high")),
-                f"{num(s.get('min'))} – {num(s.get('max'))}",
+                *_statistics_cells(s),
                 num(task.chance.get(metric)),
                 pct(mean_fallback(dec)),
                 str(len(dec.templates)),
-                _flags(s),
+                (_flags(s) if s is not None else "") + _estimated_flag(dec),
             ]
         )
     header = [
@@ -147,8 +170,8 @@ def heatmap(
                 f'<span class="cell" style="background:{bg};color:{fg}">'
                 f"{num(value, 2)}{fallback}</span>"
             )
-        s = dec.aggregate.get(metric, {})
-        cells += [num(s.get("mean")), num(s.get("std"))]
+        s = dec.aggregate.get(metric)
+        cells += [num(s.mean if s else None), num(s.std if s else None)]
         rows.append(cells)
     caption = (
         f"{esc(metric)} per template (colour: {num(low, 1)} → {num(high, 1)}, viridis); "
@@ -158,32 +181,57 @@ def heatmap(
     return table(header, rows, cls="heatmap", caption=caption, numeric_from=1)
 
 
-def _difference(stat: Any) -> str:
-    if not isinstance(stat, Mapping):
-        return "–"
-    verdict = stat.get("verdict")
-    mark = {"a_better": " ◀ A", "b_better": " B ▶"}.get(str(verdict), "")
-    p = stat.get("p_value")
-    p_text = f' <span class="ci">p={num(p, 3)}</span>' if isinstance(p, int | float) else ""
-    return (
-        f"{num(stat.get('diff'))} {ci(stat.get('ci_low'), stat.get('ci_high'))}"
-        f"<b>{esc(mark)}</b>{p_text}"
-    )
+VERDICT_MARKS: dict[Verdict, str] = {"a_better": " ◀ A", "b_better": " B ▶", "inconclusive": ""}
 
 
-def paired_differences(rows: Sequence[Mapping[str, Any]]) -> str:
+def _difference(stat: PairedStatistic) -> str:
+    mark = esc(VERDICT_MARKS[stat.verdict])
+    p_text = f' <span class="ci">p={num(stat.p_value, 3)}</span>'
+    return f"{num(stat.diff)} {ci(stat.ci_low, stat.ci_high)}<b>{mark}</b>{p_text}"
+
+
+def paired_differences(rows: Sequence[PairedComparison]) -> str:
     """Model A − model B on the same replicates of templates and instances, as results.json
     records it (`paired[TASK][DECODING]`): the difference of the means and of the Sharpe
     scores with their CIs; ◀ A / B ▶ where the interval excludes 0."""
     header = ["model A", "model B", "Δ mean [95% CI]", "Δ Sharpe [95% CI]", "CI method"]
     body = [
         [
-            f'<span class="model">{esc(r.get("model_a"))}</span>',
-            f'<span class="model">{esc(r.get("model_b"))}</span>',
-            _difference(r.get("mean")),
-            _difference(r.get("sharpe")),
-            esc(r.get("ci_method", "")),
+            f'<span class="model">{esc(r.model_a)}</span>',
+            f'<span class="model">{esc(r.model_b)}</span>',
+            _difference(r.mean),
+            _difference(r.sharpe),
+            esc(r.ci_method),
         ]
         for r in rows
     ]
     return table(header, body, cls="paired", numeric_from=2)
+
+
+def model_groups(groups: ModelGroups) -> str:
+    """Which models differ after the multiple-comparison correction, and the groups of
+    statistically tied models (`model_groups[TASK][DECODING][METRIC]`)."""
+    verdicts = {"a_better": "◀ A", "b_better": "B ▶", "tied": "tied"}
+    body = [
+        [
+            f'<span class="model">{esc(t.model_a)}</span>',
+            f'<span class="model">{esc(t.model_b)}</span>',
+            num(t.diff) + " " + ci(t.simultaneous_ci_low, t.simultaneous_ci_high),
+            num(t.p_value, 3),
+            num(t.p_adjusted, 3),
+            esc(verdicts[t.verdict]),
+        ]
+        for t in groups.tests
+    ]
+    header = ["model A", "model B", "Δ Sharpe [simultaneous CI]", "p", "p adjusted", "verdict"]
+    tied = " · ".join(
+        "{" + ", ".join(f'<span class="model">{esc(m)}</span>' for m in g) + "}"
+        for g in groups.groups
+    )
+    estimated = " (≈ estimated from part of the grid)" if groups.estimated else ""
+    note = (
+        f'<p class="note">Statistically tied groups, best first{estimated}: {tied}. Every '
+        f"pair at a family-wise level of {esc(groups.level)} ({esc(groups.correction)}); "
+        "models in no common group differ.</p>"
+    )
+    return note + table(header, body, cls="groups", numeric_from=2)

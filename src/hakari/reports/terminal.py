@@ -3,14 +3,25 @@ alpha-sweep rankings and the paired differences. Every cell is a `Text` (never m
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from hakari.reports.rows import (
+    GROUP_HEADER,
     NEGATIVE_MEAN_NOTE,
     PAIRED_HEADER,
+    estimate_note,
+    group_note,
+    group_sections,
+    group_title,
     has_caveat,
+    meta_skipped,
+    meta_tables,
     paired_rows,
     sections,
     table_rows,
@@ -35,15 +46,40 @@ def print_report(results: EvalResults, console: Console | None = None) -> None:
         for i, row in enumerate(rows):
             table.add_row(*map(Text, row), end_section=i == n_templates - 1)
         console.print(table)
+        note = estimate_note(dec)
+        if note is not None:
+            console.print(Text(note))
         if has_caveat(dec):
             console.print(NEGATIVE_MEAN_NOTE, markup=False)
         console.print(
             Text(f"{dec.generated} generated, {dec.cached} from cache, {dec.wall_s:.1f} s", "dim")
         )
+        if dec.refusals:
+            console.print(
+                Text(
+                    f"{dec.refusals} refusals: the server gave no text for these prompts "
+                    "however often asked; scored as the fallback, not cached",
+                    "yellow",
+                )
+            )
     if results.alpha_sweep:
         print_alpha_sweep(results, console)
     if results.paired:
         print_paired(results, console)
+    print_groups(results, console)
+
+
+def print_groups(results: EvalResults, console: Console) -> None:
+    for task_name, decoding, metric, groups, rows in group_sections(results):
+        table = Table(
+            title=Text(group_title(task_name, decoding, metric, groups)), title_justify="left"
+        )
+        for i, name in enumerate(GROUP_HEADER):
+            table.add_column(name, justify="right" if i >= 2 else "left")
+        for row in rows:
+            table.add_row(*(Text(cell) for cell in row))
+        console.print(table)
+        console.print(Text(group_note(groups)))
 
 
 def print_alpha_sweep(results: EvalResults, console: Console) -> None:
@@ -56,15 +92,15 @@ def print_alpha_sweep(results: EvalResults, console: Console) -> None:
                     title_justify="left",
                 )
                 table.add_column("α", justify="right")
-                models = sweep[0]["ranking"] if sweep else []
+                models = sweep[0].ranking if sweep else []
                 for rank in range(len(models)):
                     table.add_column(f"#{rank + 1}")
                 for point in sweep:
-                    if round(point["alpha"] * 10) % 5 != 0:
+                    if round(point.alpha * 10) % 5 != 0:
                         continue  # every 0.5 in the terminal; the JSON has every 0.1
                     table.add_row(
-                        f"{point['alpha']:.1f}",
-                        *(Text(f"{m} ({point['scores'][m]:.3f})") for m in point["ranking"]),
+                        f"{point.alpha:.1f}",
+                        *(Text(f"{m} ({point.scores[m]:.3f})") for m in point.ranking),
                     )
                 console.print(table)
 
@@ -83,3 +119,17 @@ def print_paired(results: EvalResults, console: Console) -> None:
         tables[(task_name, decoding)].add_row(*(Text(cell) for cell in cells))
     for table in tables.values():
         console.print(table)
+
+
+def print_meta(path: Path, meta: Mapping[str, Any], console: Console) -> None:
+    """A `hakari meta --json` file: its tables (`rows.meta_tables`) under its name."""
+    console.print(Text(f"meta-evaluation: {path}", style="bold"))
+    for title, header, rows in meta_tables(meta):
+        table = Table(title=Text(title), title_justify="left")
+        for i, name in enumerate(header):
+            table.add_column(Text(name), overflow="fold" if i == 0 else "ellipsis")
+        for row in rows:
+            table.add_row(*map(Text, row))
+        console.print(table)
+    for line in meta_skipped(meta):
+        console.print(Text(line, style="dim"))

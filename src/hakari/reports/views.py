@@ -5,50 +5,45 @@ models, and the runs merged into one `EvalResults` for the terminal and Markdown
 from __future__ import annotations
 
 import shlex
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
-from hakari.aggregate.sweep import alpha_sweep
+from hakari.aggregate.sweep import AlphaSweepPoint, alpha_sweep
 from hakari.reports.inputs import ReportData
-from hakari.results import DecodingResult, EvalResults, TaskResult
+from hakari.results import DecodingResult, EvalResults, RunConfig, TaskResult
 
 PerModel = dict[str, tuple[TaskResult, DecodingResult]]
 
-RUN_FLAGS = [
-    ("models", "--model"),
-    ("tasks", "--tasks"),
-    ("templates", "--templates"),
-    ("decodings", "--decoding"),
-    ("limit", "--limit"),
-    ("alpha", "--alpha"),
-    ("n_boot", "--n-boot"),
-    ("batch_size", "--batch-size"),
-    ("prompt_format", "--prompt-format"),
-    ("dtype", "--dtype"),
-    ("device", "--device"),
-    ("data_dir", "--data-dir"),
-]
+
+def _run_flags(config: RunConfig) -> list[tuple[str, str | float | list[str] | None]]:
+    """The options `hakari run` takes, with the config's value for each."""
+    return [
+        ("--tasks", config.tasks),
+        ("--templates", config.templates),
+        ("--decoding", config.decodings),
+        ("--limit", config.limit),
+        ("--alpha", config.alpha),
+        ("--n-boot", config.n_boot),
+        ("--batch-size", config.batch_size),
+        ("--prompt-format", config.prompt_format),
+        ("--dtype", config.dtype),
+        ("--device", config.device),
+        ("--data-dir", config.data_dir),
+    ]
 
 
-def run_command(config: Mapping[str, Any]) -> tuple[str, bool]:
+def run_command(config: RunConfig) -> tuple[str, bool]:
     """The command that made a run: as recorded, else rebuilt from its config.
     Returns (command, recorded)."""
-    for key in ("command", "argv"):
-        value = config.get(key)
-        if isinstance(value, list) and value:
-            return shlex.join(str(v) for v in value), True
-        if isinstance(value, str) and value:
-            return value, True
+    if config.argv:
+        return shlex.join(config.argv), True
     words = ["hakari", "run"]
-    for key, flag in RUN_FLAGS:
-        value = config.get(key)
+    for model in config.models or []:
+        words += ["--model", model]
+    for flag, value in _run_flags(config):
         if value is None or value == "" or value == []:
             continue
-        if key == "models" and isinstance(value, list):
-            for m in value:
-                words += [flag, str(m)]
-        elif isinstance(value, list):
-            words += [flag, ",".join(str(v) for v in value)]
+        if isinstance(value, list):
+            words += [flag, ",".join(value)]
         else:
             words += [flag, str(value)]
     return shlex.join(words), False
@@ -66,13 +61,13 @@ def per_model(data: ReportData, task: str, decoding: str) -> PerModel:
 
 def sweep_panels(
     models: PerModel, metrics: Sequence[str]
-) -> list[tuple[str, list[dict[str, Any]]]]:
+) -> list[tuple[str, list[AlphaSweepPoint]]]:
     panels = []
     for metric in metrics:
         stats = {
-            label: (float(dec.aggregate[metric]["mean"]), float(dec.aggregate[metric]["std"]))
+            label: (dec.aggregate[metric].mean, dec.aggregate[metric].std)
             for label, (_, dec) in models.items()
-            if metric in dec.aggregate and dec.aggregate[metric].get("mean") is not None
+            if metric in dec.aggregate
         }
         if len(stats) > 1:
             panels.append((metric, alpha_sweep(stats)))
@@ -85,7 +80,7 @@ def merged_results(data: ReportData) -> EvalResults:
         return data.runs[0].results
     first = data.runs[0].results
     merged = EvalResults(config=first.config, versions=first.versions, models=data.models)
-    sweeps: dict[str, dict[str, dict[str, list[dict[str, object]]]]] = {}
+    sweeps: dict[str, dict[str, dict[str, list[AlphaSweepPoint]]]] = {}
     for task in data.tasks:
         for decoding in data.decodings(task):
             models = per_model(data, task, decoding)

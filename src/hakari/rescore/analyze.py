@@ -16,13 +16,16 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from hakari._util.atomic import write_json_atomic
+from hakari import judges
+from hakari._util import checks
+from hakari._util.atomic import ANALYSIS_FILE, Output, write_json_atomic
 from hakari.backends import registry
 from hakari.backends.cache import ResponseCache
 from hakari.errors import HakariInputError
-from hakari.judges import Judge, load_judge_backend, load_prompt
-from hakari.rescore.common import JudgeOptions, judge_progress
+from hakari.judges import Judge, load_prompt
+from hakari.rescore.common import ANALYSIS_PROMPT, JudgeOptions, judge_progress
 from hakari.rescore.run_dir import read_run
+from hakari.runner.rundir import locked_run_folder
 
 
 def _is_wrong(sample: dict[str, Any]) -> bool:
@@ -58,8 +61,17 @@ def analyze_run(
     n: int = 5,
     max_chars: int = 1500,
 ) -> dict[str, Any]:
-    if n < 1:
-        raise HakariInputError("must be at least 1", field="--n")
+    checks.integer(n, "--n", low=1)
+    judge.check()
+    if not run_dir.is_dir():
+        raise HakariInputError("not a run folder", file=str(run_dir))
+    with locked_run_folder(run_dir, "RUN_DIR"):
+        return _analyze_run(run_dir, judge, metric=metric, n=n, max_chars=max_chars)
+
+
+def _analyze_run(
+    run_dir: Path, judge: JudgeOptions, *, metric: str | None, n: int, max_chars: int
+) -> dict[str, Any]:
     _, samples = read_run(run_dir)
     if metric is not None and not any(metric in s.get("scores", {}) for s in samples):
         raise HakariInputError(
@@ -67,10 +79,12 @@ def analyze_run(
             f"run `hakari score {run_dir} --metrics {metric}` first",
             field="--metric",
         )
-    prompt = load_prompt(judge.prompt if judge.prompt != "ifteval_pair" else "error_analysis")
+    prompt = load_prompt(judge.prompt or ANALYSIS_PROMPT)
     if prompt.kind != "analysis" or prompt.example is None:
         raise HakariInputError(
-            f"{prompt.tag} is not an error-analysis prompt", field="--judge-prompt"
+            f"{judge.prompt or ANALYSIS_PROMPT} ({prompt.tag}) is a {prompt.kind} scoring prompt, "
+            f"not an error-analysis prompt (built-in: {ANALYSIS_PROMPT})",
+            field="--judge-prompt",
         )
     registry.check_spec(judge.spec, dtype=judge.dtype, device=judge.device)
     chosen = select_low(samples, metric, n)
@@ -89,7 +103,7 @@ def analyze_run(
         )
         # The examples are already neutralised; the task name is the run's own.
         rendered.append(prompt.template.replace("{{task}}", task).replace("{{examples}}", examples))
-    backend = load_judge_backend(
+    backend = judges.load_judge_backend(
         judge.spec, device=judge.device, dtype=judge.dtype, cache_dir=judge.cache_dir
     )
     cache = ResponseCache.in_dir(judge.cache_dir) if judge.use_cache else None
@@ -131,7 +145,7 @@ def analyze_run(
             }
         )
     result = {"analyses": entries, **counts}
-    write_json_atomic(run_dir / "analysis.json", result)
+    write_json_atomic(Output(run_dir / ANALYSIS_FILE, "RUN_DIR", owner=True), result)
     return result
 
 

@@ -15,17 +15,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hakari import judges
+from hakari._util import checks
+from hakari._util.unicode import replaced
 from hakari.backends import registry
+from hakari.backends.base import check_prompt_format
 from hakari.backends.cache import ResponseCache
 from hakari.errors import HakariInputError
-from hakari.judges import Judge, JudgeItem, load_judge_backend, load_prompt
+from hakari.judges import Judge, JudgeItem, load_prompt
 from hakari.scoring.samples import MetricSuite, ScoringConfig
+
+SCORING_PROMPT = "ifteval_pair"  # `hakari score --judge`'s default prompt
+ANALYSIS_PROMPT = "error_analysis"  # `hakari analyze`'s
 
 
 @dataclass(frozen=True)
 class JudgeOptions:
     spec: str
-    prompt: str = "ifteval_pair"
+    prompt: str | None = None  # a built-in id or a .yaml file; None: the command's default
     max_reasks: int = 2
     batch_size: int = 8
     max_new_tokens: int | None = None
@@ -35,6 +42,13 @@ class JudgeOptions:
     device: str = "auto"
     dtype: str | None = None  # None: the backend's default (fp32 in-process, vLLM's auto)
     progress: bool = False  # a rich progress line of judge calls (the CLI turns it on)
+
+    def check(self) -> None:
+        """The numbers in range and the prompt format known, before any file is read."""
+        checks.integer(self.max_reasks, "--judge-reasks", low=0, high=100)
+        checks.integer(self.batch_size, "--batch-size", low=1)
+        checks.optional_integer(self.max_new_tokens, "--judge-max-tokens", low=1, high=32768)
+        check_prompt_format(self.prompt_format)
 
 
 @dataclass
@@ -69,6 +83,7 @@ def prepare_suite(
     metrics: Sequence[str], config: ScoringConfig, *, has_prompts: bool
 ) -> MetricSuite | None:
     """Validated metric names and their scorers (no model loaded), or None for none."""
+    config.check()
     if not metrics:
         return None
     return MetricSuite(metrics, config, has_prompts=has_prompts)
@@ -86,7 +101,9 @@ def score_samples(
         raise HakariInputError(
             "nothing to compute: give --metrics and/or --judge", field="--metrics"
         )
-    judge_prompt = load_prompt(judge_options.prompt) if judge_options else None
+    if judge_options is not None:
+        judge_options.check()
+    judge_prompt = load_prompt(judge_options.prompt or SCORING_PROMPT) if judge_options else None
     if judge_prompt is not None and judge_prompt.kind == "analysis":
         raise HakariInputError(
             f"{judge_prompt.tag} is for `hakari analyze`, not a scoring prompt",
@@ -102,6 +119,10 @@ def score_samples(
         registry.check_spec(
             judge_options.spec, dtype=judge_options.dtype, device=judge_options.device
         )
+    # Models and metrics get text they can encode; the rows keep theirs exactly.
+    predictions = [replaced(p) for p in predictions]
+    references = [_replaced_reference(r) for r in references]
+    prompts = [replaced(p) for p in prompts] if prompts is not None else None
     out = SampleScores()
     if suite is not None:
         suite.prepare()
@@ -109,7 +130,7 @@ def score_samples(
         out.values.update({k: list(v) for k, v in scored.values.items()})
         out.provenance["metrics"] = {"models": scored.models, "seconds": scored.seconds}
     if judge_options is not None and judge_prompt is not None:
-        backend = load_judge_backend(
+        backend = judges.load_judge_backend(
             judge_options.spec,
             device=judge_options.device,
             dtype=judge_options.dtype,
@@ -146,6 +167,14 @@ def score_samples(
         out.judgements[name] = [s.to_dict() for s in run.scores]
         out.provenance["judge"] = run.summary
     return out
+
+
+def _replaced_reference(reference: Any) -> Any:
+    if isinstance(reference, str):
+        return replaced(reference)
+    if isinstance(reference, list):
+        return [replaced(r) if isinstance(r, str) else r for r in reference]
+    return reference
 
 
 def _first(reference: str | list[str] | None) -> str | None:

@@ -4,7 +4,9 @@ OUT.jsonl holds every input row unchanged plus a `scores` object (one value per 
 F-measures unless the name says otherwise; a judge's unscored item is null) and, with a
 judge, a `judgements` object with each verdict's details (status, reason, prompt hash,
 raw outputs, both orders for pairs). A `scores` object already in a row is kept and
-extended. The output is written whole or not at all.
+extended. The output is written whole or not at all, never over the input; text that
+UTF-8 cannot encode (a lone surrogate such as JSON's "\\ud800") is kept as its JSON
+escape and the rows holding it are counted (`unencodable_rows`).
 """
 
 from __future__ import annotations
@@ -13,8 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hakari._util.atomic import write_jsonl_atomic
+from hakari._util.atomic import check_output, json_line, write_jsonl_atomic
 from hakari._util.jsonl import read_jsonl, row_line, strip_line, text_column
+from hakari._util.unicode import has_unencodable
 from hakari.errors import HakariInputError
 from hakari.rescore.common import (
     JudgeOptions,
@@ -40,9 +43,9 @@ def score_file(
     config: ScoringConfig,
     judge: JudgeOptions | None = None,
 ) -> dict[str, Any]:
-    """Score every row; returns a summary (rows, metric means, judge summary)."""
-    if output_path.resolve() == input_path.resolve():
-        raise HakariInputError("--output must differ from --input", field="--output")
+    """Score every row; returns a summary (rows, metric means, judge summary, rows whose
+    text holds characters UTF-8 cannot encode: kept exactly, as JSON escapes)."""
+    output = check_output(output_path, "--output", inputs=[input_path])
     suite = prepare_suite(metrics, config, has_prompts=fields.prompt is not None)
     if suite is None and judge is None:
         raise HakariInputError(
@@ -79,9 +82,14 @@ def score_file(
         if scored.judgements:
             record["judgements"] = {k: v[i] for k, v in scored.judgements.items()}
         out_rows.append(record)
-    output_path.parent.mkdir(parents=True, exist_ok=True)
-    write_jsonl_atomic(output_path, out_rows)
-    return {"rows": len(rows), **summarise(scored.values), **scored.provenance}
+    write_jsonl_atomic(output, out_rows)
+    unencodable = sum(has_unencodable(json_line(row)) for row in out_rows)
+    return {
+        "rows": len(rows),
+        "unencodable_rows": unencodable,
+        **summarise(scored.values),
+        **scored.provenance,
+    }
 
 
 def summarise(values: dict[str, list[float | None]]) -> dict[str, Any]:

@@ -6,20 +6,34 @@ as the reference (a list of golds stays a list) and its `prompt` as the instruct
 `results.json` gets, under each model × task × decoding, `rescored[METRIC]`:
 per-template means, the across-template aggregate (mean, population std, Sharpe, as for
 the run's own metrics) and the number of unscored samples; and a top-level `rescoring`
-block with the models, prompt versions and judge summary. Both files are rewritten
-atomically (temporary file, then rename), samples first: a crash leaves the old pair or
-new samples with old results, which `hakari score RUN_DIR` repairs when run again (the
-judge's answers come from the cache).
+block with the models, prompt versions and judge summary. The command holds the run
+folder's lock from before it reads the run until both files are published (a second
+`score`, `analyze` or `run --output` of the folder is refused meanwhile), and both files
+are complete on disk before the first rename (`hakari._util.atomic.publish_together`):
+a full disk leaves the old pair. Only a crash between the two renames leaves new samples
+with old results, which `hakari score RUN_DIR` repairs when run again (the judge's
+answers come from the cache).
+
+Both files must be writable before any scoring starts (one line naming the file).
 """
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 from hakari import aggregate as agg
-from hakari._util.atomic import write_json_atomic, write_jsonl_atomic
+from hakari._util.atomic import (
+    RESULTS_FILE,
+    SAMPLES_FILE,
+    Output,
+    StagedFile,
+    check_output,
+    json_line,
+    publish_together,
+)
 from hakari._util.jsonl import read_jsonl, row_line, strip_line
 from hakari.errors import HakariInputError, one_line
 from hakari.rescore.common import (
@@ -30,14 +44,15 @@ from hakari.rescore.common import (
     score_samples,
 )
 from hakari.rescore.files import summarise
-from hakari.results import EvalResults
+from hakari.results import EvalResults, RescoredMetric
+from hakari.runner.rundir import locked_run_folder
 from hakari.scoring.samples import ScoringConfig
 
 SAMPLE_FIELDS = ("model", "task", "decoding", "template_id", "prompt", "output", "gold")
 
 
 def read_run(run_dir: Path) -> tuple[EvalResults, list[dict[str, Any]]]:
-    results_path, samples_path = run_dir / "results.json", run_dir / "samples.jsonl"
+    results_path, samples_path = run_dir / RESULTS_FILE, run_dir / SAMPLES_FILE
     if not run_dir.is_dir():
         raise HakariInputError("not a run folder", file=str(run_dir))
     for path in (results_path, samples_path):
@@ -45,7 +60,7 @@ def read_run(run_dir: Path) -> tuple[EvalResults, list[dict[str, Any]]]:
             raise HakariInputError("missing: is this a finished run folder?", file=str(path))
     try:
         results = EvalResults.read(results_path)
-    except (OSError, ValueError) as exc:
+    except OSError as exc:
         raise HakariInputError(
             f"cannot read results: {one_line(exc, 300)}", file=str(results_path)
         ) from None
@@ -75,7 +90,21 @@ def score_run(
     config: ScoringConfig,
     judge: JudgeOptions | None = None,
 ) -> dict[str, Any]:
+    if not run_dir.is_dir():
+        raise HakariInputError("not a run folder", file=str(run_dir))
+    with locked_run_folder(run_dir, "RUN_DIR"):
+        return _score_run(run_dir, metrics, config, judge)
+
+
+def _score_run(
+    run_dir: Path,
+    metrics: list[str],
+    config: ScoringConfig,
+    judge: JudgeOptions | None,
+) -> dict[str, Any]:
     results, samples = read_run(run_dir)
+    for name in (SAMPLES_FILE, RESULTS_FILE):
+        _check_replaceable(run_dir / name)
     suite = prepare_suite(metrics, config, has_prompts=True)
     scored = score_samples(
         suite,
@@ -96,29 +125,55 @@ def score_run(
             judgements.update({k: v[i] for k, v in scored.judgements.items()})
             record["judgements"] = judgements
         new_samples.append(record)
-    data = results.model_dump(mode="json")
-    _add_rescored(data, new_samples, list(scored.values), results.config.get("alpha", 1.0))
-    old_history = data.get("rescoring")
-    history: list[Any] = list(old_history) if isinstance(old_history, list) else []
-    data["rescoring"] = [*history, {"metrics": list(scored.values), **scored.provenance}]
-    write_jsonl_atomic(run_dir / "samples.jsonl", new_samples)
-    write_json_atomic(run_dir / "results.json", data)
+    alpha = results.config.alpha if results.config.alpha is not None else 1.0
+    _add_rescored(results, new_samples, list(scored.values), alpha)
+    entry = {"metrics": list(scored.values), **scored.provenance}
+    results.rescoring = [*(results.rescoring or []), entry]
+    _publish(run_dir, new_samples, results)
     return {"samples": len(samples), **summarise(scored.values), **scored.provenance}
 
 
-def _model_keys(data: dict[str, Any]) -> dict[str, str]:
+def _check_replaceable(path: Path) -> None:
+    """Before any scoring: the run's file can be replaced (a read-only or immutable one
+    would fail only at the end, after the work)."""
+    check_output(Output(path, "RUN_DIR", owner=True))
+    if not os.access(path, os.W_OK):
+        raise HakariInputError(
+            "cannot be written (read-only or immutable); the run folder is left as it is",
+            file=str(path),
+            field="RUN_DIR",
+        )
+
+
+def _publish(run_dir: Path, samples: list[dict[str, Any]], results: EvalResults) -> None:
+    staged = [
+        StagedFile(Output(run_dir / SAMPLES_FILE, "RUN_DIR", owner=True)),
+        StagedFile(Output(run_dir / RESULTS_FILE, "RUN_DIR", owner=True)),
+    ]
+    try:
+        for row in samples:
+            staged[0].write(json_line(row))
+        staged[1].write(results.file_text())  # without credentials
+    except BaseException:
+        for file in staged:
+            file.discard()
+        raise
+    publish_together(staged)
+
+
+def _model_keys(results: EvalResults) -> dict[str, str]:
     """samples.jsonl names a model by its identity name; results.json by its spec."""
     out = {}
-    for spec, model in data.get("models", {}).items():
-        out[str(model.get("identity", {}).get("name", spec))] = spec
+    for spec, model in results.models.items():
+        out[model.identity.get("name", spec)] = spec
         out.setdefault(spec, spec)
     return out
 
 
 def _add_rescored(
-    data: dict[str, Any], samples: list[dict[str, Any]], metrics: list[str], alpha: float
+    results: EvalResults, samples: list[dict[str, Any]], metrics: list[str], alpha: float
 ) -> None:
-    keys = _model_keys(data)
+    keys = _model_keys(results)
     buckets: dict[tuple[str, str, str], dict[str, dict[str, list[float | None]]]] = defaultdict(
         lambda: defaultdict(lambda: defaultdict(list))
     )
@@ -128,18 +183,12 @@ def _add_rescored(
                 s["scores"].get(m)
             )
     for (model, task, decoding), per_metric in buckets.items():
-        spec = keys.get(model, model)
-        dec = (
-            data.get("models", {})
-            .get(spec, {})
-            .get("tasks", {})
-            .get(task, {})
-            .get("decodings", {})
-            .get(decoding)
-        )
+        model_result = results.models.get(keys.get(model, model))
+        task_result = model_result.tasks.get(task) if model_result else None
+        dec = task_result.decodings.get(decoding) if task_result else None
         if dec is None:
             continue
-        rescored = dec.setdefault("rescored", {})
+        rescored = dict(dec.rescored or {})
         for metric, per_template in per_metric.items():
             means: dict[str, float] = {}
             unscored = 0
@@ -148,7 +197,8 @@ def _add_rescored(
                 unscored += len(values) - len(got)
                 if got:
                     means[tid] = sum(got) / len(got)
-            entry: dict[str, Any] = {"templates": means, "n_unscored": unscored}
+            entry = RescoredMetric(templates=means, n_unscored=unscored)
             if means:
-                entry["aggregate"] = agg.aggregate(means, alpha=alpha).to_dict()
+                entry.aggregate = agg.aggregate(means, alpha=alpha)
             rescored[metric] = entry
+        dec.rescored = rescored

@@ -8,7 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from hakari import aggregate as agg
-from hakari.aggregate import BootstrapResult
+from hakari.aggregate import AlphaSweepPoint, BootstrapResult, PairedComparison
+from hakari.aggregate.multiple import ModelGroups, adjust, group_record
 from hakari.results import DecodingResult, EvalResults, TemplateResult
 from hakari.runner.collect import Collected
 from hakari.runner.options import RunOptions
@@ -54,8 +55,9 @@ def score(
         per_template = {tid: r.metrics[m] for tid, r in dec.templates.items()}
         if not per_template:
             continue
-        stats = agg.aggregate(per_template, alpha=opts.alpha).to_dict()
         if opts.n_boot > 0 and len(golds) > 1:
+            # the bootstrap's statistics: its point estimates come from the same
+            # per-template scores the replicates use
             boot = agg.bootstrap(
                 dict(collected.predictions),
                 golds,
@@ -65,15 +67,16 @@ def score(
                 seed=opts.seed,
                 **metric_options(task, m, opts),
             )
-            stats.update(boot.to_dict())
+            dec.aggregate[m] = boot.stats
             if bootstraps is not None:
                 bootstraps[m] = boot
-        dec.aggregate[m] = stats
+        else:
+            dec.aggregate[m] = agg.aggregate(per_template, alpha=opts.alpha)
     return dec
 
 
-def alpha_sweeps(results: EvalResults) -> dict[str, dict[str, dict[str, list[dict[str, Any]]]]]:
-    sweeps: dict[str, dict[str, dict[str, list[dict[str, Any]]]]] = {}
+def alpha_sweeps(results: EvalResults) -> dict[str, dict[str, dict[str, list[AlphaSweepPoint]]]]:
+    sweeps: dict[str, dict[str, dict[str, list[AlphaSweepPoint]]]] = {}
     model_names = list(results.models)
     first = results.models[model_names[0]]
     for task_name, task_result in first.tasks.items():
@@ -86,7 +89,7 @@ def alpha_sweeps(results: EvalResults) -> dict[str, dict[str, dict[str, list[dic
                     if other_dec is None or metric not in other_dec.aggregate:
                         continue
                     a = other_dec.aggregate[metric]
-                    stats[model] = (float(a["mean"]), float(a["std"]))
+                    stats[model] = (a.mean, a.std)
                 if len(stats) > 1:
                     sweeps.setdefault(task_name, {}).setdefault(decoding, {})[metric] = (
                         agg.alpha_sweep(stats)
@@ -94,17 +97,42 @@ def alpha_sweeps(results: EvalResults) -> dict[str, dict[str, dict[str, list[dic
     return sweeps
 
 
-def paired_comparisons(store: BootstrapStore) -> dict[str, dict[str, list[dict[str, Any]]]]:
+def paired_comparisons(store: BootstrapStore) -> dict[str, dict[str, list[PairedComparison]]]:
     """`paired[TASK][DECODING]`: every pair of models on every metric, models in run
     order (A ran before B)."""
-    out: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    out: dict[str, dict[str, list[PairedComparison]]] = {}
     for (task_name, decoding), per_metric in store.items():
         items = [
-            comparison.to_dict()
+            comparison
             for metric, per_model in per_metric.items()
             if len(per_model) > 1
             for comparison in agg.compare_all(per_model, metric)
         ]
         if items:
             out.setdefault(task_name, {})[decoding] = items
+    return out
+
+
+GROUPS_FROM = 3  # models: with two, `paired` says it all
+
+
+def model_groups(store: BootstrapStore) -> dict[str, dict[str, dict[str, ModelGroups]]]:
+    """`model_groups[TASK][DECODING][METRIC]` when at least `GROUPS_FROM` models ran: every
+    pair's Sharpe difference corrected for the number of pairs (Romano-Wolf step-down on
+    the shared replicates) and the groups of tied models (`aggregate.multiple`)."""
+    out: dict[str, dict[str, dict[str, ModelGroups]]] = {}
+    for (task_name, decoding), per_metric in store.items():
+        for metric, per_model in per_metric.items():
+            if len(per_model) < GROUPS_FROM:
+                continue
+            pairs = agg.compare_all(per_model, metric)
+            tests = adjust(
+                [(c.model_a, c.model_b) for c in pairs],
+                [c.replicates["sharpe"] for c in pairs],
+                [c.sharpe.p_value for c in pairs],
+            )
+            scores = {model: boot.stats.sharpe for model, boot in per_model.items()}
+            out.setdefault(task_name, {}).setdefault(decoding, {})[metric] = group_record(
+                tests, scores
+            )
     return out

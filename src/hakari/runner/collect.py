@@ -7,12 +7,13 @@ a time, and each chunk's answers are scored and written before the next is built
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from hakari._util.regex import compile_regex
+from hakari._util.unicode import has_unencodable
 from hakari.backends.base import Backend
 from hakari.backends.cache import ResponseCache, cached_generate
 from hakari.runner.options import CHUNK_ROWS, Decoding, ProgressHook, RunOptions
@@ -35,6 +36,36 @@ class Collected:
     # constrained decoding: finished answers that do not fullmatch their regex (an
     # engine that ignored the constraint); a budget-cut answer is a prefix, not counted
     constraint_misses: int = 0
+    # prompts the server gave no text for, however often asked (scored as the fallback)
+    refusals: int = 0
+    # answers holding text UTF-8 cannot encode (kept exactly, written as JSON escapes)
+    unencodable_answers: int = 0
+    # cached rows that could not be read back: generated again
+    unreadable_cache_rows: int = 0
+    redacted_secrets: int = 0  # API keys replaced by *** in the answers (GenerationResult)
+
+    def add(self, rp: RenderedPrompt, extraction: Extraction) -> None:
+        preds = self.predictions[rp.template_id]
+        if len(preds) == len(self.golds):
+            self.golds.append(rp.gold)
+        preds.append(extraction.answer)
+        if extraction.used_fallback:
+            self.fallbacks[rp.template_id] += 1
+
+
+@dataclass
+class CellsCollected(Collected):
+    """The answers of a part of the grid (a budgeted run), by (template id, split
+    position); kept across the rounds of a sequential run."""
+
+    answers: dict[tuple[str, int], Any] = field(default_factory=dict)
+    fallback_cells: set[tuple[str, int]] = field(default_factory=set)
+
+    def add(self, rp: RenderedPrompt, extraction: Extraction) -> None:
+        cell = (rp.template_id, rp.index)
+        self.answers[cell] = extraction.answer
+        if extraction.used_fallback:
+            self.fallback_cells.add(cell)
 
 
 def task_instances(task: Task, opts: RunOptions) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -61,17 +92,29 @@ def run_decoding(
     label: str,
     hook: ProgressHook,
     write_sample: SampleWriter,
+    *,
+    cells: frozenset[tuple[str, int]] | None = None,
+    collected: Collected | None = None,
 ) -> tuple[Collected, int, int]:
-    """Returns the collected predictions, the requests generated and those from the cache."""
+    """Returns the collected predictions, the requests generated and those from the cache.
+
+    `cells` (template id, split position) restricts the run to part of the grid (a
+    budgeted run); their answers go to `collected` (e.g. a `CellsCollected` kept across
+    rounds)."""
     spec = task.spec
     templates = select_templates(spec, opts.templates)
-    collected = Collected()
+    collected = Collected() if collected is None else collected
     generated = cached = 0
-    total = n_rows * len(templates)
+    total = n_rows * len(templates) if cells is None else len(cells)
     hook(label, total, 0)
-    compiled: dict[str, re.Pattern[str]] = {}
+    unreadable_before = cache.unreadable if cache is not None else 0
     for chunk in iter_numbered_chunks(spec, templates, task_instances(task, opts), CHUNK_ROWS):
+        if cells is not None:
+            chunk = [rp for rp in chunk if (rp.template_id, rp.index) in cells]
+            if not chunk:
+                continue
         advance = lambda n: hook(label, total, n)  # noqa: E731
+        refused: list[bool] = []
         if decoding == "loglik":
             outputs, n_new = loglik_outputs(chunk, backend, cache, opts, use_chat, advance)
         else:
@@ -80,28 +123,29 @@ def run_decoding(
                 backend, requests, cache, batch_size=opts.batch_size, on_progress=advance
             )
             outputs = [r.text for r in results]
+            collected.redacted_secrets += sum(r.redactions for r in results)
+            refused = [r.refused for r in results]
+            collected.refusals += sum(refused)
             if decoding == "constrained":
                 collected.constraint_misses += sum(
-                    r.finish_reason != "length" and re.fullmatch(rp.regex, r.text) is None
+                    r.finish_reason not in ("length", "refused")
+                    and not compile_regex(rp.regex).fullmatch(r.text)
                     for rp, r in zip(chunk, results, strict=True)
                 )
         generated += n_new
         cached += len(chunk) - n_new
-        for rp, output in zip(chunk, outputs, strict=True):
-            pattern = compiled.get(rp.regex) or compiled.setdefault(rp.regex, re.compile(rp.regex))
+        collected.unencodable_answers += sum(has_unencodable(o) for o in outputs)
+        for i, (rp, output) in enumerate(zip(chunk, outputs, strict=True)):
+            pattern = compile_regex(rp.regex)  # checked for every row before the model loaded
             extraction = extract_answer(spec, output, pattern, rp.answers, qa_mode=opts.qa_mode)
-            collect(collected, rp, extraction)
-            write_sample(sample_record(backend, task, decoding, rp, output, extraction))
+            collected.add(rp, extraction)
+            record = sample_record(backend, task, decoding, rp, output, extraction)
+            if refused and refused[i]:
+                record["refused"] = True  # written only when true: samples stay as they were
+            write_sample(record)
+    if cache is not None:
+        collected.unreadable_cache_rows += cache.unreadable - unreadable_before
     return collected, generated, cached
-
-
-def collect(collected: Collected, rp: RenderedPrompt, extraction: Extraction) -> None:
-    preds = collected.predictions[rp.template_id]
-    if len(preds) == len(collected.golds):
-        collected.golds.append(rp.gold)
-    preds.append(extraction.answer)
-    if extraction.used_fallback:
-        collected.fallbacks[rp.template_id] += 1
 
 
 def sample_record(

@@ -15,6 +15,7 @@ from typing import Any, Literal, cast
 from hakari.backends.base import Backend, PromptFormat
 from hakari.backends.serving import ServingOptions
 from hakari.errors import HakariInputError
+from hakari.results import GenerationBudget, RunConfig, TemplateBudget
 from hakari.runner.sampling import sampled_rows
 from hakari.tasks.extract import DEFAULT_QA_MODE, QAMode
 from hakari.tasks.loader import Task
@@ -70,36 +71,36 @@ def parse_decodings(value: str | Sequence[str]) -> list[Decoding]:
     return out
 
 
-def config_dict(
+def run_config(
     models: Sequence[str], tasks: Sequence[Task], decodings: Sequence[str], opts: RunOptions
-) -> dict[str, Any]:
+) -> RunConfig:
     """The run's configuration as recorded in results.json."""
-    return {
-        "models": list(models),
-        "tasks": [t.name for t in tasks],
-        "task_files": {t.name: str(t.path) for t in tasks},
-        "decodings": list(decodings),
-        "templates": opts.templates if isinstance(opts.templates, str) else list(opts.templates),
-        "limit": opts.limit,
-        "sample": opts.sample,
-        "seed": opts.seed,
-        "sampled_rows": _sampled_rows(tasks, opts),
-        "alpha": opts.alpha,
-        "std": "population (ddof=0) across templates",
-        "em_f1": "SQuAD v1.1 (en) / JGLUE JSQuAD char-level (ja) scorers, "
+    return RunConfig(
+        models=list(models),
+        tasks=[t.name for t in tasks],
+        task_files={t.name: str(t.path) for t in tasks},
+        decodings=list(decodings),
+        templates=opts.templates if isinstance(opts.templates, str) else list(opts.templates),
+        limit=opts.limit,
+        sample=opts.sample,
+        seed=opts.seed,
+        sampled_rows=_sampled_rows(tasks, opts),
+        alpha=opts.alpha,
+        std="population (ddof=0) across templates",
+        em_f1="SQuAD v1.1 (en) / JGLUE JSQuAD char-level (ja) scorers, "
         + ("golds NFKC like outputs" if opts.qa_mode == "first-line" else "golds as they are"),
-        "qa_mode": opts.qa_mode,
-        "generation_budgets": {t.name: generation_budgets(t, opts) for t in tasks},
-        "batch_size": opts.batch_size,
-        "prompt_format": opts.prompt_format,
-        "dtype": opts.dtype,
-        "device": opts.device,
-        "n_boot": opts.n_boot,
-        "data_dir": str(opts.data_dir) if opts.data_dir else None,
-        "serving": asdict(opts.serving),
-        "argv": list(opts.argv) if opts.argv is not None else None,
-        "started": datetime.now().isoformat(timespec="seconds"),
-    }
+        qa_mode=opts.qa_mode,
+        generation_budgets={t.name: generation_budget(t, opts) for t in tasks},
+        batch_size=opts.batch_size,
+        prompt_format=opts.prompt_format,
+        dtype=opts.dtype,
+        device=opts.device,
+        n_boot=opts.n_boot,
+        data_dir=str(opts.data_dir) if opts.data_dir else None,
+        serving=asdict(opts.serving),
+        argv=list(opts.argv) if opts.argv is not None else None,
+        started=datetime.now().isoformat(timespec="seconds"),
+    )
 
 
 def _sampled_rows(tasks: Sequence[Task], opts: RunOptions) -> dict[str, list[int]] | None:
@@ -109,22 +110,25 @@ def _sampled_rows(tasks: Sequence[Task], opts: RunOptions) -> dict[str, list[int
     return {t.name: sampled_rows(t, opts.sample, opts.seed, data_dir=opts.data_dir) for t in tasks}
 
 
-def generation_budgets(task: Task, opts: RunOptions) -> dict[str, Any]:
+def generation_budget(task: Task, opts: RunOptions) -> GenerationBudget:
     """The generation budget of the task's templates: the answer's characters (after
     leading whitespace) and the token cap; greedy stops at a newline only after the
     first non-whitespace character, constrained where the regex ends. Templates with a
     budget of their own are listed under `templates`."""
     per_template = {
-        t.id: {
-            "max_new_chars": task.spec.max_chars_for(t),
-            "max_new_tokens": task.spec.max_tokens_for(t),
-        }
+        t.id: TemplateBudget(
+            max_new_chars=task.spec.max_chars_for(t), max_new_tokens=task.spec.max_tokens_for(t)
+        )
         for t in select_templates(task.spec, opts.templates)
     }
     values = list(per_template.values())
     common = max(values, key=values.count)
-    out: dict[str, Any] = {**common, "greedy_stop": ["\n"]}
     own = {tid: b for tid, b in per_template.items() if b != common}
+    budget = GenerationBudget(
+        max_new_chars=common.max_new_chars,
+        max_new_tokens=common.max_new_tokens,
+        greedy_stop=["\n"],
+    )
     if own:
-        out["templates"] = own
-    return out
+        budget.templates = own
+    return budget

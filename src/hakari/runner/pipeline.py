@@ -19,8 +19,14 @@ from hakari.backends.base import Backend, PromptFormat
 from hakari.backends.cache import ResponseCache
 from hakari.backends.serving import ServingOptions
 from hakari.results import DecodingResult, EvalResults, ModelResult, TaskResult, library_versions
-from hakari.runner import preflight
-from hakari.runner.aggregation import BootstrapStore, alpha_sweeps, paired_comparisons, score
+from hakari.runner import budgeted, preflight
+from hakari.runner.aggregation import (
+    BootstrapStore,
+    alpha_sweeps,
+    model_groups,
+    paired_comparisons,
+    score,
+)
 from hakari.runner.collect import SampleWriter, run_decoding
 from hakari.runner.options import (
     DEFAULT_DECODINGS,
@@ -30,8 +36,8 @@ from hakari.runner.options import (
     Decoding,
     ProgressHook,
     RunOptions,
-    config_dict,
     parse_decodings,
+    run_config,
 )
 from hakari.runner.progress import progress_bars
 from hakari.runner.requests import resolve_chat
@@ -65,6 +71,9 @@ def evaluate(
     new_run_under: str | Path | None = None,
     serving: ServingOptions | None = None,
     argv: Sequence[str] | None = None,
+    budget: str | float | int | None = None,
+    target_ci: float | None = None,
+    until_decided: bool = False,
 ) -> EvalResults:
     """Evaluate every model on every task with every decoding and template.
 
@@ -92,6 +101,12 @@ def evaluate(
     `limit` evaluates the first N rows of each task; `sample` a random N rows drawn
     without replacement with `seed` (the same rows for every model, decoding and
     template; see `hakari.runner.sampling`); not both. `seed` also seeds the bootstrap.
+
+    `budget` ("2x": a multiple of one template's run; "0.1": a fraction of the grid;
+    "5000": cells), `target_ci` (stop when every Sharpe interval's half-width is at most
+    this) and `until_decided` (stop when every pair of models differs) run part of each
+    task's template × instance grid and estimate every number from it, marked as
+    estimated (`hakari.runner.budgeted`). Without them the run is the full grid, as always.
     """
     opts = RunOptions(
         templates=templates,
@@ -113,10 +128,15 @@ def evaluate(
         argv=tuple(argv) if argv is not None else None,
     )
     preflight.check_options(opts)
-    opts.serving.check()
+    plan = budgeted.make_plan(
+        budget, target_ci, until_decided, n_models=len(models), n_boot=opts.n_boot
+    )
     decoding_list = parse_decodings(list(decodings))
     loaded = [load_task(t) for t in tasks]
     preflight.check_tasks(loaded, opts, decoding_list)
+    if plan.active:
+        for task in loaded:
+            budgeted.check_task_fits(task)
     preflight.check_models(
         models,
         opts,
@@ -124,6 +144,7 @@ def evaluate(
         builtin_loader=backend_factory is None,
     )
     baselines = {task.name: preflight.scan_rows(task, opts, decoding_list) for task in loaded}
+    preflight.check_bootstrap_memory(loaded, baselines, len(models), opts, decoding_list)
     factory = backend_factory or default_factory(opts)
     cache = ResponseCache.in_dir(opts.cache_dir) if opts.use_cache else None
     try:
@@ -131,17 +152,71 @@ def evaluate(
         created = out_dir is None and new_run_under is not None
         if created:
             out_dir = new_run_dir(Path(new_run_under))  # type: ignore[arg-type]
-        writer = RunWriter(out_dir, created=created) if out_dir is not None else None
+        writer = (
+            RunWriter(out_dir, created=created, recovery=_recovery(opts))
+            if out_dir is not None
+            else None
+        )
     except BaseException:
         if cache is not None:
             cache.close()
         raise
+    try:
+        return _run(
+            models, loaded, baselines, decoding_list, opts, plan, factory, cache, writer, out_dir
+        )
+    finally:
+        if writer is not None:
+            writer.release()
+
+
+def _recovery(opts: RunOptions) -> str:
+    """What a user can do when the run folder cannot be written at the end."""
+    if not opts.use_cache:
+        return "this run used --no-cache, so its answers are lost"
+    return (
+        "every answer is in the response cache: run the same command again once the "
+        "folder can be written (or with another --output) to publish them without "
+        "generating them again"
+    )
+
+
+def _run(
+    models: Sequence[str],
+    loaded: list[Task],
+    baselines: dict[str, preflight.Baseline],
+    decoding_list: list[Decoding],
+    opts: RunOptions,
+    plan: budgeted.Plan,
+    factory: BackendFactory,
+    cache: ResponseCache | None,
+    writer: RunWriter | None,
+    out_dir: Path | None,
+) -> EvalResults:
     results = EvalResults(
-        config=config_dict(models, loaded, decoding_list, opts),
+        config=run_config(models, loaded, decoding_list, opts),
         versions=library_versions(),
         output_dir=str(out_dir) if out_dir else None,
     )
     write_sample = writer.write_sample if writer is not None else _discard
+    if plan.active:
+        results.config.budget = str(plan.budget) if plan.budget else None
+        results.config.target_ci = plan.target_ci
+        results.config.until_decided = plan.until_decided
+        _run_budgeted(
+            results,
+            models,
+            loaded,
+            decoding_list,
+            plan,
+            opts,
+            factory,
+            cache,
+            writer,
+            write_sample,
+            baselines,
+        )
+        return results
     bootstraps: BootstrapStore = {}
     try:
         with progress_bars(opts.progress) as hook:
@@ -180,6 +255,56 @@ def _discard(record: dict[str, object]) -> None:
     return None
 
 
+def _run_budgeted(
+    results: EvalResults,
+    models: Sequence[str],
+    tasks: Sequence[Task],
+    decodings: Sequence[Decoding],
+    plan: budgeted.Plan,
+    opts: RunOptions,
+    factory: BackendFactory,
+    cache: ResponseCache | None,
+    writer: RunWriter | None,
+    write_sample: SampleWriter,
+    baselines: dict[str, preflight.Baseline],
+) -> None:
+    """A budgeted or sequential run: all models round by round (`budgeted`); published
+    whole or not at all (the cache keeps every answer, so the same command resumes)."""
+    try:
+        try:
+            with progress_bars(opts.progress) as hook:
+                results.models, outcomes = budgeted.run_budgeted(
+                    models,
+                    tasks,
+                    decodings,
+                    plan,
+                    opts,
+                    factory,
+                    cache,
+                    hook,
+                    write_sample,
+                    baselines,
+                )
+        finally:
+            if cache is not None:
+                cache.close()
+    except BaseException as exc:
+        if writer is not None:
+            writer.discard()
+            exc.add_note(
+                "nothing was published; the same command resumes from the response cache "
+                "(every answer already generated is kept)"
+            )
+        raise
+    if len(results.models) > 1:
+        results.alpha_sweep = alpha_sweeps(results)
+        if opts.n_boot > 0:
+            results.paired = budgeted.paired_items(outcomes) or None
+            results.model_groups = budgeted.group_items(outcomes) or None
+    if writer is not None:
+        writer.publish(results)
+
+
 def _finish(results: EvalResults, writer: RunWriter | None, bootstraps: BootstrapStore) -> None:
     if len(results.models) > 1:
         results.alpha_sweep = alpha_sweeps(results)
@@ -192,8 +317,10 @@ def _finish(results: EvalResults, writer: RunWriter | None, bootstraps: Bootstra
             for key, per_metric in bootstraps.items()
         }
         results.paired = paired_comparisons(finished) or None
+        groups = model_groups(finished)
+        if groups:
+            results.model_groups = groups
     if writer is not None:
-        results.n_samples = writer.n_samples
         writer.publish(results)
 
 
@@ -218,19 +345,21 @@ def _save_finished(
         exc.add_note(f"no model finished: no results were written to {writer.folder}")
         return
     try:
-        path = _publish_partial(results, writer, bootstraps)
-    except Exception as publish_exc:  # pragma: no cover - the disk failed too
+        _finish(results, writer, bootstraps)
+    except Exception as publish_exc:  # the disk or the folder failed too
         exc.add_note(f"the finished models' results could not be saved: {publish_exc}")
         return
+    saved = f"the {len(finished)} model(s) that finished ({', '.join(finished)})"
+    path = Path(results.output_dir or writer.folder) / "results.json"
+    if path.parent != writer.folder:
+        exc.add_note(
+            f"{writer.folder} keeps its previous results untouched; the results of {saved} "
+            f"in this run were saved beside them, to {path}"
+        )
+        return
     exc.add_note(
-        f"results of the {len(finished)} model(s) that finished ({', '.join(finished)}) "
-        f"were saved to {path}; {failed_spec} and the models after it have none"
+        f"results of {saved} were saved to {path}; {failed_spec} and the models after it have none"
     )
-
-
-def _publish_partial(results: EvalResults, writer: RunWriter, bootstraps: BootstrapStore) -> Path:
-    _finish(results, writer, bootstraps)
-    return writer.folder / "results.json"
 
 
 def default_factory(opts: RunOptions) -> BackendFactory:
@@ -289,6 +418,14 @@ def evaluate_model(
                 for metric, boot in kept.items():
                     per_metric.setdefault(metric, {})[model_spec] = boot
             dec.generated, dec.cached = generated, cached
+            if collected.unencodable_answers:  # written only when there are some
+                dec.unencodable_answers = collected.unencodable_answers
+            if collected.unreadable_cache_rows:
+                dec.unreadable_cache_rows = collected.unreadable_cache_rows
+            if collected.refusals:
+                dec.refusals = collected.refusals
+            if collected.redacted_secrets:
+                dec.redacted_secrets = collected.redacted_secrets
             if decoding == "constrained":
                 dec.constraint_misses = collected.constraint_misses
             dec.wall_s = round(time.perf_counter() - started, 3)

@@ -3,7 +3,8 @@ seconds, not a model load or an hour of generation, and ends as one `HakariInput
 (CLI: one line, exit code 2) naming the file, row, template, field or option.
 
 * options: numbers in range (`--alpha` finite and ≥ 0, `--limit`, `--sample`, `--n-boot`,
-  ...);
+  the serving options, ...) through `hakari._util.checks`, and `--n-boot` against the
+  memory its bootstraps will hold (once the rows are counted);
 * models: every `--model` spec resolved without loading weights, no duplicates; a
   server that cannot serve a decoding the run asks for (log-likelihood through a chat
   endpoint, a regex field it rejects or ignores, ...) is refused before any prompt;
@@ -17,10 +18,11 @@ seconds, not a model load or an hour of generation, and ends as one `HakariInput
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
+from hakari._util import checks
+from hakari.aggregate import bootstrap_bytes
 from hakari.backends import registry
 from hakari.errors import HakariInputError
 from hakari.runner.collect import task_instances
@@ -35,34 +37,41 @@ from hakari.tasks.loader import (
     check_constraints,
     check_rendered_answers,
     check_task_data,
+    rendered_regex,
 )
 from hakari.tasks.prompts import render, select_templates
-from hakari.tasks.spec import Template
+from hakari.tasks.spec import INSTANCE_REF, Template
 
 Baseline = tuple[int, dict[str, float]]  # instances evaluated, chance rate per metric
 
 
 def check_options(opts: RunOptions) -> None:
-    if opts.qa_mode not in QA_MODES:
-        raise HakariInputError(
-            f"unknown QA mode {opts.qa_mode!r} (choose from {', '.join(QA_MODES)})",
-            field="--qa-mode",
-        )
-    if opts.limit is not None and opts.limit < 1:
-        raise HakariInputError("--limit must be at least 1", field="--limit")
+    checks.choice(opts.qa_mode, "--qa-mode", QA_MODES)
+    checks.optional_integer(opts.limit, "--limit", low=1)
     check_sampling(opts.sample, opts.limit, opts.seed)
-    if not math.isfinite(opts.alpha) or opts.alpha < 0:
-        raise HakariInputError(
-            f"must be a finite number ≥ 0 (got {opts.alpha}); the Sharpe score is "
-            "mean / (alpha · std + 1)",
-            field="--alpha",
-        )
-    if opts.n_boot < 0:
-        raise HakariInputError(
-            f"must be ≥ 0 (got {opts.n_boot}; 0: no bootstrap)", field="--n-boot"
-        )
-    if opts.batch_size < 1:
-        raise HakariInputError(f"must be ≥ 1 (got {opts.batch_size})", field="--batch-size")
+    checks.number(opts.alpha, "--alpha", low=0.0)  # Sharpe: mean / (alpha · std + 1)
+    checks.integer(opts.n_boot, "--n-boot", low=0)  # 0: no bootstrap
+    checks.integer(opts.batch_size, "--batch-size", low=1)
+    opts.serving.check()
+
+
+def check_bootstrap_memory(
+    tasks: Sequence[Task], baselines: dict[str, Baseline], n_models: int, opts: RunOptions,
+    decodings: Sequence[Decoding],
+) -> None:  # fmt: skip
+    """`--n-boot` against the memory the bootstraps will hold: every model's replicates of
+    every metric are kept for the paired comparisons (`aggregate.bootstrap_bytes`)."""
+    if opts.n_boot == 0:
+        return
+    kept = widest = 0
+    for task in tasks:
+        if baselines[task.name][0] < 2:
+            continue  # no bootstrap on one instance
+        n_templates = len(select_templates(task.spec, opts.templates))
+        kept += n_models * len(decodings) * len(task.spec.metrics) * n_templates
+        widest = max(widest, n_templates)
+    needed = bootstrap_bytes(opts.n_boot, kept_templates=kept, widest=widest)
+    checks.fits_in_memory(needed, "--n-boot", opts.n_boot, "the bootstrap replicates")
 
 
 def check_models(
@@ -142,6 +151,7 @@ def scan_rows(task: Task, opts: RunOptions, decodings: Sequence[Decoding]) -> Ba
     source = data_source(task, opts)
     constrained = "constrained" in decodings
     golds: list[Any] = []
+    filled_regexes = {t.id for t in templates if INSTANCE_REF.search(t.regex)}
     for index, row in task_instances(task, opts):
         where: dict[str, Any] = {"file": source, "row": index}
         for name, template_id in fields.items():
@@ -160,6 +170,8 @@ def scan_rows(task: Task, opts: RunOptions, decodings: Sequence[Decoding]) -> Ba
                 raise HakariInputError(
                     f"the prompt cannot be filled: {exc}", template=template.id, **where
                 ) from None
+            if template.id in filled_regexes:  # its {{field}} values can make it too big
+                rendered_regex(task, template.id, rendered.regex, index)
             if len(golds) == 1 and template.instance_refs():  # the first evaluated row
                 check_rendered_answers(
                     task,

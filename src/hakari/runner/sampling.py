@@ -18,18 +18,16 @@ from pathlib import Path
 
 import numpy as np
 
+from hakari._util import checks
 from hakari.errors import HakariInputError
 from hakari.tasks.data import Row, iter_rows
 from hakari.tasks.loader import Task
 
 
 def check_sampling(sample: int | None, limit: int | None, seed: int) -> None:
-    if seed < 0:
-        raise HakariInputError(f"must be ≥ 0 (got {seed})", field="--seed")
-    if sample is None:
+    checks.seed(seed)
+    if checks.optional_integer(sample, "--sample", low=1) is None:
         return
-    if sample < 1:
-        raise HakariInputError(f"must be at least 1 (got {sample})", field="--sample")
     if limit is not None:
         raise HakariInputError(
             "give --sample (a seeded random subset) or --limit (the first rows), not both",

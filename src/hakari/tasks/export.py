@@ -8,15 +8,14 @@ expects. Rows are streamed: instance by instance, every selected template for ea
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from hakari._util.atomic import atomic_open
+from hakari._util.atomic import atomic_open, check_output, json_line
+from hakari._util.regex import RegexError, compile_regex
 from hakari.errors import HakariInputError
-from hakari.tasks.data import iter_rows
+from hakari.tasks.data import iter_rows, resolve_split_file
 from hakari.tasks.loader import Task, load_task
 from hakari.tasks.prompts import RenderedPrompt, render, select_templates
 from hakari.tasks.spec import LabelValue, TaskSpec, Template
@@ -33,17 +32,25 @@ def export_training_data(
     many rows were written. Every target fullmatches its template's regex, or a
     `HakariInputError` names the instance and the template."""
     loaded = task if isinstance(task, Task) else load_task(task)
+    out = check_output(output, "--output", inputs=task_files(loaded, data_dir))
     chosen = select_templates(loaded.spec, templates)
-    out = Path(output)
-    out.parent.mkdir(parents=True, exist_ok=True)
     count = 0
     with atomic_open(out) as fh:  # no half-written file on an error
         for row in iter_training_rows(loaded, chosen, split=split, data_dir=data_dir):
-            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+            fh.write(json_line(row))
             count += 1
         if count == 0:
             raise HakariInputError(f"split {split!r} has no instances", file=str(loaded.path))
     return count
+
+
+def task_files(task: Task, data_dir: Path | None) -> list[Path]:
+    """The task file and its local data files: what an export must not write over."""
+    local = (
+        resolve_split_file(split, data_dir=data_dir, task_dir=task.task_dir)
+        for split in task.spec.data.splits.values()
+    )
+    return [task.path, *(path for path in local if path is not None)]
 
 
 def iter_training_rows(
@@ -93,7 +100,7 @@ def training_target(spec: TaskSpec, prompt: RenderedPrompt) -> str:
         target = format_score(float(prompt.gold), prompt.regex)
     else:
         target = _first_matching_answer(prompt.gold, prompt.regex)
-    if target is None or re.fullmatch(prompt.regex, target) is None:
+    if target is None or not _fullmatches(prompt.regex, target):
         raise HakariInputError(
             f"instance {prompt.index}: gold {prompt.gold!r} cannot be written in the answer "
             f"format of this template (regex {prompt.regex!r})",
@@ -116,10 +123,10 @@ def format_score(value: float, regex: str) -> str | None:
     fullmatches and that keeps the value (rounded to the nearest allowed form otherwise)."""
     exact = [f"{value:.1f}", f"{value:.2f}", f"{value:.0f}"]
     for text in exact:
-        if float(text) == value and re.fullmatch(regex, text):
+        if float(text) == value and _fullmatches(regex, text):
             return text
     for text in (f"{value:.2f}", f"{value:.1f}", f"{value:.0f}"):
-        if re.fullmatch(regex, text):
+        if _fullmatches(regex, text):
             return text
     return None
 
@@ -127,6 +134,14 @@ def format_score(value: float, regex: str) -> str | None:
 def _first_matching_answer(golds: list[str], regex: str) -> str | None:
     """The first gold answer (SQuAD-style lists), or the first one the regex accepts."""
     for text in golds:
-        if re.fullmatch(regex, text):
+        if _fullmatches(regex, text):
             return text
     return golds[0] if golds else None
+
+
+def _fullmatches(regex: str, text: str) -> bool:
+    """The regex (filled for one instance) accepts all of `text` (linear-time matcher)."""
+    try:
+        return compile_regex(regex).fullmatch(text)
+    except RegexError as exc:
+        raise HakariInputError(f"regex {regex!r} cannot be used: {exc}", field="regex") from None

@@ -4,12 +4,25 @@ Greedy outputs are searched for the template's regex; constrained outputs match 
 construction. Every sample records the raw output, the extracted answer and whether the
 fallback was used.
 
-Anchoring. A match counts only as a whole token: a match that starts with an ASCII
-letter or digit must not continue a word or number to its left, and one that ends with
-one must not run on into a word or number to its right (`B` is not found in "Based on",
-`A` not in "All of them", `1` not in "10" or "0.15", `5` not in "5.5" or "-5"). Where the
-match's edge is not ASCII (Japanese answers such as はい), no boundary is required:
-Japanese writes no spaces between words. The first match that satisfies this is used.
+Anchoring. A match counts only as a whole token. Word characters are ASCII letters,
+digits and `_` (RE2's `\\w`). A match that starts with a word character may not follow a
+word character, a minus sign or "<digit>."; one that ends with a word character may not
+be followed by a word character or by ".<digit>". So `B` is not found in "Based on",
+`A` not in "All of them" or "x-A", `1` not in "10" or "0.15", `5` not in "5.5" or "-5".
+Where the match's edge is not a word character (Japanese answers such as はい,
+punctuation), no boundary is required: Japanese writes no spaces between words.
+
+Which match (the one decision of this module). Template regexes run on RE2
+(`hakari._util.regex`: linear time, no look-arounds), so the rule is folded into one RE2
+pattern around the template's regex (`whole_token`): RE2's `\\b`/`\\B` assertions and a
+consumed character before and after the match. One pass over the output, never more:
+the answer is the match at the leftmost valid start, and there the first match in the
+regex's own priority order (Python's) whose end is valid, exactly as backtracking the
+former look-around pattern chose. What RE2's assertions cannot tell apart made the rule
+slightly stricter than the former one, which looked at letters and digits only and
+applied the "-", "<digit>." and ".<digit>" conditions to digits only: `_` now joins a
+word ("A_1" holds no `A`), and a letter is not read after "-" or "<digit>." or before
+".<digit>" ("x-A", "1.B", "B.2" hold no answer).
 
 Numbers (STS). The output's first number (an optional minus sign, digits, an optional
 decimal part; a sentence's closing period is not a decimal point) is read as a float;
@@ -31,20 +44,18 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
 
+from hakari._util.regex import LinearRegex, Subject, compile_re2, compile_regex, to_re2
 from hakari.tasks.spec import LabelValue, TaskSpec
 
 QAMode = Literal["first-line", "paper"]
 QA_MODES: tuple[QAMode, ...] = ("first-line", "paper")
 DEFAULT_QA_MODE: QAMode = "first-line"
 
-_WORD = "A-Za-z0-9"
-# Left edge: a match starting with a digit may not follow a letter/digit, a minus sign or
-# "<digit>."; one starting with a letter may not follow a letter/digit; else no condition.
-_START = rf"(?:(?=[0-9])(?<![{_WORD}])(?<![0-9]\.)(?<!-)|(?=[A-Za-z])(?<![{_WORD}])|(?![{_WORD}]))"
-# Right edge: a match ending in a digit may not be followed by a letter/digit or by
-# ".<digit>"; one ending in a letter may not be followed by a letter/digit.
-_END = rf"(?:(?<=[0-9])(?![{_WORD}])(?!\.[0-9])|(?<=[A-Za-z])(?![{_WORD}])|(?<![{_WORD}]))"
-_FIRST_NUMBER = re.compile(_START + r"-?[0-9]+(?:\.[0-9]+)?" + _END)
+_NUMBER = r"-?[0-9]+(?:\.[0-9]+)?"
+# a template regex as callers hold it: its text, a compiled `re` pattern (its flags kept,
+# but matched by RE2) or a compiled LinearRegex
+Regex = str | re.Pattern[str] | LinearRegex
+_FLAGS = ((re.IGNORECASE, "i"), (re.MULTILINE, "m"), (re.DOTALL, "s"))
 
 
 @dataclass(frozen=True)
@@ -54,24 +65,49 @@ class Extraction:
     used_fallback: bool
 
 
-@lru_cache(maxsize=4096)
-def anchored(regex: str, flags: int = 0) -> re.Pattern[str]:
-    """The template regex, matched only as a whole token (see the module docstring)."""
-    return re.compile(f"{_START}(?:{regex}){_END}", flags)
+def linear(regex: Regex) -> LinearRegex:
+    """The template regex compiled for the linear-time matcher."""
+    if isinstance(regex, LinearRegex):
+        return regex
+    if isinstance(regex, str):
+        return compile_regex(regex)
+    flags = "".join(letter for flag, letter in _FLAGS if regex.flags & flag)
+    return compile_regex(f"(?{flags}){regex.pattern}" if flags else regex.pattern)
 
 
-def find_answer(output: str, regex: str | re.Pattern[str]) -> str | None:
+def find_answer(output: str, regex: Regex) -> str | None:
     """The first whole-token match of the template's regex in `output`, or None."""
-    pattern = regex if isinstance(regex, str) else regex.pattern
-    flags = 0 if isinstance(regex, str) else regex.flags & ~re.UNICODE
-    match = anchored(pattern, flags).search(output)
-    return match.group(0) if match else None
+    subject = Subject(output)
+    span = whole_token(linear(regex)).group_span(subject)
+    return subject.slice(*span) if span is not None else None
 
 
 def first_number(output: str) -> str | None:
     """The text of the first whole number in `output` ("-3", "10", "5.5"; "3" in "3.")."""
-    match = _FIRST_NUMBER.search(output)
-    return match.group(0) if match else None
+    return find_answer(output, _NUMBER)
+
+
+# The token rule around a template regex R (its own groups made non-capturing), as one
+# RE2 pattern:  \A(R)END | \A START1 (R)END | START2 (R)END.  START1 and START2 consume
+# the one or two characters before the match and assert, with RE2's \b and \B, what
+# the match's first character may be; END asserts and consumes what follows the match.
+# The prefixes have a fixed length (0 or 1 at the start of the text, else 2), so RE2's
+# leftmost match starts at the leftmost valid start, and within it takes the first path
+# in R's own priority order (Python's) whose end is valid.
+_AFTER = r"(?:[0-9A-Za-z_]\b|-\B|[^0-9A-Za-z_.\-])"  # the character before, then the start
+_START1 = rf"(?:{_AFTER}|\.)"  # one character in: no digit before its "."
+_START2 = rf"(?:(?s:.){_AFTER}|[0-9]\.\B|[^0-9]\.)"
+_END = r"(?:\b(?:[^.]|\.[^0-9]|\.\z|\z)|\B(?:[^0-9A-Za-z_]|\z))"
+
+
+@lru_cache(maxsize=4096)
+def _token_pattern(body: str) -> LinearRegex:
+    return compile_re2(rf"\A({body}){_END}|\A{_START1}({body}){_END}|{_START2}({body}){_END}")
+
+
+def whole_token(pattern: LinearRegex) -> LinearRegex:
+    """`pattern` matched only as a whole token (module docstring), for `group_span`."""
+    return _token_pattern(to_re2(pattern.source, capture=False))
 
 
 def normalize_qa_answer(text: str) -> str:
@@ -96,7 +132,7 @@ def _strip_punct(text: str) -> str:
 def extract_answer(
     spec: TaskSpec,
     output: str,
-    regex: str | re.Pattern[str],
+    regex: Regex,
     answers: dict[str, LabelValue] | None,
     *,
     qa_mode: QAMode = DEFAULT_QA_MODE,
@@ -108,8 +144,7 @@ def extract_answer(
         return Extraction(spec.fallback_answer(), None, True)
     if spec.answer_type == "number":
         number = first_number(output)
-        pattern = regex if isinstance(regex, str) else regex.pattern
-        if number is not None and re.fullmatch(pattern, number) is not None:
+        if number is not None and linear(regex).fullmatch(number):
             return Extraction(float(number), number, False)
         fallback = spec.fallback_answer()
         return Extraction(float(fallback) if fallback is not None else 0.0, None, True)

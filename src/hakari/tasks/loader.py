@@ -6,7 +6,6 @@ field, raised before any model is loaded.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -17,6 +16,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from hakari._util.regex import LinearRegex, RegexError, compile_regex
 from hakari.errors import HakariInputError
 from hakari.tasks.data import Row, get_path, iter_rows, not_utf8_message
 from hakari.tasks.extract import extract_answer
@@ -223,6 +223,21 @@ def check_rendered_answers(
         _check_answers(task, template_id, regex, answers, constrained, row)
 
 
+def rendered_regex(task: Task, template_id: str, regex: str, row: int | None) -> LinearRegex:
+    """A template's regex with one instance's `{{field}}` values filled in, compiled for
+    the linear-time matcher (the values are escaped, but can make it too large)."""
+    try:
+        return compile_regex(regex)
+    except RegexError as exc:
+        raise HakariInputError(
+            f"regex {regex!r} cannot be used: {exc}",
+            file=str(task.path),
+            template=template_id,
+            field="regex",
+            row=row,
+        ) from None
+
+
 def _check_answers(
     task: Task,
     template_id: str,
@@ -231,13 +246,13 @@ def _check_answers(
     constrained: bool,
     row: int | None,
 ) -> None:
-    pattern = re.compile(regex)
+    pattern = rendered_regex(task, template_id, regex, row)
     for key, label in answers.items():
         got = extract_answer(task.spec, key, pattern, answers)
         if got.used_fallback or got.answer != label:
             read_as = "nothing (fallback)" if got.used_fallback else f"{got.matched!r}"
             problem = f"the output {key!r} is read as {read_as}"
-        elif constrained and pattern.fullmatch(key) is None:
+        elif constrained and not pattern.fullmatch(key):
             problem = (
                 "constrained decoding can never produce it (the regex does not match it whole)"
             )

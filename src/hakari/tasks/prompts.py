@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from hakari._util.regex import escape as regex_escape
 from hakari.errors import HakariInputError
 from hakari.tasks.data import Row, get_path
 from hakari.tasks.extract import gold_answer
@@ -44,7 +45,7 @@ class _FieldView(dict[str, Any]):
 def _fill_refs(pattern: str, spec: TaskSpec, row: Row, *, escape: bool) -> str:
     def value(m: re.Match[str]) -> str:
         text = str(get_path(row, spec.field_path(m.group(1))))
-        return re.escape(text) if escape else text
+        return regex_escape(text) if escape else text
 
     return INSTANCE_REF.sub(value, pattern)
 

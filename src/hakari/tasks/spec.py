@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from hakari._util.regex import RegexError, compile_regex
 from hakari.backends.base import tokens_for_chars
 from hakari.scoring import corpus
 
@@ -115,10 +116,10 @@ class Template(_Strict):
     def _regex_compiles(cls, v: str) -> str:
         probe = INSTANCE_REF.sub("x", v)
         try:
-            re.compile(probe)
-        except re.error as exc:
-            raise ValueError(f"invalid regex {v!r}: {exc}") from exc
-        if probe == "" or re.fullmatch(probe, "") is not None:
+            pattern = compile_regex(probe)
+        except RegexError as exc:
+            raise ValueError(f"invalid regex {v!r}: {exc}") from None
+        if pattern.matches_empty():
             raise ValueError(f"regex {v!r} matches the empty string")
         return v
 
@@ -129,11 +130,20 @@ class Template(_Strict):
             parsed = list(string.Formatter().parse(v))
         except ValueError as exc:
             raise ValueError(f"prompt is not a valid format string: {exc}") from exc
-        for _, name, _, _ in parsed:
+        for _, name, spec, conversion in parsed:
             if name is not None and not name.isidentifier():
                 raise ValueError(
                     f"placeholder {{{name}}} is not a plain field name (use {{name}}, and "
                     "map nested fields with `fields:`; write {{ and }} for literal braces)"
+                )
+            if name is not None and (spec or conversion):
+                # `{text:>2000000000}` pads every prompt to 2 GB; `{text!r}` quotes it
+                shown = (
+                    name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "")
+                )
+                raise ValueError(
+                    f"placeholder {{{shown}}} has a conversion or format spec; a template "
+                    f"takes the field's text as it is: write {{{name}}}"
                 )
         return v
 

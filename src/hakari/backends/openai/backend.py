@@ -8,6 +8,9 @@
   calls; the runner and the cache never see a coroutine.
 * Every answer is handed to `on_batch` as it arrives: the cache commits it at once, and a
   kill loses only the requests in flight.
+* An answer without text (`"content": null`) is retried like a malformed one; if the
+  server keeps giving none, the prompt is a refusal (`GenerationResult.refused`): scored
+  as the fallback, counted in results.json, never cached.
 * Stop strings follow hakari's rule (only after the first non-whitespace character) by
   asking, and re-asking only when needed: see `hakari.backends.serving`.
 * Regex constraints go in the body at `regex_field`; an answer that does not fullmatch its
@@ -25,14 +28,16 @@ import asyncio
 import hashlib
 import json
 import logging
-import re
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import httpx2  # openai's HTTP client (a dependency of openai 3)
 import openai
 
+from hakari._util.redact import redact
+from hakari._util.regex import compile_regex
 from hakari.backends.base import (
+    REFUSED,
     GenerationRequest,
     GenerationResult,
     LoglikRequest,
@@ -42,7 +47,7 @@ from hakari.backends.base import (
     OnBatch,
     check_prompt_format,
 )
-from hakari.backends.openai.faults import classify, fatal_message, server_detail
+from hakari.backends.openai.faults import NoContent, classify, fatal_message, server_detail
 from hakari.backends.openai.pool import Replica, ReplicaPool
 from hakari.backends.openai.protocol import (
     Choice,
@@ -56,7 +61,7 @@ from hakari.backends.openai.protocol import (
     render_messages,
     sampling_fields,
 )
-from hakari.backends.openai.spec import NO_KEY, OpenAISpec, api_key, redact
+from hakari.backends.openai.spec import NO_KEY, OpenAISpec, api_key
 from hakari.backends.serving import (
     ServingOptions,
     final_result,
@@ -141,8 +146,11 @@ class OpenAIBackend:
             ),
         )
 
-    def _redact(self, message: str) -> str:
-        return redact(message, self._key)
+    @staticmethod
+    def _redact(message: str) -> str:
+        """The one filter (`hakari._util.redact`): the key, URL passwords, secret query
+        values and bearer tokens, even in a body a server echoed back."""
+        return redact(message)
 
     def _describe_fatal(self, exc: BaseException, replica: Replica[openai.AsyncOpenAI]) -> str:
         if isinstance(exc, HakariInputError):
@@ -246,10 +254,11 @@ class OpenAIBackend:
         )
         (choice,) = await self._ask(replica, [probe], ())
         if choice.text != PROBE_REGEX:
+            answered = "no text" if choice.text is None else repr(choice.text[:20])
             raise HakariInputError(
                 self._redact(
                     f"{replica.url} ignored the regex constraint in {self.options.regex_field!r} "
-                    f"(answered {choice.text[:20]!r} where only {PROBE_REGEX!r} was allowed): "
+                    f"(answered {answered} where only {PROBE_REGEX!r} was allowed): "
                     "constrained decoding would not be constrained; use --regex-field for "
                     "this server (vLLM: structured_outputs.regex, SGLang: regex) or leave "
                     "out --decoding constrained"
@@ -333,17 +342,22 @@ class OpenAIBackend:
         again = [
             i
             for i, (request, choice) in enumerate(zip(batch, choices, strict=True))
-            if needs_reask(request, choice.text, choice.finish, choice.eos)
+            if choice.text is not None
+            and needs_reask(request, choice.text, choice.finish, choice.eos)
         ]
         if again:
             stops = reask_stops(batch[again[0]]) or ()
             redone = await self._ask(replica, [batch[i] for i in again], stops)
             for i, choice in zip(again, redone, strict=True):
                 choices[i] = choice
-        return [
-            final_result(r, c.text, c.finish, c.n_tokens, c.eos)
+        results = [
+            REFUSED if c.text is None else final_result(r, c.text, c.finish, c.n_tokens, c.eos)
             for r, c in zip(batch, choices, strict=True)
         ]
+        refused = sum(r.refused for r in results)
+        if refused:
+            raise NoContent(refused, results)  # retried; if it persists, these stand
+        return results
 
     def _body(self, request: GenerationRequest, stops: Sequence[str]) -> dict[str, Any]:
         body = sampling_fields(request, stops) | extra_fields(request, self.options.regex_field)
@@ -393,9 +407,9 @@ class OpenAIBackend:
         return response.content
 
     def _check_constraint(self, request: GenerationRequest, result: GenerationResult) -> None:
-        if request.regex is None or result.finish_reason == "length":
+        if request.regex is None or result.finish_reason in ("length", "refused"):
             return
-        if re.fullmatch(request.regex, result.text) is not None:
+        if compile_regex(request.regex).fullmatch(result.text):  # linear: untrusted text
             return
         self.ignored_constraints += 1
         if not self._warned_ignored:

@@ -29,6 +29,18 @@ class MalformedResponse(Exception):
     """A 2xx answer that is not JSON or lacks a field: retried like a 5xx."""
 
 
+class NoContent(MalformedResponse):
+    """A 2xx answer with no text for some of its prompts (`"content": null`, a missing
+    `text`): retried like any malformed answer, but it says nothing about the replica's
+    health (it is not counted against it). When the retries run out, `settled` (the
+    request's results, the prompts without text as refusals) stands as the answer, so a
+    prompt the server will not answer is a counted refusal, not a failed run."""
+
+    def __init__(self, n_missing: int, settled: object) -> None:
+        super().__init__(f"{n_missing} answer(s) without text")
+        self.settled = settled
+
+
 class ServerError(HakariInputError):
     """A server failure that no retry can fix, or retries that ran out: one line, exit 2."""
 

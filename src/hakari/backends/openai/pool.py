@@ -6,7 +6,8 @@ the queue after its backoff (any replica may take it); a replica whose attempts 
 `replica_failures` times in a row is taken out while another one is still in, and its
 jobs go to the others. A job that fails `max_attempts` times or for longer than
 `max_retry_time`, a failure no retry can fix, or the last replica going out, stops the
-run with one `ServerError` line; every result handed to `on_result` before that is
+run with one `ServerError` line (except an answer without text, `NoContent`: its
+refusals stand once the retries run out); every result handed to `on_result` before that is
 already in the cache, so the same command resumes.
 """
 
@@ -18,9 +19,9 @@ import random
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import Generic, TypeVar, cast
 
-from hakari.backends.openai.faults import ServerError, backoff, classify
+from hakari.backends.openai.faults import NoContent, ServerError, backoff, classify
 from hakari.backends.serving import ServingOptions
 from hakari.errors import HakariInputError
 
@@ -62,6 +63,7 @@ class ReplicaPool(Generic[C]):
         self.redact = redact
         self.rng = rng or random.Random()
         self.retries = 0  # attempts that failed and were retried, over the pool's life
+        self.refused_requests = 0  # requests settled with refusals (NoContent to the end)
 
     def live(self) -> list[Replica[C]]:
         return [r for r in self.replicas if not r.out]
@@ -102,8 +104,10 @@ class ReplicaPool(Generic[C]):
                 except asyncio.CancelledError:
                     raise
                 except Exception as exc:
-                    self._failed(replica, item, exc, queue, timers, finish)
-                    continue
+                    if not self._failed(replica, item, exc, queue, timers, finish):
+                        continue
+                    assert isinstance(exc, NoContent)
+                    result = cast(R, exc.settled)  # retries ran out: the refusals stand
                 replica.failures_in_a_row = 0
                 replica.answered += 1
                 try:
@@ -137,16 +141,19 @@ class ReplicaPool(Generic[C]):
         queue: asyncio.Queue[_Attempt[J]],
         timers: list[asyncio.TimerHandle],
         finish: Callable[[BaseException | None], None],
-    ) -> None:
+    ) -> bool:
+        """Retry the job later, or stop the run; True when the job is settled instead: a
+        `NoContent` whose retries ran out (its `settled` results are the answer)."""
         fault = classify(exc)
         if isinstance(exc, HakariInputError):
             finish(exc)  # already one clear line
-            return
+            return False
         if fault is None:
             finish(ServerError(self.redact(self.describe_fatal(exc, replica))))
-            return
+            return False
         opts = self.options
-        replica.failures_in_a_row += 1
+        if not isinstance(exc, NoContent):  # the replica answered: no sign it is unwell
+            replica.failures_in_a_row += 1
         if replica.failures_in_a_row >= opts.replica_failures and len(self.live()) > 1:
             replica.out = True
             log.warning(
@@ -167,12 +174,21 @@ class ReplicaPool(Generic[C]):
                     )
                 )
             )
-            return
+            return False
         waited = time.monotonic() - item.first_try
         delay = max(
             fault.retry_after, backoff(item.attempts, opts.backoff_base, opts.backoff_cap, self.rng)
         )
         if item.attempts >= opts.max_attempts or waited + delay > opts.max_retry_time:
+            if isinstance(exc, NoContent):
+                self.refused_requests += 1
+                log.warning(
+                    "%s: no text after %d attempts (%s): counted as refused",
+                    replica.url,
+                    item.attempts,
+                    fault.reason,
+                )
+                return True
             finish(
                 ServerError(
                     self.redact(
@@ -182,8 +198,9 @@ class ReplicaPool(Generic[C]):
                     )
                 )
             )
-            return
+            return False
         self.retries += 1
         log.info("%s: %s; retry %d in %.2f s", replica.url, fault.reason, item.attempts, delay)
         loop = asyncio.get_running_loop()
         timers.append(loop.call_later(delay, queue.put_nowait, item))
+        return False

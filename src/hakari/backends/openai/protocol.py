@@ -2,7 +2,9 @@
 
 Responses are read as plain JSON (not the client's pydantic models): a body that is not
 JSON, or lacks a field hakari needs, raises `MalformedResponse` and is retried; engine
-extensions (vLLM's `stop_reason`) are read where present.
+extensions (vLLM's `stop_reason`) are read where present. A choice without text (null or
+missing) is a `Choice` with text None: the backend retries it and, if it persists,
+counts a refusal (never an empty answer).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from hakari.backends.openai.faults import MalformedResponse
 
 @dataclass(frozen=True)
 class Choice:
-    text: str
+    text: str | None  # None: the server gave no text (null or missing content)
     finish: str  # "stop", "length", ...
     n_tokens: int
     eos: bool = False  # the engine said it stopped at EOS (vLLM: stop_reason null)
@@ -119,8 +121,8 @@ def parse_completion(content: bytes, n_prompts: int) -> list[Choice]:
     out = []
     for choice in _choices(data, n_prompts):
         text = choice.get("text")
-        if not isinstance(text, str):
-            raise MalformedResponse("choice without text")
+        if text is not None and not isinstance(text, str):
+            raise MalformedResponse("choice text is not text")
         finish, eos = _finish(choice)
         out.append(Choice(text, finish, 0, eos))
     tokens = _usage_tokens(data, n_prompts)
@@ -135,10 +137,8 @@ def parse_chat(content: bytes) -> Choice:
     message = choice.get("message")
     if not isinstance(message, dict):
         raise MalformedResponse("choice without message")
-    text = message.get("content")
-    if text is None:
-        text = ""  # a refusal or tool call: no text
-    if not isinstance(text, str):
+    text = message.get("content")  # None: a refusal, a tool call, a fault
+    if text is not None and not isinstance(text, str):
         raise MalformedResponse("message content is not text")
     finish, eos = _finish(choice)
     return Choice(text, finish, _usage_tokens(data, 1) or 0, eos)

@@ -2,8 +2,9 @@
 
 The API key comes from the environment only (`HAKARI_API_KEY`, else `OPENAI_API_KEY`,
 else none, which local vLLM servers accept). It is never part of a spec, a cache key,
-results, samples or logs, and `redact` scrubs it from every message hakari shows, even
-one a server echoed back.
+results, samples or logs; `hakari._util.redact` scrubs it (and URL passwords, secret
+query values, bearer tokens) from every message hakari shows, even one a server echoed
+back.
 """
 
 from __future__ import annotations
@@ -13,10 +14,10 @@ import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from hakari._util.redact import KEY_VARIABLES, redact
 from hakari.errors import ModelLoadError
 
 PREFIX = "openai:"
-KEY_VARIABLES = ("HAKARI_API_KEY", "OPENAI_API_KEY")
 NO_KEY = "EMPTY"  # what the openai client sends when the server needs no key
 _SPEC = re.compile(r"^(?P<model>[^@\s]+(?:@[^@\s]+)*?)@(?P<urls>https?://\S+)$")
 
@@ -34,21 +35,33 @@ def parse_spec(spec: str) -> OpenAISpec:
     match = _SPEC.match(body.strip())
     if match is None:
         raise ModelLoadError(
-            f"{spec!r}: expected openai:<model>@<base url>[,<base url>...], "
+            f"{redact(spec)!r}: expected openai:<model>@<base url>[,<base url>...], "
             "e.g. openai:Qwen/Qwen2.5-7B-Instruct@http://localhost:8000/v1",
             field="model",
         )
     urls = tuple(u.strip().rstrip("/") for u in match["urls"].split(",") if u.strip())
     for url in urls:
-        parts = urlsplit(url)
+        try:
+            parts = urlsplit(url)
+            parts.port  # noqa: B018 - raises for a port that is not a number in 0-65535
+        except ValueError as exc:  # an unclosed [IPv6 host], a port such as :abc
+            # only the host and port are shown: the URL may hold credentials
+            host = url.split("://", 1)[-1].split("/", 1)[0].rpartition("@")[2]
+            raise ModelLoadError(
+                f"openai: the host and port {host!r} of a base URL are not usable ({exc})",
+                field="--model",
+            ) from None
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ModelLoadError(f"{spec!r}: {url!r} is not an http(s) URL", field="model")
+            raise ModelLoadError(
+                f"{redact(spec)!r}: {redact(url)!r} is not an http(s) URL", field="model"
+            )
         if parts.username or parts.password:
             raise ModelLoadError(
-                f"{spec!r}: put credentials in HAKARI_API_KEY, not in the URL", field="model"
+                f"{redact(spec)!r}: put credentials in HAKARI_API_KEY, not in the URL",
+                field="model",
             )
     if len(set(urls)) != len(urls):
-        raise ModelLoadError(f"{spec!r}: a replica URL is listed twice", field="model")
+        raise ModelLoadError(f"{redact(spec)!r}: a replica URL is listed twice", field="model")
     return OpenAISpec(model=match["model"], base_urls=urls)
 
 
@@ -58,21 +71,3 @@ def api_key() -> str | None:
         if value:
             return value
     return None
-
-
-def redact_secrets(text: str) -> str:
-    """`text` without the API keys of the environment, bearer tokens and the user:password
-    part of URLs: for anything hakari records that a user typed (the command line)."""
-    for name in KEY_VARIABLES:
-        value = os.environ.get(name)
-        if value:
-            text = text.replace(value, "***")
-    text = re.sub(r"(?i)(\w+://)[^/@\s]+@", r"\1***@", text)
-    return redact(text, None)
-
-
-def redact(message: str, key: str | None) -> str:
-    """`message` with the API key (and any bearer token) replaced by `***`."""
-    if key:
-        message = message.replace(key, "***")
-    return re.sub(r"(?i)(bearer\s+)[^\s\"',}]+", r"\1***", message)

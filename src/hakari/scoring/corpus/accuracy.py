@@ -26,6 +26,7 @@ class Accuracy(CorpusMetric):
     answer_types = frozenset({"label"})
     description = "share of exact label matches"
     per_item = True
+    value_range = (0.0, 1.0)
 
     def compute(
         self, predictions: Sequence[Any], references: Sequence[Any], options: MetricOptions

@@ -14,6 +14,7 @@ is one module of this package, imported by the package (see `__init__`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
@@ -57,6 +58,9 @@ class CorpusMetric:
     answer_types: ClassVar[frozenset[AnswerType]]
     description: ClassVar[str]
     per_item: ClassVar[bool] = False  # the metric is the mean of `item_scores`
+    # the values the metric can take: the intervals of the statistics over templates are
+    # cut to the range this implies (hakari.aggregate.intervals)
+    value_range: ClassVar[tuple[float, float]] = (-math.inf, math.inf)
 
     def compute(
         self, predictions: Sequence[Any], references: Sequence[Any], options: MetricOptions

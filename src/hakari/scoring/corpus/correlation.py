@@ -27,6 +27,7 @@ from hakari.scoring.corpus.base import (
 
 class _Correlation(CorpusMetric):
     answer_types = frozenset({"number"})
+    value_range = (-1.0, 1.0)
 
     def statistic(self, x: np.ndarray, y: np.ndarray) -> float:
         raise NotImplementedError

@@ -30,6 +30,7 @@ ONEHOT_MAX_CLASSES = 32
 class MCC(CorpusMetric):
     name = "mcc"
     answer_types = frozenset({"label"})
+    value_range = (-1.0, 1.0)
     description = "Matthews correlation coefficient"
 
     def compute(

@@ -106,6 +106,7 @@ def squad_f1(
 class _Squad(CorpusMetric):
     answer_types = frozenset({"text"})
     per_item = True
+    value_range = (0.0, 1.0)
 
     def item(self, prediction: Any, golds: Any, options: MetricOptions) -> float:
         raise NotImplementedError

@@ -38,6 +38,7 @@ class MetricSuite:
     """Resolved metrics and their scorers; models load on `prepare()` (once)."""
 
     def __init__(self, names: Sequence[str], config: ScoringConfig, *, has_prompts: bool):
+        config.check()
         self.infos: list[MetricInfo] = resolve_metrics(names)
         needing = [i.name for i in self.infos if i.needs_prompt]
         if needing and not has_prompts:

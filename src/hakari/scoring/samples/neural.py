@@ -17,6 +17,7 @@ rescaling (IFTEval does not rescale).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -67,6 +68,8 @@ class BertScoreFamily:
     def __init__(self, config: ScoringConfig) -> None:
         self.config = config
         self.model, self.layers = self._choose(config)
+        if self.layers is not None:
+            _check_layers(self.model, self.layers, _known_layers(self.model))
         self._scorer: Any = None
 
     @staticmethod
@@ -89,6 +92,8 @@ class BertScoreFamily:
             layers = model2layers.get(self.model)
         if layers is None:
             layers = _config_layers(self.model)
+        else:
+            _check_layers(self.model, layers, _config_layers(self.model))
         try:
             self._scorer = BERTScorer(
                 model_type=self.model,
@@ -130,6 +135,38 @@ class BertScoreFamily:
 
     def describe(self) -> dict[str, str]:
         return {"model": self.model, "num_layers": str(self.layers), "rescaled": "no"}
+
+
+def _check_layers(model: str, layers: int, available: int | None) -> None:
+    """`--bertscore-layers` must name a layer the model has (bert-score would take the
+    last one instead, silently)."""
+    if available is not None and layers > available:
+        raise ModelLoadError(
+            f"BERTScore model {model!r} has {available} layers; --bertscore-layers {layers} "
+            f"is beyond them (1 to {available})",
+            field="--bertscore-layers",
+        )
+
+
+def _known_layers(model: str) -> int | None:
+    """The layer count of a model from its config.json, without loading it: a local folder
+    (the packaged MiniLM included) or a hub id already in the local cache; None when it
+    cannot be known yet (checked again when the model loads)."""
+    folder = Path(model)
+    try:
+        if folder.is_dir():
+            config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+        else:
+            from huggingface_hub import try_to_load_from_cache
+
+            cached = try_to_load_from_cache(model, "config.json")
+            if not isinstance(cached, str):
+                return None
+            config = json.loads(Path(cached).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    layers = config.get("num_hidden_layers") if isinstance(config, dict) else None
+    return layers if isinstance(layers, int) and not isinstance(layers, bool) else None
 
 
 def _config_layers(model: str) -> int:

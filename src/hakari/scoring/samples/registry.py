@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from hakari._util import checks
 from hakari.errors import HakariInputError
 
 
@@ -33,6 +34,11 @@ class ScoringConfig:
     reward_model: str | None = None
     device: str = "auto"
     batch_size: int = 32
+
+    def check(self) -> None:
+        checks.choice(self.lang, "--lang", ("en", "ja"))
+        checks.integer(self.batch_size, "--batch-size", low=1)
+        checks.optional_integer(self.bertscore_layers, "--bertscore-layers", low=1)
 
 
 class Scorer(Protocol):

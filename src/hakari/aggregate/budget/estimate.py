@@ -1,0 +1,508 @@
+"""Estimates and intervals from a partly observed grid: every metric computed as usual on
+multiply imputed grids, the imputation carried into the two-way bootstrap.
+
+Given an `AnswerGrid` with missing cells, `completion.impute` draws M completed grids from
+the posterior predictive of the completion model. On each completed grid m every metric
+of every template is computed by hakari's own scorers (`aggregate.scorers`), corpus-level
+ones (MCC, Pearson, Spearman) included, so no metric needs its own estimator.
+
+Two intervals per statistic, for two questions:
+
+* **the full grid** (`grid_ci`): what the full run on the same templates and instances
+  would have reported. The statistic on each completed grid is a posterior draw of that
+  value; the interval is the equal-tailed quantiles of the M draws, and the point
+  estimate their mean (for the Sharpe score too, so an estimated Sharpe can differ from
+  mean / (alpha std + 1) of the estimated mean and std in the last digits). With no
+  missing cell every draw is the observed grid and the interval has width 0.
+* **the populations** (`ci`, the same target as a full run's `ci_low`/`ci_high`, see
+  `intervals`): replicate b of the templates × instances bootstrap is scored on completed
+  grid b mod M, so the replicates vary with the imputation as well as with the resampling;
+  the instance part of the studentised standard error (the variance of the instance-only
+  replicates) then holds the between-imputation variance too, which is Rubin's total
+  variance with a bootstrap-t reference distribution in place of the normal one.
+  The replicate draws come from the same generator sequence as `resampling.bootstrap`,
+  so with no missing cell these intervals are exactly the full run's.
+
+The decision a reader must know: the point estimates are posterior means over the
+imputations, not the metric of one "best" completed grid, so every number (and the
+spread of the draws) reflects the model's uncertainty about the unseen cells.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from hakari.aggregate.budget.completion import ModelChoice, impute
+from hakari.aggregate.budget.grid import AnswerGrid
+from hakari.aggregate.budget.records import EstimatorRecord
+from hakari.aggregate.intervals import (
+    DEFAULT_CI_METHOD,
+    STATISTICS,
+    Replicates,
+    template_se,
+    template_statistics,
+)
+from hakari.aggregate.paired import PairedComparison, PairedStatistic, verdict_of
+from hakari.aggregate.scorers import make_scorer, multiplicities
+from hakari.aggregate.summary import AggregateStats, sharpe_caveat
+from hakari.scoring import corpus
+from hakari.scoring.corpus import ReplicateScorer
+
+ESTIMATOR_NAME = "latent-class multiple imputation"
+ESTIMATOR_VERSION = 1
+DEFAULT_DRAWS = 100
+# The chunking of `resampling.draw_replicates` (same generator calls, same replicates).
+_CHUNK_CELLS = 1 << 21
+
+StatisticFn = Callable[[Sequence[np.ndarray]], dict[str, tuple[np.ndarray, np.ndarray]]]
+
+
+@dataclass(frozen=True, eq=False)
+class ImputedScores:
+    """One model's template scores for one metric, on imputed grids.
+
+    `draws[m]` are the T template scores on completed grid m; `resampled[b]` and
+    `every[b]` those of bootstrap replicate b (resampled templates, resp. all templates,
+    on its resampled instances), scored on completed grid b mod M.
+    """
+
+    template_ids: tuple[str, ...]
+    draws: np.ndarray
+    resampled: np.ndarray
+    every: np.ndarray
+    n_instances: int
+    seed: int
+
+    @property
+    def draw_key(self) -> tuple[tuple[str, ...], int, int, int]:
+        return self.template_ids, self.n_instances, len(self.resampled), self.seed
+
+
+@dataclass(frozen=True, eq=False)
+class StatisticDraws:
+    """One statistic: its population replicates and its posterior draws on the grid."""
+
+    replicates: Replicates
+    grid_draws: np.ndarray
+
+    def grid_interval(self, confidence: float) -> tuple[float, float]:
+        tail = (1.0 - confidence) / 2.0
+        low, high = np.quantile(self.grid_draws, [tail, 1.0 - tail])
+        return float(low), float(high)
+
+
+@dataclass(frozen=True, eq=False)
+class BudgetEstimate:
+    """The estimates of one model × task × decoding × metric from a partly observed grid."""
+
+    metric: str
+    stats: AggregateStats  # posterior means, population and full-grid intervals, marked
+    per_template: dict[str, float]
+    per_template_ci: dict[str, tuple[float, float]]  # full-grid intervals
+    std_ci: tuple[float | None, float | None]  # (None, None) without a bootstrap
+    grid_ci: dict[str, tuple[float, float]]  # mean / std / sharpe: full-grid intervals
+    statistics: dict[str, StatisticDraws]
+    scores: ImputedScores
+    confidence: float
+    ci_method: str
+    n_boot: int
+    seed: int
+
+
+@dataclass(frozen=True, eq=False)
+class Completion:
+    """The imputed grids of one model × task × decoding and the model that drew them."""
+
+    grid: AnswerGrid
+    codes: np.ndarray  # (M, T, N)
+    values: list[np.ndarray | None]
+    model: ModelChoice
+    held_out: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def n_draws(self) -> int:
+        return int(self.codes.shape[0])
+
+    def record(self) -> EstimatorRecord:
+        return EstimatorRecord(
+            name=ESTIMATOR_NAME,
+            version=ESTIMATOR_VERSION,
+            model=self.model.label,
+            held_out_log_score=dict(self.held_out),
+            imputations=self.n_draws,
+            cells_observed=int(self.grid.observed.sum()),
+        )
+
+
+def complete(grid: AnswerGrid, *, n_draws: int = DEFAULT_DRAWS, seed: int = 0) -> Completion:
+    """Draw `n_draws` completed grids (codes, and donor values where the kind needs them)."""
+    codes, choice, held_out = impute(grid.coded, n_draws, seed)
+    rng = np.random.default_rng([seed, 1])
+    values = [grid.complete_values(codes[m], rng) for m in range(n_draws)]
+    return Completion(grid, codes, values, choice, held_out)
+
+
+def _label_item_table(grid: AnswerGrid, metric: str, options: Mapping[str, Any]) -> np.ndarray:
+    """(K, N): the item score of answering label k on instance i."""
+    rows = [
+        corpus.per_item_scores(metric, [label] * grid.n_instances, grid.references, **options)
+        for label in grid.labels
+    ]
+    return np.vstack([np.asarray(r, dtype=np.float64) for r in rows if r is not None])
+
+
+def draw_scorers(
+    completion: Completion, metric: str, options: Mapping[str, Any]
+) -> tuple[np.ndarray, list[ReplicateScorer]]:
+    """The template scores on every completed grid (M, T) and each grid's scorer."""
+    grid = completion.grid
+    n = grid.n_instances
+    identity = np.arange(n)[None, :]
+    ones = np.ones((1, n))
+    per_item = corpus.get(metric).per_item
+    table = _label_item_table(grid, metric, options) if grid.kind == "label" and per_item else None
+    scores = np.empty((completion.n_draws, grid.n_templates))
+    scorers: list[ReplicateScorer] = []
+    for m in range(completion.n_draws):
+        codes = completion.codes[m]
+        values = completion.values[m]
+        if grid.kind == "label":
+            if table is not None:
+                items = table[codes, np.arange(n)[None, :]]
+                scorer = make_scorer(metric, [], grid.references, options, items)
+            else:
+                refs = grid.gold_codes.tolist()
+                scorer = make_scorer(metric, [row.tolist() for row in codes], refs, options)
+        elif grid.kind == "score":
+            assert values is not None
+            items = values[:, :, grid.value_names.index(metric)]
+            scorer = make_scorer(metric, [], grid.references, options, items)
+        else:
+            assert values is not None
+            scorer = make_scorer(metric, list(values[:, :, 0]), grid.references, options)
+        scores[m] = scorer(identity, ones)[0]
+        scorers.append(scorer)
+    return scores, scorers
+
+
+def imputed_replicates(
+    scorers: Sequence[ReplicateScorer], n_instances: int, n_templates: int, n_boot: int, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """(every, picked): the scores of all templates on each bootstrap replicate's
+    resampled instances (replicate b scored by `scorers[b % M]`) and the templates each
+    replicate draws; the draws are those of `resampling.draw_replicates`."""
+    rng = np.random.default_rng(seed)
+    chunk = max(1, _CHUNK_CELLS // n_instances)
+    n_draws = len(scorers)
+    every = np.empty((n_boot, n_templates))
+    picked = np.empty((n_boot, n_templates), dtype=np.int64)
+    for start in range(0, n_boot, chunk):
+        b = min(chunk, n_boot - start)
+        idx = rng.integers(0, n_instances, size=(b, n_instances))
+        picked[start : start + b] = rng.integers(0, n_templates, size=(b, n_templates))
+        counts = multiplicities(idx, n_instances)
+        which = (start + np.arange(b)) % n_draws
+        for m in np.unique(which):
+            rows = np.flatnonzero(which == m)
+            every[start + rows] = scorers[int(m)](idx[rows], counts[rows])
+    return every, picked
+
+
+@dataclass(frozen=True, eq=False)
+class TemplateShrinkage:
+    """Empirical-Bayes shrinkage of the templates' deviations from their mean.
+
+    On imputed grids each template's score carries its own imputation error, which
+    inflates the spread over templates (the std, hence the Sharpe score). With template
+    deviations `dev_t ~ N(0, sigma^2)` (templates as a sample from a population, hakari's
+    inferential view) and each template's posterior-mean deviation `d_t` observed with the
+    variance `v_t` of its imputations, `dev_t | d, sigma ~ N(B_t d_t, B_t v_t)` with
+    `B_t = sigma^2 / (sigma^2 + v_t)`; sigma is drawn from its posterior on a grid (flat
+    prior), once per imputation. Draw m becomes
+    `mean_m + B_t d_t + sqrt(B_t) (dev_{m,t} - d_t)`, the shrunk deviations re-centred so
+    that the mean over templates is kept exactly; the deviations are shrunk by what the
+    data say about sigma. With no missing cell `v = 0`,
+    `B = 1` and nothing changes.
+    """
+
+    centre: np.ndarray  # (T,) d_t
+    factor: np.ndarray  # (M, T) B_t of each imputation's sigma draw
+    sigma: np.ndarray  # (M,)
+
+    def apply(self, scores: np.ndarray, draw: np.ndarray) -> np.ndarray:
+        """Shrink rows of template scores (..., T); row r belongs to imputation draw[r]."""
+        mean = scores.mean(axis=-1, keepdims=True)
+        b = self.factor[draw]
+        shrunk = b * self.centre + np.sqrt(b) * (scores - mean - self.centre)
+        # deviations from the mean sum to 0: templates shrunk by different amounts must
+        # not move the mean over templates (that is the grid's, not the prior's)
+        return mean + shrunk - shrunk.mean(axis=-1, keepdims=True)
+
+
+def template_shrinkage(draws: np.ndarray, rng: np.random.Generator) -> TemplateShrinkage:
+    """The shrinkage of `TemplateShrinkage` fitted to the (M, T) imputed template scores."""
+    deviations = draws - draws.mean(axis=1, keepdims=True)
+    centre = deviations.mean(axis=0)
+    variance = deviations.var(axis=0)
+    n_draws, n_templates = draws.shape
+    if n_templates < 2 or not np.any(variance > 0):
+        return TemplateShrinkage(centre, np.ones_like(draws), np.zeros(n_draws))
+    spread = float(np.sqrt(np.mean(centre**2) + np.mean(variance)))
+    sigmas = np.linspace(0.0, 3.0 * spread, 301)
+    total = sigmas[:, None] ** 2 + variance[None, :]  # (G, T)
+    safe = np.maximum(total, 1e-300)
+    loglik = -0.5 * np.sum(np.log(safe) + centre[None, :] ** 2 / safe, axis=1)
+    weights = np.exp(loglik - loglik.max())
+    sigma = rng.choice(sigmas, size=n_draws, p=weights / weights.sum())
+    s2 = sigma[:, None] ** 2
+    factor = np.where(variance[None, :] > 0, s2 / np.maximum(s2 + variance[None, :], 1e-300), 1.0)
+    return TemplateShrinkage(centre, factor, sigma)
+
+
+def imputed_scores(
+    completion: Completion,
+    metric: str,
+    *,
+    n_boot: int,
+    seed: int,
+    options: Mapping[str, Any],
+    shrink: bool = True,
+) -> ImputedScores:
+    """One metric's template scores on the imputations and on the bootstrap replicates,
+    shrunk per `TemplateShrinkage` unless `shrink` is False."""
+    draws, scorers = draw_scorers(completion, metric, options)
+    grid = completion.grid
+    every, picked = imputed_replicates(scorers, grid.n_instances, grid.n_templates, n_boot, seed)
+    if shrink:
+        shrinkage = template_shrinkage(draws, np.random.default_rng([seed, 2]))
+        draws = shrinkage.apply(draws, np.arange(len(draws)))
+        every = shrinkage.apply(every, np.arange(n_boot) % len(scorers))
+    resampled = np.take_along_axis(every, picked, axis=1)
+    return ImputedScores(grid.template_ids, draws, resampled, every, grid.n_instances, seed)
+
+
+def statistic_draws(
+    statistic: StatisticFn, models: Sequence[ImputedScores]
+) -> dict[str, StatisticDraws]:
+    """Mean, std and Sharpe (as `statistic` defines them over the models' template
+    scores): posterior draws on the grid and population replicates.
+
+    The point is the mean over the imputations; its template standard error the root
+    mean square over the imputations of the delta-method one."""
+    on_draws = statistic([m.draws for m in models])
+    on_resampled = statistic([m.resampled for m in models])
+    on_every = statistic([m.every for m in models])  # empty without a bootstrap
+    out: dict[str, StatisticDraws] = {}
+    for s in STATISTICS:
+        values, influence = on_draws[s]
+        reps = Replicates(
+            point=float(values.mean()),
+            point_se=float(np.sqrt(np.mean(template_se(influence) ** 2))),
+            values=on_resampled[s][0],
+            values_se=template_se(on_resampled[s][1]),
+            instance_values=on_every[s][0],
+        )
+        out[s] = StatisticDraws(reps, values)
+    return out
+
+
+def summarise(
+    metric: str,
+    scores: ImputedScores,
+    *,
+    alpha: float,
+    confidence: float,
+    ci_method: str,
+    n_boot: int,
+    seed: int,
+) -> BudgetEstimate:
+    """Point estimates, population and full-grid intervals of one metric."""
+    stats = statistic_draws(lambda s: template_statistics(s[0], alpha), [scores])
+    tail = (1.0 - confidence) / 2.0
+    draws = scores.draws
+    per_template = {
+        t: float(v) for t, v in zip(scores.template_ids, draws.mean(axis=0), strict=True)
+    }
+    lows, highs = np.quantile(draws, [tail, 1.0 - tail], axis=0)
+    per_template_ci = {
+        t: (float(lo), float(hi))
+        for t, lo, hi in zip(scores.template_ids, lows, highs, strict=True)
+    }
+    ci: dict[str, tuple[float | None, float | None]] = {
+        s: stats[s].replicates.interval(ci_method, confidence) if n_boot > 0 else (None, None)
+        for s in STATISTICS
+    }
+    grid_ci = {s: stats[s].grid_interval(confidence) for s in STATISTICS}
+    q10, median, q90 = (float(q) for q in np.quantile(draws, [0.1, 0.5, 0.9], axis=1).mean(axis=1))
+    low, high = float(draws.min(axis=1).mean()), float(draws.max(axis=1).mean())
+    mean = stats["mean"].replicates.point
+    with_bootstrap: dict[str, Any] = {}
+    if n_boot > 0:
+        with_bootstrap = {
+            "ci_low": ci["mean"][0],
+            "ci_high": ci["mean"][1],
+            "sharpe_ci_low": ci["sharpe"][0],
+            "sharpe_ci_high": ci["sharpe"][1],
+            "std_ci_low": ci["std"][0],
+            "std_ci_high": ci["std"][1],
+            "n_boot": n_boot,
+            "confidence": confidence,
+            "seed": seed,
+            "ci_method": ci_method,
+        }
+    aggregate = AggregateStats(
+        mean=mean,
+        std=stats["std"].replicates.point,
+        min=low,
+        max=high,
+        sharpe=stats["sharpe"].replicates.point,
+        alpha=alpha,
+        n_templates=len(scores.template_ids),
+        sharpe_caveat=sharpe_caveat(mean),
+        median=median,
+        max_minus_min=high - low,
+        q10=q10,
+        q90=q90,
+        estimated=True,
+        mean_grid_ci_low=grid_ci["mean"][0],
+        mean_grid_ci_high=grid_ci["mean"][1],
+        std_grid_ci_low=grid_ci["std"][0],
+        std_grid_ci_high=grid_ci["std"][1],
+        sharpe_grid_ci_low=grid_ci["sharpe"][0],
+        sharpe_grid_ci_high=grid_ci["sharpe"][1],
+        **with_bootstrap,
+    )
+    return BudgetEstimate(
+        metric=metric,
+        stats=aggregate,
+        per_template=per_template,
+        per_template_ci=per_template_ci,
+        std_ci=ci["std"],
+        grid_ci=grid_ci,
+        statistics=stats,
+        scores=scores,
+        confidence=confidence,
+        ci_method=ci_method,
+        n_boot=n_boot,
+        seed=seed,
+    )
+
+
+def estimate(
+    grid: AnswerGrid,
+    metric_names: Sequence[str],
+    *,
+    alpha: float = 1.0,
+    n_boot: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+    n_draws: int = DEFAULT_DRAWS,
+    ci_method: str = DEFAULT_CI_METHOD,
+    metric_options: Mapping[str, Mapping[str, Any]] | None = None,
+    completion: Completion | None = None,
+) -> tuple[dict[str, BudgetEstimate], Completion]:
+    """Every metric's estimates from the observed cells of `grid` (one completion shared
+    by all metrics); `metric_options[metric]` are passed to hakari's metric."""
+    if completion is None:
+        completion = complete(grid, n_draws=n_draws, seed=seed)
+    options = metric_options or {}
+    out: dict[str, BudgetEstimate] = {}
+    for metric in metric_names:
+        scores = imputed_scores(
+            completion, metric, n_boot=n_boot, seed=seed, options=options.get(metric, {})
+        )
+        out[metric] = summarise(
+            metric,
+            scores,
+            alpha=alpha,
+            confidence=confidence,
+            ci_method=ci_method,
+            n_boot=n_boot,
+            seed=seed,
+        )
+    return out, completion
+
+
+def difference(alpha: float) -> StatisticFn:
+    """A − B of mean, std and Sharpe over templates (template t of A paired with t of B)."""
+
+    def statistic(scores: Sequence[np.ndarray]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        a, b = template_statistics(scores[0], alpha), template_statistics(scores[1], alpha)
+        return {s: (a[s][0] - b[s][0], a[s][1] - b[s][1]) for s in a}
+
+    return statistic
+
+
+@dataclass(frozen=True, eq=False)
+class BudgetComparison:
+    """Model A against model B from their estimates on the same cells and replicates."""
+
+    model_a: str
+    model_b: str
+    metric: str
+    a: BudgetEstimate
+    b: BudgetEstimate
+    statistics: dict[str, StatisticDraws]  # of the difference A − B
+
+    def interval(self, statistic: str) -> tuple[float | None, float | None]:
+        if self.a.n_boot == 0:
+            return None, None
+        return self.statistics[statistic].replicates.interval(self.a.ci_method, self.a.confidence)
+
+    def record(self) -> PairedComparison:
+        """One item of `paired[TASK][DECODING]`, as for a full run, marked estimated and
+        with the full-grid interval of each difference (needs a bootstrap)."""
+
+        def part(name: str) -> PairedStatistic:
+            value_a = getattr(self.a.stats, name)
+            value_b = getattr(self.b.stats, name)
+            low, high = self.interval(name)
+            assert low is not None and high is not None
+            grid_low, grid_high = self.statistics[name].grid_interval(self.a.confidence)
+            return PairedStatistic(
+                a=value_a,
+                b=value_b,
+                diff=value_a - value_b,
+                ci_low=low,
+                ci_high=high,
+                p_value=self.statistics[name].replicates.p_value(),
+                verdict=verdict_of(low, high),
+                grid_ci_low=grid_low,
+                grid_ci_high=grid_high,
+            )
+
+        return PairedComparison(
+            model_a=self.model_a,
+            model_b=self.model_b,
+            metric=self.metric,
+            alpha=self.a.stats.alpha,
+            mean=part("mean"),
+            sharpe=part("sharpe"),
+            n_templates=len(self.a.scores.template_ids),
+            n_instances=self.a.scores.n_instances,
+            n_boot=self.a.n_boot,
+            confidence=self.a.confidence,
+            seed=self.a.seed,
+            ci_method=self.a.ci_method,
+            estimated=True,
+        )
+
+
+def compare(model_a: str, a: BudgetEstimate, model_b: str, b: BudgetEstimate) -> BudgetComparison:
+    """A − B of two models' estimates, which must come from the same templates,
+    instances, replicates and seed (a budgeted run gives every model the same cells)."""
+    if a.scores.draw_key != b.scores.draw_key or a.metric != b.metric:
+        raise ValueError(
+            f"{model_a!r} and {model_b!r} were not estimated on the same templates, "
+            "instances, replicates, seed and metric"
+        )
+    if a.stats.alpha != b.stats.alpha:
+        raise ValueError(
+            f"alpha differs: {a.stats.alpha} for {model_a!r}, {b.stats.alpha} for {model_b!r}"
+        )
+    stats = statistic_draws(difference(a.stats.alpha), [a.scores, b.scores])
+    return BudgetComparison(model_a, model_b, a.metric, a, b, stats)

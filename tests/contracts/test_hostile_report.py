@@ -1,0 +1,166 @@
+"""Hostile outputs of `hakari report`: it never writes over what it reads (a run's
+results.json, an input file), writes through a symbolic link, writes a device in place,
+and a full disk or a full standard output is one `error:` line (exit 2), not a traceback
+or a half-written page.
+
+Hostile input to `hakari report`: every input it accepts is shown (a meta-evaluation
+file too), on any terminal; what it cannot read is one `error:` line naming the file
+(exit code 2)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import hakari
+from hakari.cli import app
+from hakari.meta import BootstrapSettings, load_meta_input, meta_evaluate
+from tests.helpers.cli import assert_one_line
+from tests.helpers.outputs import (
+    finished_run,
+    full_device,
+    hakari_process,
+    is_char_device,
+    open_full_stdout,
+    snapshot,
+    stderr_lines,
+    stdout_link,
+)
+
+runner = CliRunner()
+
+
+def report(*args: str) -> tuple[int, str]:
+    result = runner.invoke(app, ["report", *args])
+    return result.exit_code, result.output
+
+
+def test_html_over_the_runs_results_is_refused(tmp_path: Path) -> None:
+    run = finished_run(tmp_path / "run")
+    before = snapshot(run)
+    code, out = report(str(run), "--html", str(run / "results.json"))
+    assert_one_line(code, out, "--html", "results.json", "run")
+    assert snapshot(run) == before
+
+
+def test_html_over_another_runs_samples_is_refused(tmp_path: Path) -> None:
+    run, other = finished_run(tmp_path / "run"), finished_run(tmp_path / "other")
+    before = snapshot(other)
+    assert_one_line(*report(str(run), "--html", str(other / "samples.jsonl")), "samples.jsonl")
+    assert snapshot(other) == before
+
+
+def test_html_over_its_own_input_file_is_refused(tmp_path: Path) -> None:
+    run = finished_run(tmp_path / "run")
+    copy = tmp_path / "copy.json"
+    copy.write_bytes((run / "results.json").read_bytes())
+    code, out = report(str(copy), "--html", str(copy))
+    assert_one_line(code, out, "--html", "copy.json", "input")
+    json.loads(copy.read_text(encoding="utf-8"))
+
+
+def test_html_through_a_symlink_keeps_the_link(tmp_path: Path) -> None:
+    run = finished_run(tmp_path / "run")
+    link = tmp_path / "latest.html"
+    link.symlink_to("pages/report.html")
+    (tmp_path / "pages").mkdir()
+    code, out = report(str(run), "--html", str(link))
+    assert code == 0, out
+    assert link.is_symlink() and (tmp_path / "pages" / "report.html").read_text().startswith(
+        "<!DOCTYPE html>"
+    )
+
+
+def test_html_to_a_full_device(tmp_path: Path) -> None:
+    """A character device is written in place: ENOSPC is one line, the device stays."""
+    run = finished_run(tmp_path / "run")
+    device = full_device(tmp_path)
+    code, out = report(str(run), "--html", str(device))
+    assert_one_line(code, out, "--html", "No space left on device")
+    assert is_char_device(device)
+
+
+def test_html_to_standard_output_through_a_link(tmp_path: Path) -> None:
+    run = finished_run(tmp_path / "run")
+    link = stdout_link(tmp_path)
+    result = hakari_process("report", str(run), "--html", str(link))
+    assert result.returncode == 0, result.stderr
+    assert "<!DOCTYPE html>" in result.stdout
+    assert link.is_symlink()
+
+
+def test_markdown_to_a_full_standard_output(tmp_path: Path) -> None:
+    run = finished_run(tmp_path / "run")
+    with open_full_stdout() as full:
+        result = hakari_process("report", str(run), "--markdown", stdout=full)
+    lines = stderr_lines(result)
+    assert result.returncode == 2 and len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: ") and "No space left on device" in lines[0]
+
+
+def test_an_answer_text_utf8_cannot_encode_is_shown_escaped(tmp_path: Path) -> None:
+    """A sample whose output holds a lone surrogate (JSON "\\ud800") does not stop the
+    page: it is written as the escape."""
+    run = finished_run(tmp_path / "run")
+    samples = run / "samples.jsonl"
+    samples.write_text(
+        samples.read_text(encoding="utf-8").replace('"output": "positive"', '"output": "p\\ud800"'),
+        encoding="utf-8",
+    )
+    code, out = report(str(run), "--html", str(tmp_path / "page.html"))
+    assert code == 0, out
+    assert "p\\ud800" in (tmp_path / "page.html").read_text(encoding="utf-8")
+
+
+HAKARI_SRC = str(Path(hakari.__file__).resolve().parents[1])  # the code under test
+
+
+@pytest.fixture
+def meta_json(tmp_path: Path) -> Path:
+    rows = tmp_path / "scores.jsonl"
+    rows.write_text(
+        "".join(
+            json.dumps({"h": h, "rouge[b]": m, "s": s, "g": g}) + "\n"
+            for h, m, s, g in [(1, 0.2, "a", "x"), (2, 0.4, "b", "x"), (3, 0.3, "a", "y"),
+                               (4, 0.9, "b", "y"), (2, 0.5, "c", "x"), (5, 0.8, "c", "y")]
+        ),
+        encoding="utf-8",
+    )  # fmt: skip
+    data = load_meta_input(rows, "h", ["rouge[b]"], "s", "g")
+    path = tmp_path / "meta.json"
+    path.write_text(json.dumps(meta_evaluate(data, BootstrapSettings(n_boot=50))), "utf-8")
+    return path
+
+
+@pytest.mark.parametrize("markdown", [False, True], ids=["terminal", "markdown"])
+def test_a_meta_file_is_shown(meta_json: Path, markdown: bool) -> None:
+    """`hakari report meta.json` printed nothing at all (exit 0)."""
+    args = ["report", str(meta_json), *(["--markdown"] if markdown else [])]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    metric = "rouge\\[b\\]" if markdown else "rouge[b]"  # Markdown escapes the brackets
+    for needle in ("meta.json", "pooled", "system", "summary", metric, "pearson", "CAT"):
+        assert needle in result.output, (needle, result.output)
+    if markdown:
+        assert "| metric |" in result.output
+
+
+def test_an_ascii_terminal_gets_the_report(tmp_path: Path) -> None:
+    run = finished_run(tmp_path / "run")
+    env = {**os.environ, "PYTHONIOENCODING": "ascii", "PYTHONPATH": HAKARI_SRC}
+    done = subprocess.run(
+        [sys.executable, "-m", "hakari", "report", str(run)],
+        capture_output=True,
+        text=True,
+        encoding="ascii",
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr and "demo_sentiment_en" in done.stdout
