@@ -48,7 +48,7 @@ import hakari
 from hakari.backends.base import GenerationRequest
 from hakari.backends.openai.protocol import extra_fields, sampling_fields
 from hakari.backends.packaged import SMOLLM2, converted_model
-from hakari.backends.serving import ServingOptions, first_stops
+from hakari.backends.serving import ServingOptions, first_stops, needs_reask, reask_stops
 from hakari.backends.vllm import VLLMBackend
 from hakari.runner.collect import task_instances
 from hakari.runner.options import RunOptions
@@ -58,7 +58,7 @@ from hakari.tasks.loader import Task, load_task
 from hakari.tasks.prompts import RenderedPrompt, iter_numbered_chunks, select_templates
 
 ROOT = Path(__file__).resolve().parents[1]
-DECODINGS = ("greedy", "constrained", "loglik")
+DECODINGS: tuple[str, ...] = ("greedy", "constrained", "loglik")
 KV_CACHE_BYTES = 1 << 30
 MAX_MODEL_LEN = 2048
 
@@ -138,11 +138,16 @@ class KeepOpen:
 
 @dataclass
 class EngineCalls:
-    """What hakari passed to the engine, first asks only (re-asks counted apart)."""
+    """What hakari passed to the engine: the first asks, then the re-asks of answers cut
+    in their leading whitespace (the stop rule), which the bare side replays too."""
 
     generate: list[tuple[list[int], dict[str, Any], str | None]] = field(default_factory=list)
+    reask: list[tuple[list[int], dict[str, Any], str | None]] = field(default_factory=list)
     score: list[list[int]] = field(default_factory=list)
-    reasks: int = 0
+
+    @property
+    def reasks(self) -> int:
+        return len(self.reask)
 
 
 def record_engine_calls(backend: VLLMBackend, calls: EngineCalls) -> Callable[[], None]:
@@ -156,11 +161,9 @@ def record_engine_calls(backend: VLLMBackend, calls: EngineCalls) -> Callable[[]
         return outer(requests, **kwargs)
 
     def engine_generate(prompts: Any, settings: Any, regexes: Any, lora: Any) -> Any:
-        if state["first"]:
-            calls.generate.extend(zip(prompts, settings, regexes, strict=True))
-            state["first"] = False
-        else:
-            calls.reasks += len(prompts)
+        target = calls.generate if state["first"] else calls.reask
+        target.extend(zip(prompts, settings, regexes, strict=True))
+        state["first"] = False
         return original_generate(prompts, settings, regexes, lora)
 
     def engine_score(rows: Any, lora: Any) -> Any:
@@ -203,20 +206,28 @@ def bare_generate(llm: Any, calls: EngineCalls, loglik: bool) -> Callable[[], ob
 
         return score
 
-    def generate() -> object:
+    def one_call(asks: list[tuple[list[int], dict[str, Any], str | None]]) -> list[str]:
         params = [
             SamplingParams(
                 **kw, structured_outputs=StructuredOutputsParams(regex=rx) if rx else None
             )
-            for _, kw, rx in calls.generate
+            for _, kw, rx in asks
         ]
-        prompts = [TokensPrompt(prompt_token_ids=ids) for ids, _, _ in calls.generate]
+        prompts = [TokensPrompt(prompt_token_ids=ids) for ids, _, _ in asks]
         return [o.outputs[0].text for o in llm.generate(prompts, params, use_tqdm=False)]
+
+    def generate() -> object:
+        # the same engine work as hakari: its first asks, then its re-asks (the bare side
+        # does not decide which: it replays them)
+        texts = one_call(calls.generate)
+        return texts + (one_call(calls.reask) if calls.reask else [])
 
     return generate
 
 
-def bench_inprocess(work: Workload, folder: Path, rounds: int, tmp: Path) -> list[Ratio]:
+def bench_inprocess(
+    work: Workload, folder: Path, rounds: int, tmp: Path, decodings: list[str]
+) -> list[Ratio]:
     options = ServingOptions(
         enforce_eager=True,
         engine_args=(f"kv_cache_memory_bytes={KV_CACHE_BYTES}",),
@@ -230,7 +241,7 @@ def bench_inprocess(work: Workload, folder: Path, rounds: int, tmp: Path) -> lis
     shared = KeepOpen(backend)
     ratios = []
     try:
-        for decoding in DECODINGS:
+        for decoding in decodings:
             calls = EngineCalls()
             restore = record_engine_calls(backend, calls)
             try:  # the warm-up run records what hakari asks of the engine
@@ -246,7 +257,10 @@ def bench_inprocess(work: Workload, folder: Path, rounds: int, tmp: Path) -> lis
             bare()  # warm
             ratio = Ratio(f"vllm: {decoding}")
             if calls.reasks:
-                ratio.notes.append(f"{calls.reasks} re-asks (stop rule)")
+                ratio.notes.append(
+                    f"{calls.reasks} of {len(calls.generate)} re-asked (stop rule), "
+                    "replayed by the bare side"
+                )
             for r in range(rounds):
                 out = tmp / f"vllm-{decoding}-{r}"
 
@@ -298,7 +312,8 @@ def lm_eval_requests(work: Workload) -> tuple[list[Any], list[Any], list[tuple[i
         )
         for i, rp in enumerate(work.prompts)
     ]
-    loglik, owners = [], []
+    loglik: list[Any] = []
+    owners: list[tuple[int, int]] = []
     for i, rp in enumerate(work.prompts):
         for j, continuation in enumerate(rp.answers or {}):
             loglik.append(Instance("loglikelihood", {}, (rp.text, continuation), len(loglik)))
@@ -451,8 +466,11 @@ def stop_server(proc: subprocess.Popen[bytes]) -> None:
     proc.wait()
 
 
-def server_bodies(work: Workload, folder: Path, decoding: str) -> list[dict[str, Any]]:
-    """The request bodies hakari's `openai:` sends for these prompts (first asks)."""
+def server_bodies(
+    work: Workload, folder: Path, decoding: str
+) -> tuple[list[dict[str, Any]], list[GenerationRequest]]:
+    """The request bodies hakari's `openai:` sends for these prompts (first asks), and
+    the generation requests they stand for (none for loglik)."""
     regex_field = ServingOptions().regex_field
     if decoding != "loglik":
         requests: list[GenerationRequest] = [
@@ -464,7 +482,7 @@ def server_bodies(work: Workload, folder: Path, decoding: str) -> list[dict[str,
             | extra_fields(r, regex_field)
             | {"model": str(folder), "prompt": r.prompt}
             for r in requests
-        ]
+        ], requests
     bodies = []
     for rp in work.prompts:
         context = rp.text
@@ -485,7 +503,21 @@ def server_bodies(work: Workload, folder: Path, decoding: str) -> list[dict[str,
                     "logprobs": 1,
                 }
             )
-    return bodies
+    return bodies, []
+
+
+def reask_bodies(
+    bodies: list[dict[str, Any]], choices: list[Any], requests: list[GenerationRequest]
+) -> list[dict[str, Any]]:
+    """The second asks a client that honours the stop rule must send: answers that
+    stopped at a stop string (vLLM's `stop_reason` a string, not EOS) inside their leading
+    whitespace, asked again without the stops that start with whitespace."""
+    out = []
+    for body, choice, request in zip(bodies, choices, requests, strict=True):
+        eos = not isinstance(choice.get("stop_reason"), str)
+        if needs_reask(request, choice["text"], choice["finish_reason"], eos):
+            out.append(body | {"stop": list(reask_stops(request) or ())})
+    return out
 
 
 async def flood(url: str, bodies: list[dict[str, Any]], concurrency: int) -> list[Any]:
@@ -504,29 +536,52 @@ async def flood(url: str, bodies: list[dict[str, Any]], concurrency: int) -> lis
 
 
 def bench_server(
-    work: Workload, folder: Path, url: str, rounds: int, concurrency: int, tmp: Path
+    work: Workload,
+    folder: Path,
+    url: str,
+    rounds: int,
+    concurrency: int,
+    tmp: Path,
+    decodings: list[str],
 ) -> tuple[list[Ratio], dict[str, Path], dict[str, float]]:
     spec = f"openai:{folder}@{url}"
     serving = ServingOptions(concurrency=concurrency, request_timeout=600)
     ratios, runs, seconds = [], {}, {}
-    for decoding in DECODINGS:
-        bodies = server_bodies(work, folder, decoding)
+    for decoding in decodings:
+        bodies, requests = server_bodies(work, folder, decoding)
         asyncio.run(flood(url, bodies[:concurrency], concurrency))  # warm
         ratio = Ratio(f"openai: {decoding}, concurrency {concurrency}")
+        reasked = [0]
         for r in range(rounds):
             out = tmp / f"openai-{decoding}-{r}"
 
             def run_hakari(out: Path = out, decoding: str = decoding) -> object:
                 return work.evaluate(spec, decoding, out, serving=serving)
 
-            def run_bare(bodies: list[dict[str, Any]] = bodies) -> object:
-                return asyncio.run(flood(url, bodies, concurrency))
+            def run_bare(
+                bodies: list[dict[str, Any]] = bodies,
+                requests: list[GenerationRequest] = requests,
+                reasked: list[int] = reasked,
+            ) -> object:
+                choices = asyncio.run(flood(url, bodies, concurrency))
+                if not requests:
+                    return choices
+                again = reask_bodies(bodies, choices, requests)
+                reasked[0] = len(again)
+                return choices + asyncio.run(flood(url, again, concurrency)) if again else choices
 
-            order = [("bare", run_bare), ("hakari", run_hakari)]
+            order: list[tuple[str, Callable[[], object]]] = [
+                ("bare", run_bare),
+                ("hakari", run_hakari),
+            ]
             for name, fn in order if r % 2 == 0 else order[::-1]:
                 s = timed(fn)
                 setattr(ratio, name, min(getattr(ratio, name), s))
             runs[decoding] = out
+        if reasked[0]:
+            ratio.notes.append(
+                f"{reasked[0]} of {len(bodies)} re-asked (stop rule), by the bare client too"
+            )
         seconds[decoding] = ratio.hakari
         print(f"{ratio.label}: hakari {ratio.hakari:.1f} s, bare {ratio.bare:.1f} s", flush=True)
         ratios.append(ratio)
@@ -589,6 +644,9 @@ def main() -> None:
     parser.add_argument("--cache-dir", type=Path, default=None, help="hakari's models folder")
     parser.add_argument("--skip-lm-eval", action="store_true")
     parser.add_argument(
+        "--decodings", default=",".join(DECODINGS), help="lm-eval needs greedy and loglik"
+    )
+    parser.add_argument(
         "--folder",
         type=Path,
         default=None,
@@ -609,19 +667,23 @@ def main() -> None:
     print(header, flush=True)
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
-        ratios = bench_inprocess(work, folder, args.rounds, tmp)
-        inprocess_runs = {d: tmp / f"vllm-{d}-0" for d in DECODINGS}
+        decodings = [d for d in args.decodings.split(",") if d]
+        if not set(decodings) <= set(DECODINGS):
+            parser.error(f"--decodings: choose from {', '.join(DECODINGS)}")
+        lm_eval = not args.skip_lm_eval and {"greedy", "loglik"} <= set(decodings)
+        ratios = bench_inprocess(work, folder, args.rounds, tmp, decodings)
+        inprocess_runs = {d: tmp / f"vllm-{d}-0" for d in decodings}
         inprocess_seconds = {r.label.split()[1]: r.hakari for r in ratios}
         peers: list[Peer] = []
-        if not args.skip_lm_eval:
+        if lm_eval:
             peers += lm_eval_vllm(folder, work, inprocess_runs, inprocess_seconds)
         proc, url = start_server(folder, tmp / "server.log")
         try:
             server_ratios, runs, seconds = bench_server(
-                work, folder, url, args.rounds, args.concurrency, tmp
+                work, folder, url, args.rounds, args.concurrency, tmp, decodings
             )
             ratios += server_ratios
-            if not args.skip_lm_eval:
+            if lm_eval:
                 peers += lm_eval_local(folder, url, args.concurrency, work, runs, seconds)
         finally:
             stop_server(proc)
