@@ -7,8 +7,8 @@ it), the packaged SmolLM2 in fp32, completion prompts:
   tie explains it; the counts are printed);
 * 30% faults (429 + Retry-After, 500, a stall past the timeout, malformed JSON, a reset
   connection) between them: the fault-free run's metrics, each request delivered to
-  the model once, a rerun asks no prompt again (English answers: short, so that the
-  timeout a stall must outlive stays short);
+  the model once, a rerun asks no prompt again (the English task; the timeout a stall
+  must outlive is 10× the time of its longest allowed answer);
 * kill -9 in the middle of a CLI run, then the same command: only the missing prompts
   reach the server, the metrics equal;
 * two replicas, one killed (-9, engine and all) mid-run: the run completes on the other
@@ -39,6 +39,7 @@ import hakari
 from hakari.backends.hf import HFBackend
 from hakari.backends.registry import load_backend
 from hakari.backends.serving import ServingOptions
+from hakari.tasks.loader import load_task
 from tests.helpers.agreement import compare, samples
 from tests.helpers.cache import cached_rows
 from tests.helpers.cli import assert_one_line
@@ -66,9 +67,13 @@ def served(smollm2_folder: Path, tmp_path_factory: pytest.TempPathFactory) -> It
     vllm_python()
     with vllm_servers(smollm2_folder, tmp_path_factory.mktemp("vllm-server")) as (server,):
         # a stall is a request that outlives the timeout: well above the time of the
-        # longest answer (a 24-character English answer: under 16 tokens)
-        timeout = max(20.0, 20 * completion_latency(server.url, server.model, tokens=16))
-        yield Served(server, server.model, timeout)
+        # longest answer the task allows (its largest token budget; SmolLM2 can use all
+        # of it), so that a slow answer on a busy machine is never taken for a stall and
+        # asked twice
+        task = load_task(FAULT_TASK)
+        budget = max(task.spec.max_tokens_for(t) for t in task.spec.templates)
+        latency = completion_latency(server.url, server.model, tokens=budget)
+        yield Served(server, server.model, max(30.0, 10 * latency))
 
 
 def run(
