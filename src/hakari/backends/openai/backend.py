@@ -302,10 +302,13 @@ class OpenAIBackend:
                 on_batch(list(zip(batch, answers, strict=True)))
 
         batches = self._batches(requests)
+        first_asks: dict[tuple[int, ...], list[Choice]] = {}
         self._runner.run(
             self._pool.run(
                 batches,
-                lambda replica, batch: self._generate_batch(replica, [requests[i] for i in batch]),
+                lambda replica, batch: self._generate_batch(
+                    replica, [requests[i] for i in batch], first_asks, tuple(batch)
+                ),
                 done,
             )
         )
@@ -334,11 +337,23 @@ class OpenAIBackend:
         return sorted(batches + singles)
 
     async def _generate_batch(
-        self, replica: Replica[openai.AsyncOpenAI], batch: Sequence[GenerationRequest]
+        self,
+        replica: Replica[openai.AsyncOpenAI],
+        batch: Sequence[GenerationRequest],
+        first_asks: dict[tuple[int, ...], list[Choice]],
+        key: tuple[int, ...],
     ) -> list[GenerationResult]:
         """Answers of one batch (see `_batches`), re-asking only the prompts that need it
-        (hakari's stop rule, `hakari.backends.serving`)."""
-        choices = await self._ask(replica, batch, first_stops(batch[0]))
+        (hakari's stop rule, `hakari.backends.serving`). A first ask that came back whole
+        is kept in `first_asks` under the batch's `key`: when a fault hits the re-ask and
+        the pool retries the batch, only the re-ask is sent again (no prompt reaches the
+        model twice for one answer)."""
+        kept = first_asks.get(key)
+        if kept is None:
+            kept = await self._ask(replica, batch, first_stops(batch[0]))
+            if all(choice.text is not None for choice in kept):
+                first_asks[key] = kept
+        choices = list(kept)
         again = [
             i
             for i, (request, choice) in enumerate(zip(batch, choices, strict=True))
