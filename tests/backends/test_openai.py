@@ -239,6 +239,32 @@ def test_stop_after_cuts_the_answer_line(servers: list[StubServer]) -> None:
     b.close()
 
 
+def test_a_fault_on_the_reask_sends_only_the_reask_again(servers: list[StubServer]) -> None:
+    """The first ask came back whole; the re-ask hits a 500 and the pool retries the
+    batch: the first ask is not sent again (the real vLLM server under the fault proxy
+    got one prompt 4 times before)."""
+    reasks: list[int] = []
+    lock = threading.Lock()
+
+    def respond(seen: Seen) -> Reply:
+        raw = "\n\n1. Tokyo\nmore"
+        stops = seen.body.get("stop") or []
+        if not stops:  # the re-ask (no stop strings): fail the first one
+            with lock:
+                reasks.append(1)
+                if len(reasks) == 1:
+                    return Reply(500, {"error": {"message": "down"}})
+        cut = min((raw.find(s) for s in stops if s in raw), default=-1)
+        return Reply(body=completion(raw[:cut] if cut >= 0 else raw))
+
+    server = serve(servers, respond)
+    b = backend(server.url)
+    (result,) = b.generate([GenerationRequest(prompt="Q", max_new_tokens=20)])
+    assert result.text == "\n\n1. Tokyo" and result.finish_reason == "stop"
+    assert [s.body.get("stop") for s in server.generations()] == [["\n"], None, None]
+    b.close()
+
+
 def test_regex_field_and_ignored_constraints(
     servers: list[StubServer], caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -97,16 +97,10 @@ def test_transformers_backend_stops_generating_there(tiny_random_backend: HFBack
     full, ruled = tiny_random_backend.generate(
         [
             GenerationRequest(prompt="Hello", max_new_tokens=40, stop=()),
-            GenerationRequest(
-                prompt="Hello", max_new_tokens=40, stop=(), stop_after=THREE_CHARS
-            ),
+            GenerationRequest(prompt="Hello", max_new_tokens=40, stop=(), stop_after=THREE_CHARS),
         ],
         batch_size=1,
     )
     assert len(full.text) > 3, full
-    assert (
-        ruled.text
-        == full.text[:3]
-        == apply_output_rules(full.text, stop_after=THREE_CHARS)[0]
-    )
+    assert ruled.text == full.text[:3] == apply_output_rules(full.text, stop_after=THREE_CHARS)[0]
     assert ruled.finish_reason == "stop" and ruled.n_tokens < full.n_tokens

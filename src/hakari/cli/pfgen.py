@@ -258,7 +258,9 @@ def generate(
     prefix: Annotated[str, typer.Option(help="prompt prefix (backslash escapes allowed)")] = "",
     seed: Annotated[str, typer.Option(help="the reference's seed string")] = "",
     batch_size: Annotated[int | None, typer.Option()] = None,
-    dtype: Annotated[str, typer.Option()] = "float32",
+    dtype: Annotated[
+        str | None, typer.Option(help="Default: float32 in-process, vLLM's own on vllm:.")
+    ] = None,
     device: Annotated[str, typer.Option()] = "auto",
     output_dir: Annotated[
         Path, typer.Option(help="results root; the run goes to <root>/<model>/<config hash>/")

@@ -70,7 +70,14 @@ def run(
     prompt_format: Annotated[
         str, typer.Option("--prompt-format", help="completion, chat or auto.")
     ] = "auto",
-    dtype: Annotated[str, typer.Option("--dtype", help="float32, bfloat16, float16.")] = "float32",
+    dtype: Annotated[
+        str | None,
+        typer.Option(
+            "--dtype",
+            help="float32, bfloat16, float16; vllm: also auto. Default: float32 in-process "
+            "(transformers), vLLM's own choice (auto) on vllm:.",
+        ),
+    ] = None,
     device: Annotated[str, typer.Option("--device", help="cpu, cuda or auto.")] = "auto",
     n_boot: Annotated[int, typer.Option("--n-boot", help="Bootstrap replicates (0: none).")] = 1000,
     qa_mode: Annotated[
@@ -144,6 +151,22 @@ def run(
     max_model_len: Annotated[
         int | None, typer.Option(help="vllm: context length.", rich_help_panel=SERVING)
     ] = None,
+    enforce_eager: Annotated[
+        bool,
+        typer.Option(
+            help="vllm: no compiled graphs (a CPU engine starts in ~1 min instead of 4-5).",
+            rich_help_panel=SERVING,
+        ),
+    ] = False,
+    engine_arg: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--engine-arg",
+            help="vllm: KEY=VALUE, any field of vLLM's EngineArgs (repeatable), e.g. "
+            "kv_cache_memory_bytes=2000000000.",
+            rich_help_panel=SERVING,
+        ),
+    ] = None,
 ) -> None:
     """Evaluate models on tasks across all their templates (default: the demo suite)."""
     from hakari.backends.serving import ServingOptions
@@ -194,6 +217,8 @@ def run(
                 distributed_executor_backend=distributed_executor_backend,
                 gpu_memory_utilization=gpu_memory_utilization,
                 max_model_len=max_model_len,
+                enforce_eager=enforce_eager,
+                engine_args=tuple(engine_arg or ()),
             ),
         )
     except HakariInputError as exc:

@@ -40,7 +40,7 @@ class JudgeOptions:
     cache_dir: Path | None = None
     use_cache: bool = True
     device: str = "auto"
-    dtype: str = "float32"
+    dtype: str | None = None  # None: the backend's default (fp32 in-process, vLLM's auto)
     progress: bool = False  # a rich progress line of judge calls (the CLI turns it on)
 
     def check(self) -> None:

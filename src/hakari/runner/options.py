@@ -46,7 +46,7 @@ class RunOptions:
     use_cache: bool = True
     prompt_format: PromptFormat = "auto"
     data_dir: Path | None = None
-    dtype: str = "float32"
+    dtype: str | None = None  # None: each backend's default (fp32 in-process, vLLM's auto)
     device: str = "auto"
     n_boot: int = 1000
     seed: int = 0

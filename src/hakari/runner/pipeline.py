@@ -60,7 +60,7 @@ def evaluate(
     use_cache: bool = True,
     prompt_format: PromptFormat = "auto",
     data_dir: str | Path | None = None,
-    dtype: str = "float32",
+    dtype: str | None = None,
     device: str = "auto",
     n_boot: int = 1000,
     sample: int | None = None,
@@ -137,7 +137,12 @@ def evaluate(
     if plan.active:
         for task in loaded:
             budgeted.check_task_fits(task)
-    preflight.check_models(models, opts, builtin_loader=backend_factory is None)
+    preflight.check_models(
+        models,
+        opts,
+        preflight.running_decodings(loaded, decoding_list),
+        builtin_loader=backend_factory is None,
+    )
     baselines = {task.name: preflight.scan_rows(task, opts, decoding_list) for task in loaded}
     preflight.check_bootstrap_memory(loaded, baselines, len(models), opts, decoding_list)
     factory = backend_factory or default_factory(opts)

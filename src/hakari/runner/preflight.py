@@ -5,7 +5,9 @@ seconds, not a model load or an hour of generation, and ends as one `HakariInput
 * options: numbers in range (`--alpha` finite and ≥ 0, `--limit`, `--sample`, `--n-boot`,
   the serving options, ...) through `hakari._util.checks`, and `--n-boot` against the
   memory its bootstraps will hold (once the rows are counted);
-* models: every `--model` spec resolved without loading weights, no duplicates;
+* models: every `--model` spec resolved without loading weights, no duplicates; a
+  server that cannot serve a decoding the run asks for (log-likelihood through a chat
+  endpoint, a regex field it rejects or ignores, ...) is refused before any prompt;
 * tasks: no two with the same name, templates selected, regexes usable as constraints,
   every answer key reachable by its template's regex;
 * rows: every row the run will use (not just the first), streamed once: the target
@@ -73,9 +75,16 @@ def check_bootstrap_memory(
     checks.fits_in_memory(needed, "--n-boot", opts.n_boot, "the bootstrap replicates")
 
 
-def check_models(models: Sequence[str], opts: RunOptions, *, builtin_loader: bool) -> None:
+def check_models(
+    models: Sequence[str],
+    opts: RunOptions,
+    decodings: Sequence[Decoding],
+    *,
+    builtin_loader: bool,
+) -> None:
     """Every spec resolves (with the built-in loader; a custom `backend_factory` owns its
-    specs) and none repeats (results are keyed by spec)."""
+    specs) and can serve the decodings the run will ask of it (`running_decodings`) in
+    the prompt format asked for; none repeats (results are keyed by spec)."""
     if not models:
         raise HakariInputError("no model given", field="--model")
     seen: set[str] = set()
@@ -85,13 +94,26 @@ def check_models(models: Sequence[str], opts: RunOptions, *, builtin_loader: boo
         seen.add(spec)
     if builtin_loader:
         for spec in models:
-            registry.check_spec(spec, dtype=opts.dtype, device=opts.device)
+            registry.check_spec(
+                spec,
+                dtype=opts.dtype,
+                device=opts.device,
+                prompt_format=opts.prompt_format,
+                serving=opts.serving,
+                decodings=decodings,
+            )
             if opts.prompt_format == "chat" and registry.has_chat_template(spec) is False:
                 raise HakariInputError(
                     f"--prompt-format chat: model {spec!r} has no chat template; use auto "
                     "(chat where a model has a template) or completion",
                     field="--prompt-format",
                 )
+
+
+def running_decodings(tasks: Sequence[Task], decodings: Sequence[Decoding]) -> list[Decoding]:
+    """The decodings some task will run: loglik scores label tasks only."""
+    label_tasks = any(task.spec.answer_type == "label" for task in tasks)
+    return [d for d in decodings if d != "loglik" or label_tasks]
 
 
 def check_tasks(tasks: Sequence[Task], opts: RunOptions, decodings: Sequence[Decoding]) -> None:

