@@ -234,10 +234,10 @@ class Tally:
     def add(self, est: Estimate, truth_templates: np.ndarray, truth: dict[str, float]) -> None:
         self.template_errors.extend(np.abs(est.per_template - truth_templates).tolist())
         if est.template_ci is not None:
-            low, high = est.template_ci[:, 0], est.template_ci[:, 1]
-            inside = (low - 1e-12 <= truth_templates) & (truth_templates <= high + 1e-12)
+            lows, highs = est.template_ci[:, 0], est.template_ci[:, 1]
+            inside = (lows - 1e-12 <= truth_templates) & (truth_templates <= highs + 1e-12)
             self.template_cover.extend(inside.tolist())
-            self.template_width.extend((high - low).tolist())
+            self.template_width.extend((highs - lows).tolist())
         for s in STATS:
             self.errors[s].append(abs(est.stats[s] - truth[s]))
             if est.grid_ci is not None:
