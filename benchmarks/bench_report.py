@@ -2,7 +2,8 @@
 
 A synthetic run shaped like the paper's full evaluation: the ten paper tasks as hakari
 ships them (every template: 14 + 8 + 18 + 8 + 12 Japanese, the English ones likewise),
-`--models` models × greedy / constrained / loglik, per-template scores and aggregates from
+`--models` models × greedy / constrained / loglik, per-template scores (with intervals as
+wide as a proportion's on the instances) and aggregates from
 `hakari.aggregate.aggregate`, paired differences for every model pair, and a
 samples.jsonl with every model × decoding × template × instance (prompts rendered from
 the real templates with filler text of realistic length). The report is then built from
@@ -23,8 +24,15 @@ from pathlib import Path
 
 import numpy as np
 
-from hakari.aggregate import PairedComparison, PairedStatistic, aggregate
-from hakari.results import DecodingResult, EvalResults, ModelResult, TaskResult, TemplateResult
+from hakari.aggregate import PairedComparison, PairedStatistic, TemplateInterval, aggregate
+from hakari.results import (
+    DecodingResult,
+    EvalResults,
+    ModelResult,
+    RunConfig,
+    TaskResult,
+    TemplateResult,
+)
 from hakari.tasks.loader import load_task
 
 PAPER_TASKS = [
@@ -47,11 +55,17 @@ def _prompt(template: str, lang: str, rng: np.random.Generator) -> str:
     return template.format_map(fields)
 
 
+def _interval(score: float, n: int) -> TemplateInterval:
+    """A template's interval as wide as a proportion's on n instances."""
+    half = 1.96 * (score * (1 - score) / n) ** 0.5
+    return TemplateInterval(low=max(score - half, 0.0), high=min(score + half, 1.0))
+
+
 def synthetic_run(folder: Path, n_models: int, n_instances: int, seed: int = 0) -> Path:
     rng = np.random.default_rng(seed)
     models = [f"model-{i}" for i in range(n_models)]
     results = EvalResults(
-        config={"models": models, "tasks": PAPER_TASKS, "decodings": DECODINGS, "alpha": 1.0},
+        config=RunConfig(models=models, tasks=PAPER_TASKS, decodings=DECODINGS, alpha=1.0),
         versions={"hakari": "bench"},
     )
     paired: dict[str, dict[str, list[PairedComparison]]] = {}
@@ -73,10 +87,12 @@ def synthetic_run(folder: Path, n_models: int, n_instances: int, seed: int = 0) 
                 for decoding in DECODINGS:
                     dec = DecodingResult()
                     for t in spec.templates:
+                        scores = {m: float(rng.uniform(0.2, 0.9)) for m in spec.metrics}
                         dec.templates[t.id] = TemplateResult(
-                            metrics={m: float(rng.uniform(0.2, 0.9)) for m in spec.metrics},
+                            metrics=scores,
                             fallback_rate=float(rng.uniform(0, 1)) if decoding == "greedy" else 0,
                             n=n_instances,
+                            ci={m: _interval(v, n_instances) for m, v in scores.items()},
                         )
                         for i, text in enumerate(prompts[t.id]):
                             record = {

@@ -2,7 +2,7 @@
 
 Layout (schema_version 1):
 models[MODEL].tasks[TASK].decodings[DECODING].templates[TEMPLATE_ID]
-    -> {metrics: {METRIC: float}, fallback_rate, n}
+    -> {metrics: {METRIC: float}, fallback_rate, n, ci: {METRIC: {low, high}}}
 models[MODEL].tasks[TASK].decodings[DECODING].aggregate[METRIC]
     -> {mean, std, min, max, sharpe, alpha, ci_low, ci_high, ...}
 models[MODEL].tasks[TASK].chance -> {METRIC: float}
@@ -41,6 +41,7 @@ from hakari._util.atomic import json_text, write_text_atomic
 from hakari._util.records import Record
 from hakari._util.redact import redact_tree
 from hakari.aggregate.budget.records import DesignRecord, EstimatorRecord
+from hakari.aggregate.intervals import TemplateInterval
 from hakari.aggregate.multiple import ModelGroups
 from hakari.aggregate.paired import PairedComparison
 from hakari.aggregate.summary import AggregateStats
@@ -115,7 +116,8 @@ class RunConfig(Record):
     generation_budgets: dict[str, GenerationBudget] | None = None
     """Task -> its generation budget."""
     batch_size: int | None = None
-    """`--batch-size`: prompts per backend batch (no effect on the scores)."""
+    """`--batch-size`: prompts per backend batch (no effect on the scores); null: the
+    backend's own (transformers: 32, or 8 for models of 1B parameters or more on a CPU)."""
     prompt_format: PromptFormat | None = None
     """`--prompt-format`: "auto", "chat" or "completion" (what auto chose is in each
     model's `identity`)."""
@@ -151,7 +153,7 @@ class RunConfig(Record):
 class TemplateResult(Record):
     """One template's scores on all instances of a task × decoding."""
 
-    WRITTEN_WHEN_GIVEN = frozenset({"estimated", "metrics_ci"})
+    WRITTEN_WHEN_GIVEN = frozenset({"estimated", "metrics_ci", "ci"})
 
     metrics: dict[str, float]
     """Metric -> the corpus-level score over the instances, on the metric's scale."""
@@ -166,6 +168,10 @@ class TemplateResult(Record):
     metrics_ci: dict[str, list[float]] | None = None
     """Estimated runs only: metric -> [low, high], the interval of the score the full
     grid would have given this template."""
+    ci: dict[str, TemplateInterval] | None = None
+    """Metric -> the bootstrap interval of this template's score over the instances
+    (`TemplateInterval`); written when a bootstrap ran (absent from files of versions
+    before it was recorded)."""
 
 
 class BudgetRound(Record):

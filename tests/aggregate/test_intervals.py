@@ -167,6 +167,38 @@ def _two_models(
     return models, refs
 
 
+def test_template_intervals_are_the_instance_bootstrap_of_each_template() -> None:
+    """A template's interval is the percentile interval of its score over the replicates'
+    instance resamples: for accuracy, close to the normal interval of a proportion."""
+    rng = np.random.default_rng(3)
+    n = 600
+    golds = rng.integers(0, 2, size=n).tolist()
+    right = {"a": 0.7, "b": 0.55, "c": 0.9}
+    preds = {t: [g if rng.random() < p else 1 - g for g in golds] for t, p in right.items()}
+    result = bootstrap(preds, golds, "accuracy", n_boot=2000, seed=5)
+    intervals = result.template_intervals()
+    assert list(intervals) == ["a", "b", "c"]
+    every = result.replicates.every
+    for i, (template, interval) in enumerate(intervals.items()):
+        np.testing.assert_allclose(
+            [interval.low, interval.high], np.quantile(every[:, i], [0.025, 0.975]), rtol=1e-12
+        )
+        p = result.per_template[template]
+        half = 1.96 * math.sqrt(p * (1 - p) / n)
+        assert interval.low == pytest.approx(p - half, abs=0.008)
+        assert interval.high == pytest.approx(p + half, abs=0.008)
+        assert 0.0 <= interval.low <= p <= interval.high <= 1.0
+
+
+def test_template_intervals_leave_out_undefined_replicates() -> None:
+    from hakari.aggregate.intervals import template_intervals
+
+    every = np.array([[0.1, np.nan], [0.3, np.nan], [0.2, np.nan]])
+    intervals = template_intervals(["x", "y"], every, confidence=0.5)
+    assert list(intervals) == ["x"]  # y has no defined replicate: no interval
+    assert (intervals["x"].low, intervals["x"].high) == pytest.approx((0.15, 0.25))
+
+
 def test_paired_difference_equals_difference_of_point_estimates() -> None:
     models, refs = _two_models()
     comparisons = paired_bootstrap(models, refs, "mcc", alpha=1.0, n_boot=200, seed=4)

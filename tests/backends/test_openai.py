@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import pytest
 
-from hakari.backends.base import GenerationRequest, LoglikRequest, Message
+from hakari.backends.base import GenerationRequest, LoglikRequest, Message, StopAfter
 from hakari.backends.openai import OpenAIBackend, parse_spec
 from hakari.backends.openai.faults import ServerError
 from hakari.backends.serving import ServingOptions
@@ -219,6 +219,23 @@ def test_stop_inside_leading_whitespace_is_reasked(servers: list[StubServer]) ->
     (result,) = b.generate([GenerationRequest(prompt="Q", max_new_tokens=20)])
     assert result.text == "\n\n1. Tokyo" and result.finish_reason == "stop"
     assert [s.body.get("stop") for s in server.generations()] == [["\n"], None]
+    b.close()
+
+
+def test_stop_after_cuts_the_answer_line(servers: list[StubServer]) -> None:
+    server = serve(servers, lambda seen: Reply(body=completion("It is 1, I think")))
+    b = backend(server.url)
+    plain, ruled = b.generate(
+        [
+            GenerationRequest(prompt="Q", max_new_tokens=20),
+            GenerationRequest(
+                prompt="Q", max_new_tokens=20, stop_after=StopAfter(regex="1", chars=2)
+            ),
+        ]
+    )
+    assert plain.text == "It is 1, I think"
+    assert (ruled.text, ruled.finish_reason) == ("It is 1,", "stop")
+    assert all("stop_after" not in s.body for s in server.generations())
     b.close()
 
 

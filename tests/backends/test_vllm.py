@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from hakari.backends.base import GenerationRequest, LoglikRequest, Message
+from hakari.backends.base import GenerationRequest, LoglikRequest, Message, StopAfter
 from hakari.backends.hf import HFBackend
 from hakari.backends.serving import ServingOptions
 from hakari.errors import ModelLoadError
@@ -109,6 +109,22 @@ def test_stop_in_leading_whitespace_is_reasked(vllm: ModuleType, smollm2_folder:
     assert [p.stop for p in calls[1]["params"]] == [None, ["more"]]
     assert [r.text for r in results] == ["\n\n1. Tokyo", "\n\n1. Tokyo", "\n\n1. "]
     assert [r.finish_reason for r in results] == ["stop", "stop", "stop"]
+
+
+def test_stop_after_cuts_the_answer_line(vllm: ModuleType, smollm2_folder: Path) -> None:
+    vllm.RESPONDER = lambda ids, params: "It is 1, I think\nmore"
+    try:
+        backend = load(f"vllm:{smollm2_folder}")
+        (result,) = backend.generate(
+            [
+                GenerationRequest(
+                    prompt="Q", max_new_tokens=20, stop_after=StopAfter(regex="1", chars=2)
+                )
+            ]
+        )
+    finally:
+        vllm.RESPONDER = lambda ids, params: " positive\n"
+    assert (result.text, result.finish_reason) == ("It is 1,", "stop")
 
 
 def test_loglik_uses_prompt_logprobs_on_the_hf_backends_tokens(

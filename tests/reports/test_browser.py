@@ -87,6 +87,7 @@ def test_every_section_is_present_and_screenshotted(page: tuple[Any, list[str], 
         ("table.heatmap", 18),
         ("table.paired", 18),
         ("figure.bump svg", 9),
+        ("figure.templates svg", 9),  # one per task × decoding
         ("details.samples", 3),
         ("#meta h4", 5),  # system, summary, pooled levels; CAT/CIT; TFA
         ("#meta figure.matrix svg", 2),  # pooled and system metric × metric heatmaps
@@ -101,6 +102,8 @@ def test_every_section_is_present_and_screenshotted(page: tuple[Any, list[str], 
         ("leaderboard", "table.leaderboard >> nth=0"),
         ("heatmap", "table.heatmap >> nth=0"),
         ("bump-chart", "figure.bump >> nth=0"),
+        ("template-chart", "figure.templates >> nth=1"),
+        ("template-chart-japanese", "figure.templates >> nth=4"),
         ("paired", "table.paired >> nth=0"),
         ("samples", "details.samples >> nth=2"),
         ("meta", "#meta"),
@@ -132,6 +135,9 @@ def test_injected_strings_are_text_in_every_field(page: tuple[Any, list[str], Pa
         "chart legends": pg.eval_on_selector_all(
             "figure.bump svg text", "es => es.map(e => e.textContent)"
         ),
+        "template chart legends": pg.eval_on_selector_all(
+            "figure.templates svg text", "es => es.map(e => e.textContent)"
+        ),
         "file names": pg.eval_on_selector_all("section.run h3", "es => es.map(e => e.textContent)"),
         "meta metrics": pg.eval_on_selector_all(
             "#meta td .model, #meta svg text", "es => es.map(e => e.textContent)"
@@ -146,6 +152,7 @@ def test_injected_strings_are_text_in_every_field(page: tuple[Any, list[str], Pa
         "task names": [HOSTILE_TASK],
         "template ids": [HOSTILE_TEMPLATE],
         "chart legends": [HOSTILE_MODEL, JP_MODEL],
+        "template chart legends": [HOSTILE_MODEL, JP_MODEL, HOSTILE_TEMPLATE[:15]],
         "file names": ['run <b>&"x"</b> 日本'],
         "meta metrics": ["rouge<script>"],
     }

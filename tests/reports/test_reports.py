@@ -16,6 +16,7 @@ from hakari.cli import app
 from hakari.reports.csv_export import write_csv
 from hakari.reports.inputs import load_inputs, read_samples
 from hakari.reports.page import build_html
+from hakari.reports.views import per_model, template_panels
 from hakari.results import EvalResults
 from tests.helpers.paths import REPO
 from tests.helpers.report_fixtures import (
@@ -78,7 +79,9 @@ def test_page_has_every_section_and_the_run_numbers(runs: tuple[Path, Path]) -> 
     assert html.count('class="decoding"') == 3 * 3  # tasks × decodings
     assert html.count('class="leaderboard"') == 3 * 3 * 2  # × metrics
     assert html.count('class="heatmap"') == 3 * 3 * 2
-    assert html.count('<svg class="chart"') == 3 * 3  # one bump chart per task × decoding
+    # per task × decoding: the per-template chart and the bump chart
+    assert html.count('<figure class="templates">') == html.count('<figure class="bump">') == 3 * 3
+    assert html.count('<svg class="chart"') == 2 * 3 * 3
     assert html.count('class="samplebox"') == 3
     assert 'id="overview"' in html and 'id="runs"' in html
     # the leaderboard shows the results' own numbers
@@ -94,6 +97,54 @@ def test_page_has_every_section_and_the_run_numbers(runs: tuple[Path, Path]) -> 
     assert "http://" not in html.replace('xmlns="http://www.w3.org/2000/svg"', "").replace(
         'xmlns:xlink="http://www.w3.org/1999/xlink"', ""
     )
+
+
+def test_one_model_gets_the_per_template_chart_with_its_intervals(
+    runs: tuple[Path, Path], tmp_path: Path
+) -> None:
+    run, _ = runs
+    data = json.loads((run / "results.json").read_text(encoding="utf-8"))
+    data["models"] = {"oracle-7b": data["models"]["oracle-7b"]}
+    for key in ("paired", "alpha_sweep"):
+        data.pop(key, None)
+    one = tmp_path / "one"
+    one.mkdir()
+    (one / "results.json").write_text(json.dumps(data), encoding="utf-8")
+    loaded = load_inputs([one])
+    html = build_html(loaded)
+    assert html.count('<figure class="templates">') == 3 * 3 and 'class="bump"' not in html
+    assert "bars: 95% bootstrap interval of each template" in html
+    # what the chart draws is what results.json holds, in the task's template order
+    models = per_model(loaded, "demo_sentiment_en", "greedy")
+    (accuracy, mcc) = template_panels(models, ["accuracy", "mcc"], ["0-0", "0-1", "0-2"])
+    dec = data["models"]["oracle-7b"]["tasks"]["demo_sentiment_en"]["decodings"]["greedy"]
+    (series,) = accuracy.series
+    assert series.scores == [
+        dec["templates"][t]["metrics"]["accuracy"] for t in ("0-0", "0-1", "0-2")
+    ]
+    assert series.lows == [
+        dec["templates"][t]["ci"]["accuracy"]["low"] for t in ("0-0", "0-1", "0-2")
+    ]
+    assert series.highs == [
+        dec["templates"][t]["ci"]["accuracy"]["high"] for t in ("0-0", "0-1", "0-2")
+    ]
+    assert (series.mean, series.sharpe) == (
+        dec["aggregate"]["accuracy"]["mean"],
+        dec["aggregate"]["accuracy"]["sharpe"],
+    )
+    assert accuracy.chance == 0.5 and mcc.metric == "mcc"
+    svg = html[html.index('<figure class="templates">') :]
+    svg = svg[: svg.index("</svg>")]
+    for template in ("0-0", "0-1", "0-2", "1-0", "1-1", "1-2"):
+        assert f">{template}</text>" in svg  # axis labels stay text
+
+
+def test_old_results_chart_without_intervals_says_why() -> None:
+    html = build_html(load_inputs([OLD_RESULTS]))
+    tasks = EvalResults.read(OLD_RESULTS).models["smollm2-135m"].tasks.values()
+    expected = sum(len(t.decodings) for t in tasks)  # every task × decoding
+    assert html.count('<figure class="templates">') == expected == 10
+    assert "no per-template intervals recorded" in html
 
 
 def test_every_untrusted_field_is_text(runs: tuple[Path, Path]) -> None:

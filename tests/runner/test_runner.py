@@ -31,6 +31,14 @@ def test_scores_fallbacks_and_sharpe(tmp_path: Path) -> None:
         assert dec.templates[tid].metrics["accuracy"] == 0.5
         assert dec.templates[tid].fallback_rate == 1.0
         assert dec.templates[tid].metrics["mcc"] == 0.0
+    # each template's interval comes from the same bootstrap: a perfect template has no
+    # spread, a fallback template's accuracy varies with the resampled golds
+    for metric in ("accuracy", "mcc"):
+        perfect = dec.templates["0-0"].ci
+        assert perfect is not None and perfect[metric].low == perfect[metric].high == 1.0
+    fallback = dec.templates["1-0"].ci
+    assert fallback is not None and fallback["mcc"].low == fallback["mcc"].high == 0.0
+    assert 0.2 < fallback["accuracy"].low < 0.5 < fallback["accuracy"].high < 0.8
     acc = dec.aggregate["accuracy"]
     assert acc.mean == pytest.approx(0.75)
     assert acc.std == pytest.approx(0.25)  # population std of [1,1,1,.5,.5,.5]
@@ -54,6 +62,7 @@ def test_scores_fallbacks_and_sharpe(tmp_path: Path) -> None:
         "ci_low",
         "ci_high",
     }
+    assert set(t["templates"]["0-0"]["ci"]) == {"accuracy", "mcc"}
     samples = (tmp_path / "run" / "samples.jsonl").read_text().splitlines()
     assert len(samples) == 2 * 6 * 32
     first = json.loads(samples[0])
@@ -128,6 +137,9 @@ def test_constrained_requests_carry_the_regex_and_greedy_stops_at_newline(tmp_pa
     assert len(greedy) == len(constrained) == 6
     assert all(r.stop == ("\n",) and r.max_new_chars == 24 for r in greedy)
     assert all(r.max_new_tokens == 96 for r in greedy)  # 4 a character: any tokenizer
+    # a greedy label answer ends once its label is decided; constrained ones by the regex
+    assert all(r.stop_after is not None for r in greedy)
+    assert all(r.stop_after is None for r in constrained)
     assert sorted({r.regex for r in constrained}) == [
         "(positive|negative)",
         "(yes|no)",

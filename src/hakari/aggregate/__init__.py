@@ -13,13 +13,13 @@ The stages, one module each:
 
 What results.json records of them is typed beside the code that computes it, one
 pydantic record each (`hakari._util.records.Record`, a docstring on every field):
-`AggregateStats` (summary), `PairedComparison` / `PairedStatistic` (paired),
-`AlphaSweepPoint` (sweep).
+`AggregateStats` (summary), `TemplateInterval` (intervals), `PairedComparison` /
+`PairedStatistic` (paired), `AlphaSweepPoint` (sweep).
 """
 
 from __future__ import annotations
 
-from hakari.aggregate.intervals import CI_METHODS, DEFAULT_CI_METHOD
+from hakari.aggregate.intervals import CI_METHODS, DEFAULT_CI_METHOD, TemplateInterval
 from hakari.aggregate.paired import (
     PairedComparison,
     PairedStatistic,
@@ -41,6 +41,7 @@ __all__ = [
     "BootstrapResult",
     "PairedComparison",
     "PairedStatistic",
+    "TemplateInterval",
     "aggregate",
     "alpha_sweep",
     "bootstrap",

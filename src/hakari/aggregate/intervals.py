@@ -42,14 +42,23 @@ difference A − B, the differences of those), and the ends that were cut are na
 (`Interval.clipped`, `ci_clipped` in results.json). Cutting changes no coverage: the true
 value lies in the range, so it lies in the cut interval exactly when it lay in the
 uncut one; only impossible values leave. The point estimates are untouched.
+
+One template's score (`TemplateInterval`): the template is fixed and only the instances
+vary, so its interval is the percentile interval of its score over the instance resamples
+the same replicates drew (the statistic is one corpus metric over many instances, where
+the percentile interval is the usual one; it stays inside the metric's range).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from pydantic import ConfigDict, model_validator
+
+from hakari._util.records import Record
 
 CI_METHODS = ("studentized", "percentile")
 DEFAULT_CI_METHOD = "studentized"
@@ -135,6 +144,44 @@ def percentile_interval(values: np.ndarray, confidence: float) -> tuple[float, f
     tail = (1.0 - confidence) / 2.0
     low, high = np.quantile(values, [tail, 1.0 - tail])
     return float(low), float(high)
+
+
+class TemplateInterval(Record):
+    """`templates[ID].ci[METRIC]` of results.json: the bootstrap interval of one
+    template's score, at the `confidence` of the task × decoding's aggregate (the same
+    `n_boot` replicates and `seed`): the percentile interval of the template's score over
+    the instance resamples, the template fixed. Written only when a bootstrap ran."""
+
+    model_config = ConfigDict(frozen=True)
+
+    low: float
+    """Lower end, on the metric's scale."""
+    high: float
+    """Upper end, on the metric's scale (≥ `low`)."""
+
+    @model_validator(mode="after")
+    def _ordered(self) -> TemplateInterval:
+        if not self.low <= self.high:  # NaN fails too
+            raise ValueError(f"an interval needs low ≤ high (got {self.low}, {self.high})")
+        return self
+
+
+def template_intervals(
+    template_ids: Sequence[str], every: np.ndarray, confidence: float
+) -> dict[str, TemplateInterval]:
+    """Each template's percentile interval over the replicates' instance resamples.
+
+    every: (n_boot, T), the scores of all templates on each replicate's instances.
+    Replicates where a template's score is undefined (NaN: a correlation of a constant
+    column) are left out; a template with none left gets no interval."""
+    tail = (1.0 - confidence) / 2.0
+    out: dict[str, TemplateInterval] = {}
+    for template_id, column in zip(template_ids, every.T, strict=True):
+        defined = column[~np.isnan(column)]
+        if defined.size:
+            low, high = np.quantile(defined, [tail, 1.0 - tail])
+            out[template_id] = TemplateInterval(low=float(low), high=float(high))
+    return out
 
 
 @dataclass(frozen=True, eq=False)

@@ -25,7 +25,9 @@ from hakari.aggregate.intervals import (
     DEFAULT_CI_METHOD,
     STATISTICS,
     Replicates,
+    TemplateInterval,
     statistic_bounds,
+    template_intervals,
     template_se,
     template_statistics,
 )
@@ -170,6 +172,12 @@ class BootstrapResult:
     ci_method: str
     alpha: float
     replicates: TemplateReplicates  # the template scores behind every replicate
+
+    def template_intervals(self) -> dict[str, TemplateInterval]:
+        """Each template's interval (`intervals.template_intervals`) at this bootstrap's
+        confidence."""
+        reps = self.replicates
+        return template_intervals(reps.template_ids, reps.every, self.confidence)
 
 
 def _point_scores(

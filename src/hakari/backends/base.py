@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Literal, Protocol, TypeVar, cast, runtime_checkable
 
+from hakari._util.regex import Subject, compile_re2
 from hakari.errors import HakariInputError
 
 Role = Literal["system", "user", "assistant"]
@@ -38,8 +39,20 @@ class Message:
 
 # Bumped when the meaning of a request's settings changes, so that the response cache
 # never serves a result made under the old meaning (2: stop strings skip the leading
-# whitespace of the output; `max_new_chars`; no partial UTF-8 characters).
+# whitespace of the output; `max_new_chars`; no partial UTF-8 characters). A new setting
+# whose default keeps the old meaning does not bump it: it enters the key only when set
+# (`GenerationRequest.settings`), so only the requests that use it get new keys.
 REQUEST_SEMANTICS = 2
+
+
+@dataclass(frozen=True)
+class StopAfter:
+    """Rule 4 of `GenerationRequest`: cut the text `chars` characters past the start of
+    `regex`'s leftmost match (RE2 syntax, as `hakari._util.regex.compile_re2` takes it;
+    a capturing group, when present, marks where the match starts)."""
+
+    regex: str
+    chars: int
 
 
 @dataclass(frozen=True)
@@ -68,6 +81,16 @@ class GenerationRequest:
     3. **No partial characters.** The text never ends in an incomplete UTF-8 sequence:
        bytes of a character the token budget cut short are held back, so U+FFFD never
        appears in an output because of the budget.
+    4. **Stop after a match.** With `stop_after` (a `StopAfter`: an RE2 pattern and a
+       number of characters), the text (after rules 1 and 2) is cut `stop_after.chars`
+       characters past the start of the pattern's leftmost match, once it is that long;
+       generation ends there (finish_reason "stop"). It depends only on the text, so a
+       backend that cannot stop on it (a server) applies it to the finished text
+       (`stop_after_index`); one that stops while generating checks it at each step
+       and returns the same text when the pattern's matches are decided within that many
+       characters of their start, as `decided_answer_stop`'s are. Label tasks use it to end a
+       greedy answer once its extracted label is decided
+       (`hakari.tasks.extract.decided_answer_stop`).
 
     Budget. `max_new_tokens` is a hard cap on generated tokens (the only cap when
     `max_new_chars` is None). With `max_new_chars`, set it to at least
@@ -75,8 +98,8 @@ class GenerationRequest:
 
     Regex. With a `regex` the output is constrained to it and generation ends as soon as
     the regex cannot be extended (finish_reason "regex_done"); stop strings do not apply
-    (the regex defines the end of the answer); rules 2 and 3 do. Greedy when
-    temperature == 0.
+    (the regex defines the end of the answer), nor does `stop_after`; rules 2
+    and 3 do. Greedy when temperature == 0.
     """
 
     prompt: str
@@ -89,12 +112,17 @@ class GenerationRequest:
     top_k: int = 0
     seed: int | None = None
     max_new_chars: int | None = None
+    stop_after: StopAfter | None = None
 
     def settings(self) -> dict[str, object]:
-        """Everything but the prompt text: part of the cache key."""
+        """Everything but the prompt text: part of the cache key. Settings added after
+        REQUEST_SEMANTICS 2 enter only when set, so the keys of requests that do not use
+        them stay what they were."""
         d = asdict(self)
         d.pop("prompt")
         d.pop("messages")
+        if d["stop_after"] is None:
+            d.pop("stop_after")
         d["semantics"] = REQUEST_SEMANTICS
         return d
 
@@ -123,11 +151,29 @@ def stop_index(text: str, stop: Sequence[str]) -> int | None:
     return min(hits) if hits else None
 
 
+def stop_after_index(text: str, stop_after: StopAfter) -> int | None:
+    """Rule 4 of `GenerationRequest`: where `text` is cut (`stop_after.chars` past the
+    start of the pattern's leftmost match: of its first capturing group that took part,
+    when it has groups), or None when there is no match or the text is shorter. One
+    linear-time pass (RE2)."""
+    subject = Subject(text)
+    pattern = compile_re2(stop_after.regex)
+    span = pattern.group_span(subject) or pattern.find(subject)
+    if span is None:
+        return None
+    end = subject.char_offset(span[0]) + stop_after.chars
+    return end if end <= len(text) else None
+
+
 def apply_output_rules(
-    text: str, *, stop: Sequence[str] = (), max_new_chars: int | None = None
+    text: str,
+    *,
+    stop: Sequence[str] = (),
+    max_new_chars: int | None = None,
+    stop_after: StopAfter | None = None,
 ) -> tuple[str, Literal["stop", "length"] | None]:
-    """Rules 1 and 2 of `GenerationRequest` on a decoded text: the text to return, and
-    "stop" / "length" when a rule ended it (None when neither did). A backend that
+    """Rules 1, 2 and 4 of `GenerationRequest` on a decoded text: the text to return,
+    and "stop" / "length" when a rule ended it (None when none did). A backend that
     cannot stop where the rules say (e.g. a server that stops at every stop string)
     generates without them and applies this to the result."""
     reason: Literal["stop", "length"] | None = None
@@ -140,6 +186,10 @@ def apply_output_rules(
             if len(text) - start > max_new_chars or reason is None:
                 reason = "length"
             text = text[: start + max_new_chars]
+    if stop_after is not None:
+        end = stop_after_index(text, stop_after)
+        if end is not None:
+            text, reason = text[:end], "stop"
     return text, reason
 
 

@@ -45,7 +45,14 @@ def run(
     ] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of --sample and of the bootstrap.")] = 0,
     alpha: Annotated[float, typer.Option("--alpha", help="Sharpe score alpha.")] = 1.0,
-    batch_size: Annotated[int, typer.Option("--batch-size", help="Prompts per batch (≥ 1).")] = 8,
+    batch_size: Annotated[
+        int | None,
+        typer.Option(
+            "--batch-size",
+            help="Prompts per batch of an in-process model (default: the backend's own, "
+            "32 for models under 1B parameters).",
+        ),
+    ] = None,
     output: Annotated[
         Path | None,
         typer.Option("--output", "-o", help="Run directory (default: a new runs/<time>-<id>)."),

@@ -11,14 +11,21 @@ figure so that many SVGs in one page never share a clip path.
 from __future__ import annotations
 
 import io
+import math
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import matplotlib as mpl
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 
 from hakari.aggregate.sweep import AlphaSweepPoint
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+    from hakari.reports.views import TemplatePanel, TemplateSeries
 
 
 def _installed_fonts() -> list[str]:
@@ -148,6 +155,137 @@ def bump_chart(
         handles, labels = axes[0].get_legend_handles_labels()
         fig.legend(handles, labels, loc="center left", bbox_to_anchor=(1 - legend_w / width, 0.5))
         return _svg(fig, key)
+
+
+def _model_style(model: str, all_models: Sequence[str], fallback: int) -> tuple[str, str]:
+    """The colour and marker a model has everywhere on the page."""
+    i = list(all_models).index(model) if model in all_models else fallback
+    return PALETTE[i % len(PALETTE)], MARKERS[i % len(MARKERS)]
+
+
+_MAX_WIDTH = 9.0  # inches: wider panels go one under the other
+_TICK_CHARS = 16  # longer template ids (never from a task file) are shortened on the axis
+
+
+def template_chart(
+    panels: Sequence[TemplatePanel], key: str, all_models: Sequence[str] = ()
+) -> str:
+    """Each template's score with its interval, models side by side, one panel per
+    metric: the figure a reader of seed 000 looks for. Each model's mean across
+    templates is a solid line and its Sharpe score a dashed one, in the model's colour
+    (the gap between them is what the template spread costs); the chance rate is dotted.
+    Templates without an interval show the point only."""
+    templates = panels[0].templates
+    models = list(dict.fromkeys(s.model for p in panels for s in p.series))
+    ticks = [_short(plain(t)) for t in templates]
+    rotate = any(len(t) > 5 for t in ticks)
+    legend = [*models, "mean", "Sharpe score (α as run)", "chance"]
+    legend_w = _legend_width(legend)
+    per_template = 0.22 * (1 + 0.4 * (len(models) - 1))
+    panel_w = min(max(2.6, 0.8 + per_template * len(templates)), _MAX_WIDTH)
+    cols = len(panels) if len(panels) * panel_w <= _MAX_WIDTH else 1
+    rows = math.ceil(len(panels) / cols)
+    bottom = 0.35 + (0.07 * max(len(t) for t in ticks) if rotate else 0.15)
+    row_h = 1.9 + bottom
+    width, height = cols * panel_w + legend_w, rows * row_h + 0.1
+    with mpl.rc_context(_RC):
+        fig = _figure(width, height, constrained=False)
+        fig.subplots_adjust(
+            left=0.55 / width,
+            right=1 - (legend_w + 0.05) / width,
+            bottom=bottom / height,
+            top=1 - 0.3 / height,
+            wspace=0.3,
+            hspace=(bottom + 0.35) / 1.9,
+        )
+        axes = fig.subplots(rows, cols, squeeze=False).ravel()
+        for ax, panel in zip(axes, panels, strict=False):
+            _template_panel(ax, panel, ticks, rotate, models, all_models)
+        for ax in axes[len(panels) :]:
+            ax.set_visible(False)
+        handles = [
+            Line2D([], [], ls="none", color=c, marker=m, ms=4, label=plain(model))
+            for model in models
+            for c, m in [_model_style(model, all_models, models.index(model))]
+        ] + [
+            Line2D([], [], color="#444444", lw=1.0, ls="-", label="mean"),
+            Line2D([], [], color="#444444", lw=1.0, ls="--", label=_sharpe_label(panels)),
+            Line2D([], [], color="#888888", lw=0.9, ls=":", label="chance"),
+        ]
+        fig.legend(handles=handles, loc="center left", bbox_to_anchor=(1 - legend_w / width, 0.5))
+        return _svg(fig, key)
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= _TICK_CHARS else text[: _TICK_CHARS - 1] + "…"
+
+
+def _sharpe_label(panels: Sequence[TemplatePanel]) -> str:
+    alphas = {s.alpha for p in panels for s in p.series if s.alpha is not None}
+    return f"Sharpe score (α = {alphas.pop():g})" if len(alphas) == 1 else "Sharpe score (α as run)"
+
+
+def _template_panel(
+    ax: Axes,
+    panel: TemplatePanel,
+    ticks: Sequence[str],
+    rotate: bool,
+    models: Sequence[str],
+    all_models: Sequence[str],
+) -> None:
+    n = len(panel.templates)
+    step = min(0.7 / max(len(models), 1), 0.22)
+    values: list[float] = []
+    for series in panel.series:
+        j = models.index(series.model)
+        colour, marker = _model_style(series.model, all_models, j)
+        offset = (j - (len(models) - 1) / 2) * step
+        _draw_series(ax, series, offset, colour, marker)
+        values += [v for v in (*series.scores, *series.lows, *series.highs) if v is not None]
+        for level, style in ((series.mean, "-"), (series.sharpe, "--")):
+            if level is not None:
+                ax.plot([-0.5, n - 0.5], [level, level], color=colour, lw=1.0, ls=style, alpha=0.85)
+                values.append(level)
+    if panel.chance is not None:
+        ax.plot([-0.5, n - 0.5], [panel.chance] * 2, color="#888888", lw=0.9, ls=":")
+        values.append(panel.chance)
+    low, high = (min(values), max(values)) if values else (0.0, 1.0)
+    pad = max(0.04 * (high - low), 0.02)
+    ax.set_ylim(low - pad, high + pad)
+    ax.set_xlim(-0.5, n - 0.5)
+    # template ids as plain texts under the axis: matplotlib's ticks (three lines and two
+    # texts each) were half the drawing time of a chart with 18 templates
+    ax.set_xticks([])
+    below = ax.get_xaxis_transform()
+    for x, tick in enumerate(ticks):
+        ax.text(x, -0.03, tick, transform=below, fontsize=7, ha="center", va="top",
+                rotation=90 if rotate else 0)  # fmt: skip
+    ax.set_xlabel("template", labelpad=(4 + 4.2 * max(map(len, ticks))) if rotate else 14)
+    ax.set_ylabel(plain(panel.metric))
+    ax.set_title(plain(panel.metric), loc="left")
+    ax.grid(axis="y", color="#eeeeee", lw=0.5)
+
+
+def _draw_series(ax: Axes, series: TemplateSeries, offset: float, colour: str, marker: str) -> None:
+    """The points and their intervals: one path for all the intervals (NaN breaks it)."""
+    nan = float("nan")
+    xs: list[float] = []
+    ys: list[float] = []
+    bar_x: list[float] = []
+    bar_y: list[float] = []
+    for i, (score, low, high) in enumerate(
+        zip(series.scores, series.lows, series.highs, strict=True)
+    ):
+        if score is None:
+            continue
+        xs.append(i + offset)
+        ys.append(score)
+        if low is not None and high is not None:
+            bar_x += [i + offset, i + offset, nan]
+            bar_y += [low, high, nan]
+    if bar_x:
+        ax.plot(bar_x, bar_y, color=colour, lw=1.1, alpha=0.75)
+    ax.plot(xs, ys, ls="none", color=colour, marker=marker, ms=3.6, zorder=3)
 
 
 def _rank(scores: Mapping[str, float], model: str) -> int:

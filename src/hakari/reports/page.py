@@ -1,7 +1,8 @@
 """One self-contained HTML page for one or more runs: header (command, versions, data),
-an overview, then per task × decoding × metric the leaderboard, the per-template heatmap,
-the alpha-sweep bump chart and paired differences, the sample browser per task, and the
-meta-evaluation sections when meta files are given.
+an overview, then per task × decoding the per-template chart and per metric the
+leaderboard, the per-template heatmap and paired differences, then the alpha-sweep bump
+chart; the sample browser per task, and the meta-evaluation sections when meta files are
+given.
 
 Self-contained means: no script, no external stylesheet, font or image; the figures are
 inline SVG. Sections whose data a results.json does not have are left out, so results
@@ -22,7 +23,13 @@ from hakari.reports.markup import anchor, definition_list, esc, num, table
 from hakari.reports.meta import meta_sections
 from hakari.reports.samples import filter_css, sample_browser
 from hakari.reports.style import CSS
-from hakari.reports.views import PerModel, per_model, run_command, sweep_panels
+from hakari.reports.views import (
+    PerModel,
+    per_model,
+    run_command,
+    sweep_panels,
+    template_panels,
+)
 from hakari.results import DecodingResult, RunConfig, TaskResult
 
 SHOWN_ELSEWHERE = {"models", "tasks", "decodings", "task_files", "command", "argv"}
@@ -186,6 +193,33 @@ def _groups(data: ReportData, task: str, decoding: str, metric: str) -> list[Mod
     return out
 
 
+def _template_figure(
+    data: ReportData, models: PerModel, metrics: Sequence[str], templates: list[str], key: str
+) -> str:
+    panels = template_panels(models, metrics, templates)
+    if not panels:
+        return ""
+    svg = charts.template_chart(panels, key=f"{key}t", all_models=list(data.models))
+    intervals = any(low is not None for p in panels for s in p.series for low in s.lows)
+    levels = {
+        a.confidence for _, dec in models.values() for a in dec.aggregate.values() if a.confidence
+    }
+    level = f"{levels.pop():.0%} " if len(levels) == 1 else ""
+    how = (
+        f"bars: {level}bootstrap interval of each template's score over the instances"
+        if intervals
+        else "no per-template intervals recorded (a run without bootstrap, or by an older "
+        "hakari: run the same command again, the answers come from the cache)"
+    )
+    return (
+        '<figure class="templates">'
+        f"{svg}<figcaption>Score of every template ({how}); in each model's colour, "
+        "solid line: its mean across templates, dashed: its Sharpe score; dotted: chance. "
+        "The farther the dashed line lies from the solid one, the more the score depends "
+        "on the template (Sakai et al., 2024).</figcaption></figure>"
+    )
+
+
 def _decoding_section(data: ReportData, task: str, decoding: str, n: int) -> str:
     models = per_model(data, task, decoding)
     head = f'<h3 id="{anchor(task, decoding)}">{esc(task)} · {esc(decoding)}</h3>'
@@ -199,7 +233,10 @@ def _decoding_section(data: ReportData, task: str, decoding: str, n: int) -> str
         return f'<section class="decoding">{head}<p class="note">skipped: {why}</p></section>'
     info = _task_info(data, task)
     templates = _template_order(models)
-    parts = [head]
+    parts = [
+        head,
+        _template_figure(data, models, info.metrics, templates, anchor(task, decoding, n)),
+    ]
     for metric in info.metrics:
         parts.append(f'<h4 id="{anchor(task, decoding, metric)}">{esc(metric)}</h4>')
         parts.append(tables.leaderboard(models, metric))

@@ -1,11 +1,13 @@
 """What several views derive from the loaded runs, defined once: the command that made a
-run, each model's results for one task × decoding, the alpha-sweep panels for several
-models, and the runs merged into one `EvalResults` for the terminal and Markdown views."""
+run, each model's results for one task × decoding, the per-template panels and the
+alpha-sweep panels of the charts, and the runs merged into one `EvalResults` for the
+terminal and Markdown views."""
 
 from __future__ import annotations
 
 import shlex
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from hakari.aggregate.sweep import AlphaSweepPoint, alpha_sweep
 from hakari.reports.inputs import ReportData
@@ -57,6 +59,74 @@ def per_model(data: ReportData, task: str, decoding: str) -> PerModel:
         if t is not None and d is not None and not d.skipped and d.templates:
             out[label] = (t, d)
     return out
+
+
+@dataclass(frozen=True)
+class TemplateSeries:
+    """One model's per-template scores on one metric, in the panel's template order
+    (None where the model has no score or no interval for a template)."""
+
+    model: str
+    scores: list[float | None]
+    lows: list[float | None]
+    highs: list[float | None]
+    mean: float | None
+    sharpe: float | None
+    alpha: float | None
+
+
+@dataclass(frozen=True)
+class TemplatePanel:
+    """One metric of a task × decoding: every model's template scores, and the chance
+    rate (None when the models' chance rates differ, e.g. runs on other instances)."""
+
+    metric: str
+    templates: list[str]
+    series: list[TemplateSeries]
+    chance: float | None
+
+
+def template_panels(
+    models: PerModel, metrics: Sequence[str], templates: Sequence[str]
+) -> list[TemplatePanel]:
+    """What the per-template chart shows, one panel per metric with a score."""
+    panels = []
+    for metric in metrics:
+        series = [
+            _template_series(label, dec, metric, templates)
+            for label, (_, dec) in models.items()
+            if any(metric in r.metrics for r in dec.templates.values())
+        ]
+        if not series:
+            continue
+        chances = {task.chance.get(metric) for task, _ in models.values()}
+        chance = chances.pop() if len(chances) == 1 else None
+        panels.append(TemplatePanel(metric, list(templates), series, chance))
+    return panels
+
+
+def _template_series(
+    label: str, dec: DecodingResult, metric: str, templates: Sequence[str]
+) -> TemplateSeries:
+    scores: list[float | None] = []
+    lows: list[float | None] = []
+    highs: list[float | None] = []
+    for template_id in templates:
+        result = dec.templates.get(template_id)
+        scores.append(result.metrics.get(metric) if result else None)
+        interval = (result.ci or {}).get(metric) if result else None
+        lows.append(interval.low if interval else None)
+        highs.append(interval.high if interval else None)
+    stats = dec.aggregate.get(metric)
+    return TemplateSeries(
+        model=label,
+        scores=scores,
+        lows=lows,
+        highs=highs,
+        mean=stats.mean if stats else None,
+        sharpe=stats.sharpe if stats else None,
+        alpha=stats.alpha if stats else None,
+    )
 
 
 def sweep_panels(

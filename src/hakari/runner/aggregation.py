@@ -1,7 +1,8 @@
-"""Collected predictions → numbers: metrics per template, aggregates across templates with
-their bootstrap CI, and, when several models ran, the alpha sweep and the paired
-comparisons (from the bootstraps kept in a `BootstrapStore`). (The chance-rate baseline
-comes from the row check in `preflight.scan_rows`, one pass shared by all models.)"""
+"""Collected predictions → numbers: metrics per template (with their bootstrap interval),
+aggregates across templates with their bootstrap CI, and, when several models ran, the
+alpha sweep and the paired comparisons (from the bootstraps kept in a `BootstrapStore`).
+(The chance-rate baseline comes from the row check in `preflight.scan_rows`, one pass
+shared by all models.)"""
 
 from __future__ import annotations
 
@@ -68,6 +69,9 @@ def score(
                 **metric_options(task, m, opts),
             )
             dec.aggregate[m] = boot.stats
+            for template_id, interval in boot.template_intervals().items():
+                template = dec.templates[template_id]
+                template.ci = {**(template.ci or {}), m: interval}
             if bootstraps is not None:
                 bootstraps[m] = boot
         else:

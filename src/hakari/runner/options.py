@@ -41,7 +41,7 @@ class RunOptions:
     limit: int | None = None
     sample: int | None = None  # a seeded random subset of instances (see `sampling`)
     alpha: float = 1.0
-    batch_size: int = 8
+    batch_size: int | None = None  # None: the backend's own (`Backend.generate`)
     cache_dir: Path | None = None
     use_cache: bool = True
     prompt_format: PromptFormat = "auto"

@@ -55,7 +55,7 @@ def evaluate(
     alpha: float = 1.0,
     output_dir: str | Path | None = None,
     *,
-    batch_size: int = 8,
+    batch_size: int | None = None,
     cache_dir: str | Path | None = None,
     use_cache: bool = True,
     prompt_format: PromptFormat = "auto",

@@ -49,7 +49,8 @@ def check_options(opts: RunOptions) -> None:
     check_sampling(opts.sample, opts.limit, opts.seed)
     checks.number(opts.alpha, "--alpha", low=0.0)  # Sharpe: mean / (alpha · std + 1)
     checks.integer(opts.n_boot, "--n-boot", low=0)  # 0: no bootstrap
-    checks.integer(opts.batch_size, "--batch-size", low=1)
+    if opts.batch_size is not None:  # None: the backend chooses
+        checks.integer(opts.batch_size, "--batch-size", low=1)
     opts.serving.check()
 
 

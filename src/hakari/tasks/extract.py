@@ -30,6 +30,13 @@ it is the answer when its text is one the template's regex accepts in full, else
 task's fallback applies ("10", "5.5" or "-3" on the 0–5 scale fall back to 2.0, as
 Appendix B's "parts that can be parsed as floats according to the regular expression").
 
+Early end. A greedy label answer can end as soon as its extracted answer is decided
+(`decided_answer_stop`, sent as the request's `stop_after`): whether and what the
+whole-token pattern matches at a position depends only on the characters before it and
+the next `max width + 2` (`_END` reads up to 2 past a match), so once the text holds that
+many characters from the first match's start, no continuation can change which match is
+first. The stop is checked with the same RE2 pattern, so it is linear in the text too.
+
 QA modes. `first-line` (the default): the template's regex picks the answer (the first
 non-empty line, at most 200 characters) and golds are NFKC-normalised like answers.
 `paper`: Appendix B exactly: the whole output with quotes/punctuation stripped at both
@@ -44,7 +51,15 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
 
-from hakari._util.regex import LinearRegex, Subject, compile_re2, compile_regex, to_re2
+from hakari._util.regex import (
+    LinearRegex,
+    RegexError,
+    Subject,
+    compile_re2,
+    compile_regex,
+    to_re2,
+)
+from hakari.backends.base import StopAfter
 from hakari.tasks.spec import LabelValue, TaskSpec
 
 QAMode = Literal["first-line", "paper"]
@@ -56,6 +71,11 @@ _NUMBER = r"-?[0-9]+(?:\.[0-9]+)?"
 # but matched by RE2) or a compiled LinearRegex
 Regex = str | re.Pattern[str] | LinearRegex
 _FLAGS = ((re.IGNORECASE, "i"), (re.MULTILINE, "m"), (re.DOTALL, "s"))
+# Characters the whole-token rule reads past a match: `_END` consumes up to two (".x").
+_END_LOOKAHEAD = 2
+# Regexes whose matches can be longer than this never end an answer early (no character
+# budget is this large): a match of unbounded length is never decided before the text ends.
+_MAX_DECIDED_WIDTH = 4096
 
 
 @dataclass(frozen=True)
@@ -73,6 +93,41 @@ def linear(regex: Regex) -> LinearRegex:
         return compile_regex(regex)
     flags = "".join(letter for flag, letter in _FLAGS if regex.flags & flag)
     return compile_regex(f"(?{flags}){regex.pattern}" if flags else regex.pattern)
+
+
+@lru_cache(maxsize=4096)
+def decided_answer_stop(regex: str) -> StopAfter | None:
+    """Where an output's answer is decided (the request's `stop_after`), or None when no
+    prefix of an output decides it.
+
+    The stop is `max width + 2` characters past the start of the first whole-token match
+    of `regex` (module docstring): every match that could start there or earlier, and the
+    characters the token rule reads after it, lie in that prefix, so `find_answer` gives
+    the same match on it as on the whole output, however the output goes on. None for a
+    regex whose matches have no bounded length, which then runs to the end of its line.
+    """
+    width = _max_width(regex)
+    if width is None:
+        return None
+    try:
+        token = whole_token(compile_regex(regex))
+    except RegexError:
+        return None
+    return StopAfter(regex=token.re2_pattern, chars=width + _END_LOOKAHEAD)
+
+
+def _max_width(regex: str) -> int | None:
+    """The most characters a match of `regex` can hold; None when unbounded or when
+    Python cannot parse it (look-arounds are refused at load by the linear matcher)."""
+    # the stdlib's own parser (untyped in typeshed): the exact width of a Python regex
+    from re import _parser  # type: ignore[attr-defined]
+
+    try:
+        parsed = _parser.parse(regex)
+    except re.error:
+        return None
+    width = int(parsed.getwidth()[1])
+    return width if width <= _MAX_DECIDED_WIDTH else None
 
 
 def find_answer(output: str, regex: Regex) -> str | None:

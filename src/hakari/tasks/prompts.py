@@ -1,7 +1,8 @@
 """Template × instance expansion, streamed.
 
 A rendered prompt carries everything later stages need: the text, the instance's
-regex (with `{{field}}` references filled and escaped) and answer map, and the gold.
+regex (with `{{field}}` references filled and escaped) and answer map, the gold, and for
+a label task where a greedy answer is decided (`decided_stop`).
 """
 
 from __future__ import annotations
@@ -12,9 +13,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from hakari._util.regex import escape as regex_escape
+from hakari.backends.base import StopAfter
 from hakari.errors import HakariInputError
 from hakari.tasks.data import Row, get_path
-from hakari.tasks.extract import gold_answer
+from hakari.tasks.extract import decided_answer_stop, gold_answer
 from hakari.tasks.spec import INSTANCE_REF, LabelValue, TaskSpec, Template
 
 
@@ -28,6 +30,9 @@ class RenderedPrompt:
     gold: Any
     max_new_tokens: int
     max_new_chars: int | None = None
+    # label tasks: where a free answer's extracted label can no longer change (the
+    # request's `stop_after`); None for other answer types
+    decided_stop: StopAfter | None = None
 
 
 class _FieldView(dict[str, Any]):
@@ -66,6 +71,7 @@ def render(spec: TaskSpec, template: Template, row: Row, index: int) -> Rendered
         gold=gold,
         max_new_tokens=spec.max_tokens_for(template),
         max_new_chars=spec.max_chars_for(template),
+        decided_stop=decided_answer_stop(regex) if spec.answer_type == "label" else None,
     )
 
 

@@ -39,8 +39,8 @@ from hakari.backends.base import (
 )
 from hakari.backends.constrained import RegexConstraintFactory
 from hakari.backends.hf.loading import (
-    DEFAULT_BATCH_SIZE,
     context_length,
+    default_batch_size,
     find_eos_token_ids,
     load_pretrained,
 )
@@ -94,7 +94,8 @@ class HFBackend:
         pad = tokenizer.pad_token_id
         self.pad_token_id: int = int(pad) if pad is not None else min(self.eos_token_ids)
         self.max_length = context_length(model, tokenizer)
-        self.default_batch_size = DEFAULT_BATCH_SIZE.get(self.device.type, 8)
+        n_params = sum(p.numel() for p in model.parameters())
+        self.default_batch_size = default_batch_size(self.device.type, n_params)
         self._constraints: RegexConstraintFactory | None = None
         self._render_chat = lru_cache(maxsize=1 << 16)(self._apply_chat_template)
 
@@ -230,6 +231,7 @@ class HFBackend:
             constraint=constraint,
             sampler=sampler,
             max_chars=request.max_new_chars,
+            stop_after=request.stop_after if constraint is None else None,
         )
 
     def _run_batch(self, rows: list[Row]) -> None:

@@ -26,7 +26,19 @@ DTYPES: dict[str, torch.dtype] = {
     "float16": torch.float16,
 }
 DTYPE_ALIASES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16", "half": "float16"}
-DEFAULT_BATCH_SIZE = {"cpu": 8, "cuda": 32}
+# Rows of a batch when the run does not say (`--batch-size`). A decode step reads every
+# weight once however many rows it holds, so on a CPU 32 rows of a small model cost little
+# more than 8 (SmolLM2-135M: 3× the rows a second, benchmarks/bench_default_run.py); big
+# models on a CPU keep 8 so that their KV cache stays small.
+DEFAULT_BATCH_SIZE = 32
+CPU_BIG_MODEL_BATCH_SIZE = 8
+CPU_BIG_MODEL_PARAMS = 1_000_000_000
+
+
+def default_batch_size(device_type: str, n_params: int) -> int:
+    if device_type == "cpu" and n_params >= CPU_BIG_MODEL_PARAMS:
+        return CPU_BIG_MODEL_BATCH_SIZE
+    return DEFAULT_BATCH_SIZE
 
 
 def resolve_dtype(dtype: str) -> str:

@@ -1,10 +1,10 @@
 """Per-row control of one generation batch: every row carries its own stop strings,
 regex constraint, token budget and sampler, so no setting forces a batch to split.
 
-* Stop strings and the character budget follow `GenerationRequest`'s rules (stops only
-  after the first non-whitespace character; no partial UTF-8 character at the end),
-  checked on each row's decoded text after every token: `generate(stop_strings=...)`
-  made a plain loop 60% slower and knows neither rule.
+* Stop strings, the character budget and `stop_after` follow `GenerationRequest`'s
+  rules (stops only after the first non-whitespace character; no partial UTF-8 character
+  at the end), checked on each row's decoded text after every token:
+  `generate(stop_strings=...)` made a plain loop 60% slower and knows none of the rules.
 * A regex row is masked with its `RegexConstraint` and ends as soon as the regex cannot
   continue. A row that is done is padded while the others go on; the batch ends when
   every row is done. Stop strings do not apply to regex rows: the regex defines the end
@@ -29,9 +29,8 @@ from transformers import LogitsProcessor, PreTrainedTokenizerBase, StoppingCrite
 from hakari.backends.base import (
     MAX_TOKENS_PER_CHAR,
     GenerationResult,
-    answer_start,
+    StopAfter,
     apply_output_rules,
-    stop_index,
 )
 from hakari.backends.constrained import RegexConstraint, RegexConstraintFactory, apply_bitmask
 
@@ -72,6 +71,7 @@ class Row:
     constraint: RegexConstraint | None
     sampler: Sampler | None
     max_chars: int | None = None
+    stop_after: StopAfter | None = None
     generated: list[int] = field(default_factory=list)
     done: bool = False
     finish: FinishReason = "length"
@@ -79,13 +79,16 @@ class Row:
     @property
     def watches_text(self) -> bool:
         """Whether the decoded text must be looked at after each token."""
-        return bool(self.stop) or self.max_chars is not None
+        return bool(self.stop) or self.max_chars is not None or self.stop_after is not None
+
+    def output_rules(self, text: str) -> tuple[str, Literal["stop", "length"] | None]:
+        return apply_output_rules(
+            text, stop=self.stop, max_new_chars=self.max_chars, stop_after=self.stop_after
+        )
 
     def result(self, tokenizer: PreTrainedTokenizerBase) -> GenerationResult:
         ids = self.generated[:-1] if self.finish == "eos" else self.generated
-        text, _ = apply_output_rules(
-            decode_whole_chars(tokenizer, ids), stop=self.stop, max_new_chars=self.max_chars
-        )
+        text, _ = self.output_rules(decode_whole_chars(tokenizer, ids))
         return GenerationResult(text=text, n_tokens=len(self.generated), finish_reason=self.finish)
 
 
@@ -107,10 +110,11 @@ def decode_whole_chars(tokenizer: PreTrainedTokenizerBase, ids: list[int]) -> st
 class RowStopper(StoppingCriteria):
     """Called after every generated token: records it per row and decides which rows end.
 
-    Stop strings and the character budget follow `GenerationRequest`'s rules exactly (the
-    same `apply_output_rules` cuts the final text): the row's whole text is decoded after
-    each token, which costs tens of microseconds next to a forward pass of milliseconds,
-    and is the only way to know where the leading whitespace ends."""
+    Stop strings, the character budget and `stop_after` follow `GenerationRequest`'s
+    rules exactly (the same `apply_output_rules` decides when a row ends and cuts its final
+    text): the row's whole text is decoded after each token, which costs tens of
+    microseconds next to a forward pass of milliseconds, and is the only way to know
+    where the leading whitespace ends."""
 
     def __init__(
         self, rows: list[Row], tokenizer: PreTrainedTokenizerBase, eos: frozenset[int]
@@ -141,14 +145,11 @@ class RowStopper(StoppingCriteria):
                 return
         if row.watches_text:
             text = str(self.tokenizer.decode(row.generated, skip_special_tokens=True))
-            if row.stop and stop_index(text, row.stop) is not None:
-                row.done, row.finish = True, "stop"
+            # an incomplete last character is not one yet
+            _, reason = row.output_rules(text.rstrip(REPLACEMENT))
+            if reason is not None:
+                row.done, row.finish = True, reason
                 return
-            if row.max_chars is not None:
-                whole = text.rstrip(REPLACEMENT)  # an incomplete last character is not one
-                if len(whole) - answer_start(whole) >= row.max_chars:
-                    row.done, row.finish = True, "length"
-                    return
         if len(row.generated) >= row.max_new:
             row.done, row.finish = True, "length"
 

@@ -1,7 +1,7 @@
 """Batch scheduling for the transformers backend.
 
-Generation: requests are grouped by their decoding settings (everything but the prompt
-and the seed), sorted by prompt length within a group, cut into batches of
+Generation: requests are grouped by their decoding settings (everything but the prompt,
+the seed and `stop_after`), sorted by prompt length within a group, cut into batches of
 `batch_size`, and the batches run longest first (an out-of-memory error shows at once).
 Prompts are left-padded.
 
@@ -36,8 +36,12 @@ def left_pad(rows: Sequence[list[int]], pad: int) -> tuple[torch.Tensor, torch.T
 
 
 def generation_group(request: GenerationRequest) -> str:
+    """Requests that may share a batch: the same settings but for the seed and
+    `stop_after` (rows carry their own; a template's answer regex must not split
+    its task's greedy requests into one group per template)."""
     settings = request.settings()
     settings.pop("seed")
+    settings.pop("stop_after", None)
     return json.dumps(settings, sort_keys=True)
 
 
