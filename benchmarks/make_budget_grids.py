@@ -18,8 +18,9 @@ run resumes where it stopped, and a grid that exists is skipped unless `--force`
         [--only jcola] [--work /tmp/budget-grid-runs]
 
 The CPU cost is what limits the sizes: on the 2-core machine shared with other work,
-loglik at batch 32 ran ~2 prompts a second for Gemma and ~0.8 for SmolLM2 on Japanese
-(its tokenizer splits Japanese finely), greedy ~7 s a prompt (the demo task, load 6-14),
+loglik at batch 32 (the in-process default) ran ~2 prompts a second for Gemma and ~0.8
+for SmolLM2 on Japanese (its tokenizer splits Japanese finely), greedy ~7 s a prompt (the
+demo task, load 6-14),
 so the grids are smaller than the few hundred instances a task deserves (JCoLA 200, JNLI
 and JCommonsenseQA 60, the demo task's 32); `--only` and a larger `sample` in GRIDS make
 bigger ones on a quieter machine. The stored grids are listed in `grids/README.md`.
@@ -206,7 +207,7 @@ def main() -> None:
     parser.add_argument("--data-dir", required=True)
     parser.add_argument("--cache-dir", default=None)
     parser.add_argument("--work", default="/tmp/budget-grid-runs")
-    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--batch-size", type=int, default=None, help="default: the backend's")
     parser.add_argument("--only", default=None, help="comma-separated task or model names")
     parser.add_argument("--force", action="store_true")
     args = parser.parse_args()
