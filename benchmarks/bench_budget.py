@@ -23,12 +23,15 @@ given the same number of cells:
 
 Errors are absolute, against the full grid's value computed by hakari's scorers; "p95" is
 the 95th percentile over all grids × repetitions (× templates for per-template scores).
-Coverage is the share of repetitions whose interval contains the full-grid value. "rank"
+Coverage is the share of repetitions whose interval contains the full-grid value
+(per-template coverage: of repetitions × templates; only hakari gives per-template
+intervals). "rank"
 is the share of repetitions in which the Sharpe scores of two models on the same cells
 are ordered as on the full grid, over the pairs whose full-grid paired Sharpe interval
 excludes 0 (n = such repetitions).
 
-    PYTHONPATH=src python benchmarks/bench_budget.py [--reps 20] [--sim-reps 20] [--quick]
+    PYTHONPATH=src python benchmarks/bench_budget.py [--reps 20] [--sim-reps 20] [--n-boot 500] \\
+        [--no-real | --no-sim] [--budgets 2] [--grids jnli] [--scenarios spread]
 """
 
 from __future__ import annotations
@@ -83,6 +86,7 @@ class Estimate:
     stats: dict[str, float]
     grid_ci: dict[str, tuple[float, float]] | None = None
     pop_ci: dict[str, tuple[float, float]] | None = None
+    template_ci: np.ndarray | None = None  # (T, 2) full-grid intervals per template
 
 
 def stats_of(per_template: np.ndarray, alpha: float) -> dict[str, float]:
@@ -110,6 +114,7 @@ def run_hakari(
             stats={"mean": est.stats.mean, "std": est.stats.std, "sharpe": est.stats.sharpe},
             grid_ci=dict(est.grid_ci),
             pop_ci=pop,  # type: ignore[arg-type]
+            template_ci=np.array([est.per_template_ci[t] for t in full.template_ids]),
         )
     return out
 
@@ -207,6 +212,8 @@ class Tally:
     """Errors and coverage of one (source, budget, estimator, metric family) row."""
 
     template_errors: list[float] = field(default_factory=list)
+    template_cover: list[bool] = field(default_factory=list)
+    template_width: list[float] = field(default_factory=list)
     errors: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     grid_cover: dict[str, list[bool]] = field(default_factory=lambda: defaultdict(list))
     pop_cover: dict[str, list[bool]] = field(default_factory=lambda: defaultdict(list))
@@ -226,6 +233,11 @@ class Tally:
 
     def add(self, est: Estimate, truth_templates: np.ndarray, truth: dict[str, float]) -> None:
         self.template_errors.extend(np.abs(est.per_template - truth_templates).tolist())
+        if est.template_ci is not None:
+            lows, highs = est.template_ci[:, 0], est.template_ci[:, 1]
+            inside = (lows - 1e-12 <= truth_templates) & (truth_templates <= highs + 1e-12)
+            self.template_cover.extend(inside.tolist())
+            self.template_width.extend((highs - lows).tolist())
         for s in STATS:
             self.errors[s].append(abs(est.stats[s] - truth[s]))
             if est.grid_ci is not None:
@@ -418,6 +430,35 @@ def print_tables(tallies: Tallies, args: argparse.Namespace) -> None:
             print("| " + " | ".join(cells) + " |")
 
 
+def print_summary(tallies: Tallies) -> None:
+    """The compact table the README shows: accuracy-type metrics, the Sharpe score."""
+    fam = family("accuracy")
+    print(f"\n### Summary: {fam}, Sharpe score\n")
+    print(
+        "| source | budget | estimator | per-template err med / p95 | per-template cov / width | "
+        "Sharpe err med / p95 | Sharpe cov grid / pop | Sharpe CI width grid / pop | "
+        "rank agrees (n) |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
+    cov = lambda xs: _fmt(float(np.mean(xs)), 2) if xs else "—"  # noqa: E731
+    width = lambda xs: _fmt(float(np.mean(xs))) if xs else "—"  # noqa: E731
+    for (f, source, budget, name), t in sorted(
+        tallies.items(), key=lambda kv: (kv[0][1], kv[0][2], ROW_ORDER.index(kv[0][3]))
+    ):
+        if f != fam or not t.template_errors:
+            continue
+        print(
+            f"| {source} | {budget:g}x | {name} | "
+            f"{_fmt(_q(t.template_errors, 0.5))} / {_fmt(_q(t.template_errors, 0.95))} | "
+            f"{cov(t.template_cover)} / {width(t.template_width)} | "
+            f"{_fmt(_q(t.errors['sharpe'], 0.5))} / {_fmt(_q(t.errors['sharpe'], 0.95))} | "
+            f"{cov(t.grid_cover['sharpe'])} / {cov(t.pop_cover['sharpe'])} | "
+            f"{width(t.grid_width['sharpe'])} / {width(t.pop_width['sharpe'])} | "
+            + (f"{cov(t.rank)} ({len(t.rank)})" if t.rank else "—")
+            + " |"
+        )
+
+
 def print_population(tallies: Tallies) -> None:
     rows = [(k, t) for k, t in tallies.items() if t.population_cover]
     if not rows:
@@ -442,10 +483,10 @@ def print_by_grid(budget: float) -> None:
         return
     print(f"\n### Real grids one by one at {budget:g}x\n")
     print(
-        "| grid | metric | estimator | template err med / p95 | Sharpe err med / p95 | "
-        "Sharpe cov grid / pop | Sharpe CI width grid / pop |"
+        "| grid | metric | estimator | template err med / p95 | template cov / width | "
+        "Sharpe err med / p95 | Sharpe cov grid / pop | Sharpe CI width grid / pop |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     for (grid, metric, _budget, name), t in sorted(
         rows, key=lambda kv: (kv[0][0], kv[0][1], ROW_ORDER.index(kv[0][3]))
     ):
@@ -454,6 +495,7 @@ def print_by_grid(budget: float) -> None:
         print(
             f"| {grid} | {metric} | {name} | "
             f"{_fmt(_q(t.template_errors, 0.5))} / {_fmt(_q(t.template_errors, 0.95))} | "
+            f"{cov(t.template_cover)} / {width(t.template_width)} | "
             f"{_fmt(_q(t.errors['sharpe'], 0.5))} / {_fmt(_q(t.errors['sharpe'], 0.95))} | "
             f"{cov(t.grid_cover['sharpe'])} / {cov(t.pop_cover['sharpe'])} | "
             f"{width(t.grid_width['sharpe'])} / {width(t.pop_width['sharpe'])} |"
@@ -550,11 +592,15 @@ def main() -> None:
                 if rep == 0:
                     shown.append((scenario, a))
                 bench_grids([a, b], [(0, 1)], "simulated", 1, args, tallies, 7 + rep, populations)
+    sources = ([] if args.no_real else [f"{args.reps} design seeds per real grid"]) + (
+        [] if args.no_sim else [f"{args.sim_reps} simulated grid pairs per scenario"]
+    )
     print(
         f"Budgeted estimation against the full grid; alpha {args.alpha:g}, n_boot {args.n_boot}, "
-        f"{args.reps} design seeds per real grid, {args.sim_reps} simulated grid pairs per scenario"
+        + ", ".join(sources)
     )
     print_features(real, shown)
+    print_summary(tallies)
     print_tables(tallies, args)
     print_population(tallies)
     print_by_grid(2.0)

@@ -67,7 +67,8 @@ class ImputedScores:
 
     `draws[m]` are the T template scores on completed grid m; `resampled[b]` and
     `every[b]` those of bootstrap replicate b (resampled templates, resp. all templates,
-    on its resampled instances), scored on completed grid b mod M.
+    on its resampled instances), scored on completed grid b mod M. `unshrunk` are the
+    draws before the template shrinkage (the same as `draws` without it).
     """
 
     template_ids: tuple[str, ...]
@@ -76,6 +77,7 @@ class ImputedScores:
     every: np.ndarray
     n_instances: int
     seed: int
+    unshrunk: np.ndarray | None = None
 
     @property
     def draw_key(self) -> tuple[tuple[str, ...], int, int, int]:
@@ -277,12 +279,15 @@ def imputed_scores(
     draws, scorers = draw_scorers(completion, metric, options)
     grid = completion.grid
     every, picked = imputed_replicates(scorers, grid.n_instances, grid.n_templates, n_boot, seed)
+    unshrunk = draws
     if shrink:
         shrinkage = template_shrinkage(draws, np.random.default_rng([seed, 2]))
         draws = shrinkage.apply(draws, np.arange(len(draws)))
         every = shrinkage.apply(every, np.arange(n_boot) % len(scorers))
     resampled = np.take_along_axis(every, picked, axis=1)
-    return ImputedScores(grid.template_ids, draws, resampled, every, grid.n_instances, seed)
+    return ImputedScores(
+        grid.template_ids, draws, resampled, every, grid.n_instances, seed, unshrunk
+    )
 
 
 def statistic_draws(
@@ -327,7 +332,14 @@ def summarise(
     per_template = {
         t: float(v) for t, v in zip(scores.template_ids, draws.mean(axis=0), strict=True)
     }
+    # A template's interval is the union of its shrunk and unshrunk intervals: the
+    # shrinkage keeps imputation noise out of the spread over templates, but it pulls an
+    # outlying template towards the others; alone it gave per-template intervals that
+    # covered the full grid's value 0.73 of the time at 3x on the real grids (nominal 0.95).
     lows, highs = np.quantile(draws, [tail, 1.0 - tail], axis=0)
+    if scores.unshrunk is not None:
+        raw_lows, raw_highs = np.quantile(scores.unshrunk, [tail, 1.0 - tail], axis=0)
+        lows, highs = np.minimum(lows, raw_lows), np.maximum(highs, raw_highs)
     per_template_ci = {
         t: (float(lo), float(hi))
         for t, lo, hi in zip(scores.template_ids, lows, highs, strict=True)
