@@ -8,6 +8,7 @@ do not set it keep their cache keys."""
 from __future__ import annotations
 
 import pytest
+import torch
 
 from hakari.backends.base import (
     GenerationRequest,
@@ -18,6 +19,7 @@ from hakari.backends.base import (
 )
 from hakari.backends.cache import request_key
 from hakari.backends.hf import HFBackend
+from hakari.backends.hf.rows import Row, RowStopper
 from hakari.backends.serving import final_result
 
 THREE_CHARS = StopAfter(regex=r"(?s:.)", chars=3)  # three characters from the first
@@ -104,3 +106,24 @@ def test_transformers_backend_stops_generating_there(tiny_random_backend: HFBack
     assert len(full.text) > 3, full
     assert ruled.text == full.text[:3] == apply_output_rules(full.text, stop_after=THREE_CHARS)[0]
     assert ruled.finish_reason == "stop" and ruled.n_tokens < full.n_tokens
+
+
+@pytest.mark.parametrize("text", ["A: 盄\nB", "B: 東京です", "答え: いいえ、です", "A:  1"])
+def test_a_row_stops_where_the_rules_cut_its_whole_text(
+    smollm2_backend: HFBackend, text: str
+) -> None:
+    """Fed one token at a time, a transformers row ends with the text the rules give on
+    its whole text, also where a token holds a space and the first bytes of a Japanese
+    character (" 盄" is such a token for SmolLM2: the row ended at "A:" while a server,
+    cutting the finished line, returned "A: ")."""
+    tokenizer = smollm2_backend.tokenizer
+    ids = list(tokenizer(text, add_special_tokens=False)["input_ids"])
+    rule = StopAfter(regex=r"(?:\A|[^A-E])([A-E])", chars=3)
+    row = Row(prompt=[], max_new=64, stop=("\n",), constraint=None, sampler=None,
+              max_chars=24, stop_after=rule)  # fmt: skip
+    stopper = RowStopper([row], tokenizer, eos=frozenset())
+    for token in ids:
+        if stopper(torch.tensor([[token]]), None).all():
+            break
+    expected = apply_output_rules(text, stop=("\n",), max_new_chars=24, stop_after=rule)[0]
+    assert row.result(tokenizer).text == expected

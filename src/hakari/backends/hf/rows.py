@@ -144,9 +144,10 @@ class RowStopper(StoppingCriteria):
                 row.done, row.finish = True, "regex_done"
                 return
         if row.watches_text:
-            text = str(self.tokenizer.decode(row.generated, skip_special_tokens=True))
-            # an incomplete last character is not one yet
-            _, reason = row.output_rules(text.rstrip(REPLACEMENT))
+            # the text `result` will cut: an incomplete last character is held back with
+            # the whole token that began it (a space in that token too), so a rule never
+            # fires on characters the final text does not hold
+            _, reason = row.output_rules(decode_whole_chars(self.tokenizer, row.generated))
             if reason is not None:
                 row.done, row.finish = True, reason
                 return
