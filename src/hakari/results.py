@@ -48,6 +48,7 @@ from hakari.aggregate.summary import AggregateStats
 from hakari.aggregate.sweep import AlphaSweepPoint
 from hakari.backends.base import PromptFormat
 from hakari.tasks.extract import QAMode
+from hakari.tasks.spec import TaskSpec
 
 SCHEMA_VERSION = 1
 
@@ -295,6 +296,16 @@ class TaskResult(Record):
     """Metric -> its chance rate: the score of always answering the fallback."""
     decodings: dict[str, DecodingResult] = Field(default_factory=dict)
     """Decoding -> its results, in run order."""
+
+    @classmethod
+    def for_task(cls, spec: TaskSpec, n_instances: int, chance: dict[str, float]) -> TaskResult:
+        """A task's result before any decoding has run."""
+        return cls(
+            language=spec.language,
+            n_instances=n_instances,
+            metrics=[str(m) for m in spec.metrics],
+            chance=chance,
+        )
 
 
 class ModelResult(Record):

@@ -454,12 +454,7 @@ def _model_results(
         for task in tasks:
             spec = task.spec
             n_rows, chance = baselines[task.name]
-            task_result = TaskResult(
-                language=spec.language,
-                n_instances=n_rows,
-                metrics=[str(m) for m in spec.metrics],
-                chance=chance,
-            )
+            task_result = TaskResult.for_task(spec, n_rows, chance)
             for decoding in decodings:
                 key = (task.name, decoding)
                 if key not in outcomes:  # as in a full run

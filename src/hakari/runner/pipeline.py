@@ -394,12 +394,7 @@ def evaluate_model(
     for task in tasks:
         spec = task.spec
         n_rows, chance = baselines[task.name]
-        task_result = TaskResult(
-            language=spec.language,
-            n_instances=n_rows,
-            metrics=[str(m) for m in spec.metrics],
-            chance=chance,
-        )
+        task_result = TaskResult.for_task(spec, n_rows, chance)
         for decoding in decodings:
             label = f"{model_spec} · {spec.name} · {decoding}"
             if decoding == "loglik" and spec.answer_type != "label":
