@@ -8,7 +8,6 @@ do not set it keep their cache keys."""
 from __future__ import annotations
 
 import pytest
-import torch
 
 from hakari.backends.base import (
     GenerationRequest,
@@ -19,7 +18,7 @@ from hakari.backends.base import (
 )
 from hakari.backends.cache import request_key
 from hakari.backends.hf import HFBackend
-from hakari.backends.hf.rows import Row, RowStopper
+from hakari.backends.hf.rows import Row, RowStepper
 from hakari.backends.serving import final_result
 
 THREE_CHARS = StopAfter(regex=r"(?s:.)", chars=3)  # three characters from the first
@@ -121,9 +120,10 @@ def test_a_row_stops_where_the_rules_cut_its_whole_text(
     rule = StopAfter(regex=r"(?:\A|[^A-E])([A-E])", chars=3)
     row = Row(prompt=[], max_new=64, stop=("\n",), constraint=None, sampler=None,
               max_chars=24, stop_after=rule)  # fmt: skip
-    stopper = RowStopper([row], tokenizer, eos=frozenset())
+    stepper = RowStepper(tokenizer, eos=frozenset())
     for token in ids:
-        if stopper(torch.tensor([[token]]), None).all():
+        stepper.advance(row, token)
+        if row.done:
             break
     expected = apply_output_rules(text, stop=("\n",), max_new_chars=24, stop_after=rule)[0]
     assert row.result(tokenizer).text == expected

@@ -19,13 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import torch
-from transformers import (
-    GenerationConfig,
-    LogitsProcessorList,
-    PreTrainedModel,
-    PreTrainedTokenizerBase,
-    StoppingCriteriaList,
-)
+from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from hakari.backends.base import (
     GenerationRequest,
@@ -38,18 +32,18 @@ from hakari.backends.base import (
     check_prompt_format,
 )
 from hakari.backends.constrained import RegexConstraintFactory
+from hakari.backends.hf.decode import decode_rows
 from hakari.backends.hf.loading import (
     context_length,
     default_batch_size,
     find_eos_token_ids,
     load_pretrained,
 )
-from hakari.backends.hf.rows import Row, RowLogits, RowStopper, Sampler
+from hakari.backends.hf.rows import Row, RowStepper, Sampler, constrain_and_sample
 from hakari.backends.hf.scheduling import (
     LoglikScheduler,
     Pair,
     all_set,
-    generation_group,
     left_pad,
     schedule,
 )
@@ -98,6 +92,7 @@ class HFBackend:
         self.default_batch_size = default_batch_size(self.device.type, n_params)
         self._constraints: RegexConstraintFactory | None = None
         self._render_chat = lru_cache(maxsize=1 << 16)(self._apply_chat_template)
+        self._stepper = RowStepper(tokenizer, self.eos_token_ids)
 
     @classmethod
     def from_pretrained(
@@ -188,7 +183,7 @@ class HFBackend:
             for ids, r in zip(self._encode(requests), requests, strict=True)
         ]
         results: list[GenerationResult | None] = [None] * len(requests)
-        for batch in schedule(requests, prompts, size, generation_group):
+        for batch in schedule(requests, prompts, size):
             rows = [self._new_row(requests[i], prompts[i]) for i in batch]
             self._run_batch(rows)
             done = [(i, row.result(self.tokenizer)) for i, row in zip(batch, rows, strict=True)]
@@ -235,30 +230,18 @@ class HFBackend:
         )
 
     def _run_batch(self, rows: list[Row]) -> None:
-        budget = max(r.max_new for r in rows)
-        if budget == 0:
-            return
-        input_ids, attention = left_pad([r.prompt for r in rows], self.pad_token_id)
-        config = GenerationConfig(
-            max_new_tokens=budget,
-            do_sample=False,
-            num_beams=1,
-            eos_token_id=sorted(self.eos_token_ids),
+        decode_rows(
+            self.model,
+            rows,
             pad_token_id=self.pad_token_id,
-            use_cache=True,
+            process_scores=self._process_scores,
+            advance=self._stepper.advance,
         )
-        processors = LogitsProcessorList()
+
+    def _process_scores(self, rows: list[Row], scores: torch.Tensor) -> torch.Tensor:
         if any(r.constraint is not None or r.sampler is not None for r in rows):
-            processors.append(RowLogits(rows, self.constraints))
-        stopper = RowStopper(rows, self.tokenizer, self.eos_token_ids)
-        with torch.inference_mode():
-            self.model.generate(
-                input_ids=input_ids.to(self.device),
-                attention_mask=attention.to(self.device),
-                generation_config=config,
-                logits_processor=processors,
-                stopping_criteria=StoppingCriteriaList([stopper]),
-            )
+            return constrain_and_sample(rows, scores, self.constraints)
+        return scores
 
     # -- log-likelihood ----------------------------------------------------------------
 

@@ -6,7 +6,7 @@ regex constraint, token budget and sampler, so no setting forces a batch to spli
   at the end), checked on each row's decoded text after every token:
   `generate(stop_strings=...)` made a plain loop 60% slower and knows none of the rules.
 * A regex row is masked with its `RegexConstraint` and ends as soon as the regex cannot
-  continue. A row that is done is padded while the others go on; the batch ends when
+  continue. A row that is done leaves the batch (`decode.py`); the batch ends when
   every row is done. Stop strings do not apply to regex rows: the regex defines the end
   of the answer, and cutting a stop string out of a match could break it.
 * Sampling (temperature > 0) draws from each row's own `torch.Generator`, seeded with
@@ -14,8 +14,8 @@ regex constraint, token budget and sampler, so no setting forces a batch to spli
   batch (the logits themselves differ only at float rounding level between batch
   compositions). Without a seed the generator is seeded at random.
 
-The hooks are a transformers `StoppingCriteria` (`RowStopper`, records each token and
-decides which rows end) and a `LogitsProcessor` (`RowLogits`, masks and samples).
+The decoding loop (`decode.py`) calls `constrain_and_sample` on each step's scores of
+the live rows and `RowStepper.advance` with each row's token.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 import torch
-from transformers import LogitsProcessor, PreTrainedTokenizerBase, StoppingCriteria
+from transformers import PreTrainedTokenizerBase
 
 from hakari.backends.base import (
     MAX_TOKENS_PER_CHAR,
@@ -107,8 +107,8 @@ def decode_whole_chars(tokenizer: PreTrainedTokenizerBase, ids: list[int]) -> st
     return text
 
 
-class RowStopper(StoppingCriteria):
-    """Called after every generated token: records it per row and decides which rows end.
+class RowStepper:
+    """Records each generated token of a row and decides whether the row ends.
 
     Stop strings, the character budget and `stop_after` follow `GenerationRequest`'s
     rules exactly (the same `apply_output_rules` decides when a row ends and cuts its final
@@ -116,24 +116,11 @@ class RowStopper(StoppingCriteria):
     microseconds next to a forward pass of milliseconds, and is the only way to know
     where the leading whitespace ends."""
 
-    def __init__(
-        self, rows: list[Row], tokenizer: PreTrainedTokenizerBase, eos: frozenset[int]
-    ) -> None:
-        self.rows = rows
+    def __init__(self, tokenizer: PreTrainedTokenizerBase, eos: frozenset[int]) -> None:
         self.tokenizer = tokenizer
         self.eos = eos
 
-    def __call__(
-        self, input_ids: torch.LongTensor, scores: object, **kwargs: object
-    ) -> torch.BoolTensor:
-        last = input_ids[:, -1].tolist()
-        for row, token in zip(self.rows, last, strict=True):
-            if not row.done:
-                self._step(row, int(token))
-        done = torch.tensor([r.done for r in self.rows], dtype=torch.bool)
-        return done.to(input_ids.device)  # type: ignore[return-value]
-
-    def _step(self, row: Row, token: int) -> None:
+    def advance(self, row: Row, token: int) -> None:
         row.generated.append(token)
         if token in self.eos:
             row.done, row.finish = True, "eos"
@@ -155,28 +142,23 @@ class RowStopper(StoppingCriteria):
             row.done, row.finish = True, "length"
 
 
-class RowLogits(LogitsProcessor):
-    """Masks constrained rows with their regex, then draws sampled rows with their own
-    generator (the drawn token gets the only finite score, so the greedy pick takes it)."""
-
-    def __init__(self, rows: list[Row], factory: RegexConstraintFactory) -> None:
-        self.rows = rows
-        self.factory = factory
-
-    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
-        live = [i for i, r in enumerate(self.rows) if not r.done]
-        masked = [i for i in live if self.rows[i].constraint is not None]
-        if masked:
-            bitmask = self.factory.allocate_bitmask(len(masked))
-            constraints = [self.rows[i].constraint for i in masked]
-            self.factory.fill_bitmasks([c for c in constraints if c is not None], bitmask)
-            sub = scores[masked]
-            apply_bitmask(sub, bitmask)
-            scores[masked] = sub
-        for i in live:
-            sampler = self.rows[i].sampler
-            if sampler is not None:
-                token = sampler.draw(scores[i])
-                scores[i].fill_(float("-inf"))
-                scores[i, token] = 0.0
-        return scores
+def constrain_and_sample(
+    rows: list[Row], scores: torch.Tensor, factory: RegexConstraintFactory
+) -> torch.Tensor:
+    """`scores` ([rows, vocab], one row per live `Row`) with constrained rows masked by
+    their regex and sampled rows drawn with their own generator (the drawn token gets the
+    only finite score, so the greedy pick takes it)."""
+    masked = [i for i, row in enumerate(rows) if row.constraint is not None]
+    if masked:
+        bitmask = factory.allocate_bitmask(len(masked))
+        constraints = [rows[i].constraint for i in masked]
+        factory.fill_bitmasks([c for c in constraints if c is not None], bitmask)
+        sub = scores[masked]
+        apply_bitmask(sub, bitmask)
+        scores[masked] = sub
+    for i, row in enumerate(rows):
+        if row.sampler is not None:
+            token = row.sampler.draw(scores[i])
+            scores[i].fill_(float("-inf"))
+            scores[i, token] = 0.0
+    return scores

@@ -1,9 +1,9 @@
 """Batch scheduling for the transformers backend.
 
-Generation: requests are grouped by their decoding settings (everything but the prompt,
-the seed and `stop_after`), sorted by prompt length within a group, cut into batches of
-`batch_size`, and the batches run longest first (an out-of-memory error shows at once).
-Prompts are left-padded.
+Generation: requests are sorted by prompt length and cut into batches of `batch_size`
+distinct prompts (requests on one prompt go together and share its prefill: every row
+carries its own settings, so no setting splits a batch), and the batches run longest
+first (an out-of-memory error shows at once). Prompts are left-padded.
 
 Log-likelihood: `LoglikScheduler` feeds unique model inputs through the scorer (rows
 whose input is the same, e.g. single-token continuations of one context, share one
@@ -12,7 +12,6 @@ forward pass) and reports each request once all its continuations are scored.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
@@ -35,30 +34,22 @@ def left_pad(rows: Sequence[list[int]], pad: int) -> tuple[torch.Tensor, torch.T
     return ids, mask
 
 
-def generation_group(request: GenerationRequest) -> str:
-    """Requests that may share a batch: the same settings but for the seed and
-    `stop_after` (rows carry their own; a template's answer regex must not split
-    its task's greedy requests into one group per template)."""
-    settings = request.settings()
-    settings.pop("seed")
-    settings.pop("stop_after", None)
-    return json.dumps(settings, sort_keys=True)
-
-
 def schedule(
-    requests: Sequence[GenerationRequest],
-    prompts: Sequence[list[int]],
-    size: int,
-    group_of: Callable[[GenerationRequest], str],
+    requests: Sequence[GenerationRequest], prompts: Sequence[list[int]], size: int
 ) -> Iterator[list[int]]:
-    """Batches of request indices: same settings, similar lengths, longest batch first."""
-    groups: dict[str, list[int]] = {}
-    for i, r in enumerate(requests):
-        groups.setdefault(group_of(r), []).append(i)
+    """Batches of request indices, each with at most `size` distinct prompts: requests
+    on the same prompt (e.g. a run's greedy and constrained requests) share a batch and
+    its prefill; prompts of similar length go together; the longest batch runs first."""
+    order = sorted(range(len(requests)), key=lambda i: (-len(prompts[i]), prompts[i]))
     batches: list[list[int]] = []
-    for members in groups.values():
-        members.sort(key=lambda i: -len(prompts[i]))
-        batches.extend(members[s : s + size] for s in range(0, len(members), size))
+    distinct = 0
+    for i in order:
+        new_prompt = not batches or prompts[batches[-1][-1]] != prompts[i]
+        if not batches or (new_prompt and distinct == size):
+            batches.append([])
+            distinct = 0
+        distinct += new_prompt
+        batches[-1].append(i)
 
     def cost(batch: list[int]) -> int:
         return max(len(prompts[i]) + requests[i].max_new_tokens for i in batch)

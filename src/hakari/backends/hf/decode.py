@@ -1,0 +1,113 @@
+"""The decoding loop of one generation batch, in place of `model.generate`.
+
+`generate` computes every row of a batch until its last row ends, and prefills a prompt
+once for each row that asks for it. Label answers end at very different lengths (a
+label decided after three tokens beside a line that runs to its 24-character budget),
+and the greedy and constrained requests of one run ask for the same prompts. So here:
+
+* each distinct prompt of the batch is prefilled once, and every row on that prompt
+  takes its first token from that prompt's logits (a constrained label answer often
+  ends with it and never needs a cache of its own);
+* a row leaves the batch as soon as it ends: its rows of the key/value cache are
+  dropped (`Cache.batch_select_indices`), so later steps compute only the live rows.
+
+Each step does what `generate`'s loop does for a decoder-only model: the inputs come
+from the model's own `prepare_inputs_for_generation`, position ids are counted from the
+left-padded attention mask (padding at 0), the last position's logits are taken in
+float32 and only they are computed (`logits_to_keep=1` where the model takes it). A
+row's numbers can differ from `generate`'s only at float rounding level, as they do
+between any two batch compositions.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from transformers import PreTrainedModel
+
+from hakari.backends.hf.rows import Row
+from hakari.backends.hf.scheduling import left_pad
+
+# the live rows and their scores [rows, vocab] -> the scores to take the argmax of
+ScoreHook = Callable[[list[Row], torch.Tensor], torch.Tensor]
+TokenHook = Callable[[Row, int], None]
+
+
+@torch.inference_mode()
+def decode_rows(
+    model: PreTrainedModel,
+    rows: list[Row],
+    *,
+    pad_token_id: int,
+    process_scores: ScoreHook,
+    advance: TokenHook,
+) -> None:
+    """Generate every row until `advance` marks it done (its `done` flag)."""
+    for row in rows:
+        if row.max_new <= 0:
+            row.done, row.finish = True, "length"
+    live = [row for row in rows if not row.done]
+    if not live:
+        return
+    device = next(model.parameters()).device
+    prompt_of: dict[tuple[int, ...], int] = {}
+    source = [prompt_of.setdefault(tuple(row.prompt), len(prompt_of)) for row in live]
+    ids, attention = left_pad([list(p) for p in prompt_of], pad_token_id)
+    ids, attention = ids.to(device), attention.to(device)
+    positions = attention.cumsum(-1).sub(1).masked_fill(attention == 0, 0)
+    step = _Forward(model)
+    logits, cache = step(ids, attention, positions, cache=None)
+    rows_of_cache = torch.tensor(source, device=device)  # the cache row each live row reads
+    while True:
+        scores = process_scores(live, logits.index_select(0, rows_of_cache))
+        tokens = scores.argmax(dim=-1).tolist()
+        for row, token in zip(live, tokens, strict=True):
+            advance(row, int(token))
+        keep = [i for i, row in enumerate(live) if not row.done]
+        if not keep:
+            return
+        selected = rows_of_cache[keep]
+        if len(keep) != logits.shape[0] or not torch.equal(
+            selected, torch.arange(len(keep), device=device)
+        ):
+            cache.batch_select_indices(selected)
+            attention, positions = attention[selected], positions[selected]
+        live = [live[i] for i in keep]
+        rows_of_cache = torch.arange(len(live), device=device)
+        next_ids = torch.tensor([[tokens[i]] for i in keep], dtype=torch.long, device=device)
+        attention = torch.cat([attention, attention.new_ones((len(live), 1))], dim=-1)
+        positions = positions[:, -1:] + 1
+        logits, cache = step(next_ids, attention, positions, cache=cache)
+
+
+class _Forward:
+    """One forward pass of the model as `generate` makes it; returns the last position's
+    float32 logits and the cache."""
+
+    def __init__(self, model: PreTrainedModel) -> None:
+        self.model = model
+        accepted = set(inspect.signature(model.forward).parameters)
+        self.takes_positions = "position_ids" in accepted
+        self.takes_logits_to_keep = "logits_to_keep" in accepted
+
+    def __call__(
+        self,
+        ids: torch.Tensor,
+        attention: torch.Tensor,
+        positions: torch.Tensor,
+        *,
+        cache: Any,
+    ) -> tuple[torch.Tensor, Any]:
+        kwargs: dict[str, Any] = {"attention_mask": attention, "use_cache": True}
+        if self.takes_positions:
+            kwargs["position_ids"] = positions
+        if self.takes_logits_to_keep:
+            kwargs["logits_to_keep"] = 1
+        inputs = self.model.prepare_inputs_for_generation(  # type: ignore[operator]
+            ids, past_key_values=cache, is_first_iteration=cache is None, **kwargs
+        )
+        out = self.model(**inputs, return_dict=True)
+        return out.logits[:, -1].to(dtype=torch.float32, copy=True), out.past_key_values

@@ -1,0 +1,89 @@
+"""The transformers backend's decoding loop: a row leaves the batch when it ends, one
+prompt is prefilled once for all its rows, and the tokens are `generate`'s."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import torch
+
+from hakari.backends.base import GenerationRequest
+from hakari.backends.hf import HFBackend
+from hakari.backends.hf.scheduling import left_pad, schedule
+
+
+@contextmanager
+def rows_per_forward(backend: HFBackend) -> Iterator[list[int]]:
+    """The batch size of every forward pass the model makes meanwhile."""
+    sizes: list[int] = []
+
+    def record(module: object, args: tuple, kwargs: dict) -> None:
+        ids = kwargs.get("input_ids", args[0] if args else None)
+        assert isinstance(ids, torch.Tensor)
+        sizes.append(ids.shape[0])
+
+    handle = backend.model.register_forward_pre_hook(record, with_kwargs=True)
+    try:
+        yield sizes
+    finally:
+        handle.remove()
+
+
+def _free(prompt: str, max_new_tokens: int) -> GenerationRequest:
+    return GenerationRequest(prompt=prompt, max_new_tokens=max_new_tokens, stop=())
+
+
+def test_a_row_that_ended_leaves_the_batch(tiny_random_backend: HFBackend) -> None:
+    """`generate` computed all three rows until the longest ended (8 passes of 3)."""
+    requests = [_free("a b c", 1), _free("Hello there", 4), _free("1, 2, 3,", 8)]
+    with rows_per_forward(tiny_random_backend) as sizes:
+        results = tiny_random_backend.generate(requests, batch_size=3)
+    assert [r.n_tokens for r in results] == [1, 4, 8]
+    # the prefill gives every row its first token; each later pass only the live rows
+    assert sizes == [3, 2, 2, 2, 1, 1, 1, 1]
+    alone = [tiny_random_backend.generate([r])[0] for r in requests]
+    assert results == alone
+
+
+def test_requests_on_one_prompt_share_its_prefill(tiny_random_backend: HFBackend) -> None:
+    prompt = "The answer (A or B) is"
+    greedy = GenerationRequest(prompt=prompt, max_new_tokens=5, stop=())
+    constrained = GenerationRequest(prompt=prompt, max_new_tokens=5, stop=(), regex="[AB]")
+    other = _free("Something else entirely", 3)
+    with rows_per_forward(tiny_random_backend) as sizes:
+        together = tiny_random_backend.generate([greedy, constrained, other], batch_size=8)
+    assert sizes[0] == 2  # two distinct prompts prefilled, three rows answered
+    assert together[1].text in ("A", "B") and together[1].finish_reason == "regex_done"
+    assert together == [tiny_random_backend.generate([r])[0] for r in (greedy, constrained, other)]
+
+
+def test_batch_size_counts_distinct_prompts() -> None:
+    requests = [_free(p, 4) for p in ("p", "q", "p", "r", "q")]
+    prompts = [[1, 2], [3, 4], [1, 2], [5], [3, 4]]
+    batches = list(schedule(requests, prompts, 2))
+    assert sorted(sorted(b) for b in batches) == [[0, 1, 2, 4], [3]]
+
+
+def test_tokens_are_those_of_transformers_generate(tiny_random_backend: HFBackend) -> None:
+    """Rows of one length (none leaves early): token for token what `model.generate`
+    gives the same left-padded batch."""
+    backend = tiny_random_backend
+    prompts = ["Once upon a time", "1, 2, 3,", "東京は", "x"]
+    ours = backend.generate([_free(p, 7) for p in prompts], batch_size=4)
+    ids = [list(backend.tokenizer(p)["input_ids"]) for p in prompts]
+    input_ids, attention = left_pad(ids, backend.pad_token_id)
+    with torch.inference_mode():
+        out = backend.model.generate(
+            input_ids=input_ids,
+            attention_mask=attention,
+            max_new_tokens=7,
+            min_new_tokens=7,
+            do_sample=False,
+            pad_token_id=backend.pad_token_id,
+        )
+    theirs = [
+        backend.tokenizer.decode(row[input_ids.shape[1] :], skip_special_tokens=True)
+        for row in out.tolist()
+    ]
+    assert [r.text for r in ours] == theirs
