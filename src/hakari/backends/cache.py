@@ -27,7 +27,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TypeVar, get_args, get_type_hints
 
@@ -140,8 +140,9 @@ class ResponseCache:
         return cls((cache_dir or default_cache_dir()) / "responses.sqlite3")
 
     def get_many(self, keys: Sequence[str]) -> dict[str, dict]:
-        """The stored payloads of `keys` that are there and are JSON objects (any other
-        row is left out: a miss, counted in `unreadable`)."""
+        """The stored payloads of `keys` that are there; a row that is not a JSON object
+        comes back as {} (a payload without a result: its reader counts it in
+        `unreadable` and generates it again)."""
         found: dict[str, dict] = {}
         with self._lock, self._errors():
             for start in range(0, len(keys), 500):
@@ -155,14 +156,11 @@ class ResponseCache:
                         value = json.loads(payload)
                     except (TypeError, ValueError):  # not text, or not JSON
                         value = None
-                    if isinstance(value, dict):
-                        found[key] = value
-                    else:
-                        self.unreadable += 1
+                    found[key] = value if isinstance(value, dict) else {}
         return found
 
     def misread(self, n: int = 1) -> None:
-        """Count rows that were JSON but not a valid result (see `unreadable`)."""
+        """Count rows that hold no valid result (see `unreadable`)."""
         with self._lock:
             self.unreadable += n
 
@@ -284,6 +282,36 @@ def cached_generate(
     Returns the results in request order and how many were generated now. Each batch
     the backend finishes is committed before the next one starts.
     """
+    (done,) = cached_generate_together(
+        backend, [requests], cache, batch_size=batch_size, on_progress=on_progress
+    )
+    return done.results, done.generated
+
+
+@dataclass(frozen=True)
+class Generated:
+    """One list of `cached_generate_together`: its results in request order, how many
+    were generated now (identical requests once) and the tokens they generated, and how
+    many cached rows could not be read back (generated again)."""
+
+    results: list[GenerationResult]
+    generated: int
+    tokens: int
+    unreadable: int
+
+
+def cached_generate_together(
+    backend: Backend,
+    groups: Sequence[Sequence[GenerationRequest]],
+    cache: ResponseCache | None,
+    *,
+    batch_size: int | None = None,
+    on_progress: Callable[[int], None] | None = None,
+) -> list[Generated]:
+    """`cached_generate` of several lists of requests in one call to the backend, so
+    that they share its batches (a prompt's greedy and constrained requests share its
+    prefill)."""
+    requests = [r for group in groups for r in group]
     keys = [
         request_key("generate", backend.identity, backend.render_prompt(r), r.settings())
         for r in requests
@@ -296,6 +324,7 @@ def cached_generate(
     if on_progress is not None and found:
         on_progress(sum(r is not None for r in results))
     missing = [i for i, r in enumerate(results) if r is None]
+    unreadable = {i for i in missing if keys[i] in found}
     # Identical requests (same key) are generated once.
     first_of_key: dict[str, int] = {}
     for i in missing:
@@ -317,9 +346,24 @@ def cached_generate(
     if todo:
         backend.generate([requests[i] for i in todo], batch_size=batch_size, on_batch=store)
     by_key = {keys[i]: results[i] for i in todo}
-    final = [r if r is not None else by_key[keys[i]] for i, r in enumerate(results)]
-    assert all(r is not None for r in final)
-    return [r for r in final if r is not None], len(todo)
+    maybe = [r if r is not None else by_key[keys[i]] for i, r in enumerate(results)]
+    final = [r for r in maybe if r is not None]
+    assert len(final) == len(requests)
+    out: list[Generated] = []
+    start = 0
+    for group in groups:
+        stop = start + len(group)
+        new = [i for i in todo if start <= i < stop]
+        out.append(
+            Generated(
+                results=final[start:stop],
+                generated=len(new),
+                tokens=sum(final[i].n_tokens for i in new),
+                unreadable=sum(start <= i < stop for i in unreadable),
+            )
+        )
+        start = stop
+    return out
 
 
 def cached_loglik(

@@ -22,7 +22,6 @@ as in a full run; a run with one model keeps it loaded.
 from __future__ import annotations
 
 import itertools
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -58,7 +57,7 @@ from hakari.results import (
     TemplateResult,
 )
 from hakari.runner.aggregation import metric_options
-from hakari.runner.collect import CellsCollected, SampleWriter, run_decoding, task_instances
+from hakari.runner.collect import CellsCollected, SampleWriter, run_decodings, task_instances
 from hakari.runner.options import Decoding, ProgressHook, RunOptions
 from hakari.runner.requests import resolve_chat
 from hakari.scoring import corpus
@@ -356,31 +355,36 @@ def run_budgeted(
                 try:
                     identities[model] = {k: str(v) for k, v in vars(backend.identity).items()}
                     use_chat = resolve_chat(backend, opts.prompt_format)
+                    # a task's decodings that run the same cells this round run in one
+                    # pass (their requests on one prompt share its prefill)
+                    passes: dict[tuple[str, frozenset[tuple[str, int]]], list[Decoding]] = {}
                     for key in active:
                         tp = plans[key[0]]
                         target = tp.rounds[min(round_index, len(tp.rounds) - 1)]
                         cells = tp.cells(done[key], target)
-                        if not cells:
-                            continue
-                        started = time.perf_counter()
-                        run = runs[key][model]
-                        _, generated, cached = run_decoding(
-                            by_name[key[0]],
-                            key[1],
+                        if cells:
+                            passes.setdefault((key[0], cells), []).append(key[1])
+                    for (task_name, cells), decodings in passes.items():
+                        label = f"{model} · {task_name} · {'+'.join(decodings)}"
+                        ran = run_decodings(
+                            by_name[task_name],
+                            decodings,
                             backend,
                             opts,
                             cache,
                             use_chat,
-                            baselines[key[0]][0],
-                            f"{model} · {key[0]} · {key[1]} · round {round_index + 1}",
+                            baselines[task_name][0],
+                            f"{label} · round {round_index + 1}",
                             hook,
                             write_sample,
                             cells=cells,
-                            collected=run.collected,
+                            collected={d: runs[(task_name, d)][model].collected for d in decodings},
                         )
-                        run.generated += generated
-                        run.cached += cached
-                        run.wall_s += time.perf_counter() - started
+                        for decoding, done_now in ran.items():
+                            run = runs[(task_name, decoding)][model]
+                            run.generated += done_now.generated
+                            run.cached += done_now.cached
+                            run.wall_s += done_now.wall_s
                 finally:
                     if len(models) == 1:
                         kept = backend

@@ -1,5 +1,6 @@
-"""One task × decoding on one model: stream prompts in chunks through the cache and the
-backend, extract answers, collect predictions per template and write every sample.
+"""The decodings of one task on one model: stream prompts in chunks through the cache
+and the backend, extract answers, collect predictions per template and write every
+sample. A chunk's generation requests of every decoding go to the backend in one call.
 
 Prompts are never all in memory: `iter_chunks` yields CHUNK_ROWS instances × templates at
 a time, and each chunk's answers are scored and written before the next is built.
@@ -7,15 +8,16 @@ a time, and each chunk's answers are scored and written before the next is built
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from hakari._util.regex import compile_regex
 from hakari._util.unicode import has_unencodable
-from hakari.backends.base import Backend
-from hakari.backends.cache import ResponseCache, cached_generate
+from hakari.backends.base import Backend, GenerationResult
+from hakari.backends.cache import ResponseCache, cached_generate_together
 from hakari.runner.options import CHUNK_ROWS, Decoding, ProgressHook, RunOptions
 from hakari.runner.requests import generation_request, loglik_outputs
 from hakari.runner.sampling import numbered_rows
@@ -81,9 +83,20 @@ def task_rows(task: Task, opts: RunOptions) -> Iterator[dict[str, Any]]:
     return (row for _, row in task_instances(task, opts))
 
 
-def run_decoding(
+@dataclass
+class DecodingRun:
+    """What one decoding of a task × model ran: its predictions, the requests generated
+    now and answered from the cache, and its seconds."""
+
+    collected: Collected
+    generated: int = 0
+    cached: int = 0
+    wall_s: float = 0.0
+
+
+def run_decodings(
     task: Task,
-    decoding: Decoding,
+    decodings: Sequence[Decoding],
     backend: Backend,
     opts: RunOptions,
     cache: ResponseCache | None,
@@ -94,58 +107,113 @@ def run_decoding(
     write_sample: SampleWriter,
     *,
     cells: frozenset[tuple[str, int]] | None = None,
-    collected: Collected | None = None,
-) -> tuple[Collected, int, int]:
-    """Returns the collected predictions, the requests generated and those from the cache.
+    collected: dict[Decoding, Collected] | None = None,
+) -> dict[Decoding, DecodingRun]:
+    """Several decodings of one task, chunk by chunk: each chunk's generation requests
+    of every decoding go to the backend in one call, so that the requests on one prompt
+    share its batches (the greedy and the constrained answer to a prompt share its
+    prefill); loglik, a different computation, is asked for on its own.
 
     `cells` (template id, split position) restricts the run to part of the grid (a
-    budgeted run); their answers go to `collected` (e.g. a `CellsCollected` kept across
-    rounds)."""
+    budgeted run); their answers go to `collected` (e.g. a `CellsCollected` per decoding
+    kept across rounds).
+
+    A decoding's `wall_s` is its share of the time: its own extraction and writing, and
+    of the generation the decodings did together, a part proportional to the tokens its
+    requests generated now plus one each (the prompt they read)."""
     spec = task.spec
     templates = select_templates(spec, opts.templates)
-    collected = Collected() if collected is None else collected
-    generated = cached = 0
-    total = n_rows * len(templates) if cells is None else len(cells)
+    runs = {
+        d: DecodingRun(collected[d] if collected and d in collected else Collected())
+        for d in decodings
+    }
+    generating = [d for d in decodings if d != "loglik"]
+    total = (n_rows * len(templates) if cells is None else len(cells)) * len(decodings)
     hook(label, total, 0)
-    unreadable_before = cache.unreadable if cache is not None else 0
     for chunk in iter_numbered_chunks(spec, templates, task_instances(task, opts), CHUNK_ROWS):
         if cells is not None:
             chunk = [rp for rp in chunk if (rp.template_id, rp.index) in cells]
             if not chunk:
                 continue
         advance = lambda n: hook(label, total, n)  # noqa: E731
-        refused: list[bool] = []
-        if decoding == "loglik":
-            outputs, n_new = loglik_outputs(chunk, backend, cache, opts, use_chat, advance)
-        else:
-            requests = [generation_request(rp, decoding, use_chat) for rp in chunk]
-            results, n_new = cached_generate(
-                backend, requests, cache, batch_size=opts.batch_size, on_progress=advance
+        answered: dict[Decoding, tuple[list[str], list[GenerationResult] | None]] = {}
+        if generating:
+            started = time.perf_counter()
+            groups = [[generation_request(rp, d, use_chat) for rp in chunk] for d in generating]
+            together = cached_generate_together(
+                backend, groups, cache, batch_size=opts.batch_size, on_progress=advance
             )
-            outputs = [r.text for r in results]
-            collected.redacted_secrets += sum(r.redactions for r in results)
-            refused = [r.refused for r in results]
-            collected.refusals += sum(refused)
-            if decoding == "constrained":
-                collected.constraint_misses += sum(
-                    r.finish_reason not in ("length", "refused")
-                    and not compile_regex(rp.regex).fullmatch(r.text)
-                    for rp, r in zip(chunk, results, strict=True)
-                )
-        generated += n_new
-        cached += len(chunk) - n_new
-        collected.unencodable_answers += sum(has_unencodable(o) for o in outputs)
-        for i, (rp, output) in enumerate(zip(chunk, outputs, strict=True)):
-            pattern = compile_regex(rp.regex)  # checked for every row before the model loaded
-            extraction = extract_answer(spec, output, pattern, rp.answers, qa_mode=opts.qa_mode)
-            collected.add(rp, extraction)
-            record = sample_record(backend, task, decoding, rp, output, extraction)
-            if refused and refused[i]:
-                record["refused"] = True  # written only when true: samples stay as they were
-            write_sample(record)
-    if cache is not None:
-        collected.unreadable_cache_rows += cache.unreadable - unreadable_before
-    return collected, generated, cached
+            seconds = time.perf_counter() - started
+            shares = _time_shares(seconds, [done.tokens + done.generated for done in together])
+            for d, done, share in zip(generating, together, shares, strict=True):
+                runs[d].generated += done.generated
+                runs[d].cached += len(chunk) - done.generated
+                runs[d].collected.unreadable_cache_rows += done.unreadable
+                runs[d].wall_s += share
+                answered[d] = ([r.text for r in done.results], done.results)
+        if "loglik" in runs:
+            started = time.perf_counter()
+            unreadable_before = cache.unreadable if cache is not None else 0
+            outputs, n_new = loglik_outputs(chunk, backend, cache, opts, use_chat, advance)
+            loglik = runs["loglik"]
+            loglik.generated += n_new
+            loglik.cached += len(chunk) - n_new
+            if cache is not None:
+                loglik.collected.unreadable_cache_rows += cache.unreadable - unreadable_before
+            loglik.wall_s += time.perf_counter() - started
+            answered["loglik"] = (outputs, None)
+        for decoding in decodings:
+            started = time.perf_counter()
+            outputs, results = answered[decoding]
+            run = runs[decoding]
+            _collect(
+                task, decoding, backend, opts, chunk, outputs, results, run.collected, write_sample
+            )
+            run.wall_s += time.perf_counter() - started
+    return runs
+
+
+def _time_shares(seconds: float, weights: Sequence[int]) -> list[float]:
+    """`seconds` split in proportion to `weights` (evenly when they are all 0)."""
+    total = sum(weights)
+    if total == 0:
+        return [seconds / len(weights)] * len(weights)
+    return [seconds * w / total for w in weights]
+
+
+def _collect(
+    task: Task,
+    decoding: Decoding,
+    backend: Backend,
+    opts: RunOptions,
+    chunk: list[RenderedPrompt],
+    outputs: list[str],
+    results: list[GenerationResult] | None,
+    collected: Collected,
+    write_sample: SampleWriter,
+) -> None:
+    """One chunk's answers of one decoding: counted, extracted, collected, written."""
+    spec = task.spec
+    refused: list[bool] = []
+    if results is not None:
+        collected.redacted_secrets += sum(r.redactions for r in results)
+        refused = [r.refused for r in results]
+        collected.refusals += sum(refused)
+        if decoding == "constrained":
+            collected.constraint_misses += sum(
+                r.finish_reason not in ("length", "refused")
+                and not compile_regex(rp.regex).fullmatch(r.text)
+                for rp, r in zip(chunk, results, strict=True)
+            )
+    collected.unencodable_answers += sum(has_unencodable(o) for o in outputs)
+    for i, (rp, output) in enumerate(zip(chunk, outputs, strict=True)):
+        pattern = compile_regex(rp.regex)  # checked for every row before the model loaded
+        extraction = extract_answer(spec, output, pattern, rp.answers, qa_mode=opts.qa_mode)
+        collected.add(rp, extraction)
+        record = sample_record(backend, task, decoding, rp, output, extraction)
+        if refused and refused[i]:
+            record["refused"] = True  # written only when true: samples stay as they were
+        write_sample(record)
 
 
 def sample_record(

@@ -27,7 +27,7 @@ from hakari.runner.aggregation import (
     paired_comparisons,
     score,
 )
-from hakari.runner.collect import SampleWriter, run_decoding
+from hakari.runner.collect import DecodingRun, SampleWriter, run_decodings
 from hakari.runner.options import (
     DEFAULT_DECODINGS,
     DEFAULT_MODEL,
@@ -376,6 +376,17 @@ def default_factory(opts: RunOptions) -> BackendFactory:
     return factory
 
 
+def _passes(answer_type: str, decodings: Sequence[Decoding]) -> list[tuple[Decoding, ...]]:
+    """The decodings of a task run in one pass over its prompts (the generating ones
+    together: they share each prompt's prefill), and loglik on its own (label tasks
+    only)."""
+    generating = tuple(d for d in decodings if d != "loglik")
+    passes: list[tuple[Decoding, ...]] = [generating] if generating else []
+    if "loglik" in decodings and answer_type == "label":
+        passes.append(("loglik",))
+    return passes
+
+
 def evaluate_model(
     model_spec: str,
     backend: Backend,
@@ -395,24 +406,28 @@ def evaluate_model(
         spec = task.spec
         n_rows, chance = baselines[task.name]
         task_result = TaskResult.for_task(spec, n_rows, chance)
+        runs: dict[Decoding, DecodingRun] = {}
+        for together in _passes(spec.answer_type, decodings):
+            label = f"{model_spec} · {spec.name} · {'+'.join(together)}"
+            runs |= run_decodings(
+                task, together, backend, opts, cache, use_chat, n_rows, label, hook, write_sample
+            )
         for decoding in decodings:
-            label = f"{model_spec} · {spec.name} · {decoding}"
-            if decoding == "loglik" and spec.answer_type != "label":
+            if decoding not in runs:
                 task_result.decodings[decoding] = DecodingResult(
                     skipped="loglik applies to label tasks only"
                 )
                 continue
+            run = runs[decoding]
             started = time.perf_counter()
-            collected, generated, cached = run_decoding(
-                task, decoding, backend, opts, cache, use_chat, n_rows, label, hook, write_sample
-            )
+            collected = run.collected
             kept: dict[str, BootstrapResult] = {}
             dec = score(task, collected, opts, kept)
             if bootstraps is not None:
                 per_metric = bootstraps.setdefault((spec.name, decoding), {})
                 for metric, boot in kept.items():
                     per_metric.setdefault(metric, {})[model_spec] = boot
-            dec.generated, dec.cached = generated, cached
+            dec.generated, dec.cached = run.generated, run.cached
             if collected.unencodable_answers:  # written only when there are some
                 dec.unencodable_answers = collected.unencodable_answers
             if collected.unreadable_cache_rows:
@@ -423,7 +438,7 @@ def evaluate_model(
                 dec.redacted_secrets = collected.redacted_secrets
             if decoding == "constrained":
                 dec.constraint_misses = collected.constraint_misses
-            dec.wall_s = round(time.perf_counter() - started, 3)
+            dec.wall_s = round(run.wall_s + time.perf_counter() - started, 3)
             task_result.decodings[decoding] = dec
         result.tasks[spec.name] = task_result
     return result
