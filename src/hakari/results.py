@@ -252,7 +252,10 @@ class DecodingResult(Record):
     cached: int = 0
     """Requests answered from the response cache."""
     wall_s: float = 0.0
-    """Wall time of this decoding in seconds (generation, scoring and bootstrap)."""
+    """Wall time of this decoding in seconds (generation, scoring and bootstrap).
+    Decodings that generated together (a task's greedy and constrained requests go to
+    the backend in one call per chunk) split the time of those calls in proportion to
+    the tokens each generated plus one per request generated."""
     skipped: str | None = None
     """Why this decoding does not apply to the task (e.g. loglik on a text task); null
     when it ran."""

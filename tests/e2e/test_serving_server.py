@@ -21,7 +21,6 @@ import importlib.util
 import json
 import logging
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -37,8 +36,7 @@ import pytest
 
 import hakari
 from hakari.backends.serving import ServingOptions
-from tests.helpers.cache import cached_rows
-from tests.helpers.http_doubles import FAULT_KINDS, FaultProxy
+from tests.helpers.http_doubles import FAULT_KINDS, FaultProxy, kill_once_cached
 
 pytestmark = pytest.mark.slow
 SECRET = "sk-hakari-server-test-9f8e7d6c5b4a"
@@ -216,20 +214,10 @@ def test_kill_minus_9_then_rerun(served: Served, clean_run: Path, tmp_path: Path
         ]  # fmt: skip
 
     try:
-        killed = subprocess.Popen(
-            cmd("killed"), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        done_before = kill_once_cached(
+            cmd("killed"), cache, proxy, rows=3, wait_s=240, drain_s=served.timeout
         )
-        deadline = time.monotonic() + 240
-        while cached_rows(cache) < 3 and time.monotonic() < deadline and killed.poll() is None:
-            time.sleep(0.05)
-        assert killed.poll() is None, "the run finished before it could be killed"
-        os.kill(killed.pid, signal.SIGKILL)
-        killed.wait()
-        done_before = cached_rows(cache)
         assert 3 <= done_before < TOTAL
-        deadline = time.monotonic() + served.timeout
-        while proxy.in_flight and time.monotonic() < deadline:  # the request the kill cut off
-            time.sleep(0.05)
         sent_before = len(proxy.upstream_ok)
 
         resumed = subprocess.run(cmd("resumed"), capture_output=True, text=True, timeout=600)

@@ -22,8 +22,6 @@ One server serves the module (~1 min to start); the replica test starts a second
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
 import sys
 import time
@@ -43,7 +41,7 @@ from hakari.tasks.loader import load_task
 from tests.helpers.agreement import compare, samples
 from tests.helpers.cache import cached_rows
 from tests.helpers.cli import assert_one_line
-from tests.helpers.http_doubles import FAULT_KINDS, FaultProxy
+from tests.helpers.http_doubles import FAULT_KINDS, FaultProxy, kill_once_cached
 from tests.helpers.vllm_venv import VLLMServer, completion_latency, vllm_python, vllm_servers
 
 pytestmark = pytest.mark.slow
@@ -213,22 +211,11 @@ def test_kill_minus_9_then_rerun(served: Served, clean_run: Path, tmp_path: Path
     spec = f"openai:{served.model}@{proxy.url}"
     cache = tmp_path / "cache"
     try:
-        killed = subprocess.Popen(
-            cli(served, spec, cache, tmp_path / "killed", "--decoding", "greedy"),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+        killed = cli(served, spec, cache, tmp_path / "killed", "--decoding", "greedy")
+        done_before = kill_once_cached(
+            killed, cache, proxy, rows=3, wait_s=600, drain_s=served.timeout
         )
-        deadline = time.monotonic() + 600
-        while cached_rows(cache) < 3 and time.monotonic() < deadline and killed.poll() is None:
-            time.sleep(0.05)
-        assert killed.poll() is None, "the run finished before it could be killed"
-        os.kill(killed.pid, signal.SIGKILL)
-        killed.wait()
-        done_before = cached_rows(cache)
         assert 3 <= done_before < PROMPTS
-        deadline = time.monotonic() + served.timeout
-        while proxy.in_flight and time.monotonic() < deadline:  # the request the kill cut off
-            time.sleep(0.05)
         sent_before = len(proxy.upstream_ok)
         resumed = subprocess.run(
             cli(served, spec, cache, tmp_path / "resumed", "--decoding", "greedy"),

@@ -58,7 +58,7 @@ from hakari.results import (
 )
 from hakari.runner.aggregation import metric_options
 from hakari.runner.collect import CellsCollected, SampleWriter, run_decodings, task_instances
-from hakari.runner.options import Decoding, ProgressHook, RunOptions
+from hakari.runner.options import Decoding, ProgressHook, RunOptions, skip_reason
 from hakari.runner.requests import resolve_chat
 from hakari.scoring import corpus
 from hakari.tasks.data import get_path
@@ -334,7 +334,7 @@ def run_budgeted(
         (task.name, decoding)
         for task in tasks
         for decoding in decodings
-        if not (decoding == "loglik" and task.spec.answer_type != "label")
+        if skip_reason(decoding, task.spec.answer_type) is None
     ]
     runs: dict[tuple[str, str], dict[str, Cells]] = {k: {m: Cells() for m in models} for k in keys}
     done = {k: 0 for k in keys}
@@ -461,10 +461,9 @@ def _model_results(
             task_result = TaskResult.for_task(spec, n_rows, chance)
             for decoding in decodings:
                 key = (task.name, decoding)
-                if key not in outcomes:  # as in a full run
-                    task_result.decodings[decoding] = DecodingResult(
-                        skipped="loglik applies to label tasks only"
-                    )
+                skipped = skip_reason(decoding, spec.answer_type)
+                if skipped is not None:
+                    task_result.decodings[decoding] = DecodingResult(skipped=skipped)
                     continue
                 task_result.decodings[decoding] = _decoding_result(
                     plans[task.name],

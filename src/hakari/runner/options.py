@@ -26,6 +26,16 @@ DECODINGS: tuple[Decoding, ...] = ("greedy", "constrained", "loglik")
 DEFAULT_MODEL = "smollm2-135m"
 DEFAULT_TASKS = ("demo_sentiment_en", "demo_sentiment_ja")
 DEFAULT_DECODINGS: tuple[Decoding, ...] = ("greedy", "constrained")
+
+
+def skip_reason(decoding: Decoding, answer_type: str) -> str | None:
+    """Why `decoding` does not apply to a task with this answer type (results.json's
+    `skipped`), or None when it does."""
+    if decoding == "loglik" and answer_type != "label":
+        return "loglik applies to label tasks only"
+    return None
+
+
 CHUNK_ROWS = 64  # instances per streamed chunk (× templates = prompts per chunk)
 
 BackendFactory = Callable[[str], Backend]

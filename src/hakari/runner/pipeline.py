@@ -38,6 +38,7 @@ from hakari.runner.options import (
     RunOptions,
     parse_decodings,
     run_config,
+    skip_reason,
 )
 from hakari.runner.progress import progress_bars
 from hakari.runner.requests import resolve_chat
@@ -377,12 +378,12 @@ def default_factory(opts: RunOptions) -> BackendFactory:
 
 
 def _passes(answer_type: str, decodings: Sequence[Decoding]) -> list[tuple[Decoding, ...]]:
-    """The decodings of a task run in one pass over its prompts (the generating ones
-    together: they share each prompt's prefill), and loglik on its own (label tasks
-    only)."""
-    generating = tuple(d for d in decodings if d != "loglik")
+    """The decodings of a task that apply to it, in passes over its prompts: the
+    generating ones together (they share each prompt's prefill), loglik on its own."""
+    applying = [d for d in decodings if skip_reason(d, answer_type) is None]
+    generating = tuple(d for d in applying if d != "loglik")
     passes: list[tuple[Decoding, ...]] = [generating] if generating else []
-    if "loglik" in decodings and answer_type == "label":
+    if "loglik" in applying:
         passes.append(("loglik",))
     return passes
 
@@ -413,10 +414,9 @@ def evaluate_model(
                 task, together, backend, opts, cache, use_chat, n_rows, label, hook, write_sample
             )
         for decoding in decodings:
-            if decoding not in runs:
-                task_result.decodings[decoding] = DecodingResult(
-                    skipped="loglik applies to label tasks only"
-                )
+            skipped = skip_reason(decoding, spec.answer_type)
+            if skipped is not None:
+                task_result.decodings[decoding] = DecodingResult(skipped=skipped)
                 continue
             run = runs[decoding]
             started = time.perf_counter()
