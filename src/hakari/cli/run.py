@@ -49,8 +49,9 @@ def run(
         int | None,
         typer.Option(
             "--batch-size",
-            help="Prompts per batch of an in-process model (default: the backend's own, "
-            "32 for models under 1B parameters).",
+            help="Distinct prompts per batch of an in-process model (a prompt's greedy and "
+            "constrained requests share one; default: the backend's own, 32 for models "
+            "under 1B parameters).",
         ),
     ] = None,
     output: Annotated[
