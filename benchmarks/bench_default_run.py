@@ -142,8 +142,15 @@ def main() -> None:
     parser.add_argument("--limit", type=int, help="first N instances of each task (default: all)")
     parser.add_argument("--keep", type=Path, help="keep the run folders here")
     args = parser.parse_args()
-    variants: list[Variant] = args.variant
     work = Path(tempfile.mkdtemp(prefix="bench-default-run-"))
+    try:
+        bench(args, work)
+    finally:  # source trees, converted models, and the run folders unless --keep
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def bench(args: argparse.Namespace, work: Path) -> None:
+    variants: list[Variant] = args.variant
     keep = args.keep or work / "runs"
     keep.mkdir(parents=True, exist_ok=True)
     cache = work / "cache"  # converted models only: every timed run is --no-cache
@@ -193,7 +200,8 @@ def main() -> None:
     print()
     for other in variants[1:]:
         print(compare(first, other))
-    print(f"\nrun folders: {keep}")
+    if args.keep:
+        print(f"\nrun folders: {keep}")
 
 
 if __name__ == "__main__":

@@ -485,18 +485,11 @@ def server_bodies(
         ], requests
     bodies = []
     for rp in work.prompts:
-        context = rp.text
-        spaces = len(context) - len(context.rstrip())
         for continuation in rp.answers or {}:
-            ctx, cont = (
-                (context[:-spaces], context[-spaces:] + continuation)
-                if spaces
-                else (context, continuation)
-            )
             bodies.append(
                 {
                     "model": str(folder),
-                    "prompt": ctx + cont,
+                    "prompt": rp.text + continuation,
                     "max_tokens": 1,
                     "temperature": 0.0,
                     "echo": True,

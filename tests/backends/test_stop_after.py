@@ -2,8 +2,8 @@
 past the start of a pattern's leftmost match (RE2, linear in the text), and every
 backend gives the same text: the transformers
 backend stops generating there, the servers (OpenAI-compatible, vLLM) cut the finished
-line (tests/backends/test_openai.py and test_vllm.py check those two). Requests that
-do not set it keep their cache keys."""
+line in `serving.final_result`, which both share (tests/backends/test_openai.py checks
+it through a stub server). Requests that do not set it keep their cache keys."""
 
 from __future__ import annotations
 

@@ -36,7 +36,8 @@ import pytest
 
 import hakari
 from hakari.backends.serving import ServingOptions
-from tests.helpers.http_doubles import FAULT_KINDS, FaultProxy, kill_once_cached
+from tests.helpers.cache import kill_once_cached
+from tests.helpers.http_doubles import FAULT_KINDS, FaultProxy
 
 pytestmark = pytest.mark.slow
 SECRET = "sk-hakari-server-test-9f8e7d6c5b4a"

@@ -39,9 +39,9 @@ from hakari.backends.registry import load_backend
 from hakari.backends.serving import ServingOptions
 from hakari.tasks.loader import load_task
 from tests.helpers.agreement import compare, samples
-from tests.helpers.cache import cached_rows
+from tests.helpers.cache import cached_rows, kill_once_cached
 from tests.helpers.cli import assert_one_line
-from tests.helpers.http_doubles import FAULT_KINDS, FaultProxy, kill_once_cached
+from tests.helpers.http_doubles import FAULT_KINDS, FaultProxy
 from tests.helpers.vllm_venv import VLLMServer, completion_latency, vllm_python, vllm_servers
 
 pytestmark = pytest.mark.slow

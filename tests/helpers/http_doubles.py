@@ -11,20 +11,14 @@ from __future__ import annotations
 import http.client
 import itertools
 import json
-import os
-import signal
 import socket
 import struct
-import subprocess
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
-
-from tests.helpers.cache import cached_rows
 
 
 @dataclass
@@ -319,23 +313,3 @@ if __name__ == "__main__":  # an instant-answer server in its own process (bench
     StubServer(_instant, model=args.model, port=args.port, record=False)
     print("ready", flush=True)
     threading.Event().wait()
-
-
-def kill_once_cached(
-    cmd: list[str], cache: Path, proxy: FaultProxy, *, rows: int, wait_s: float, drain_s: float
-) -> int:
-    """Start `cmd`, kill -9 it once `cache` holds `rows` answers, then wait (at most
-    `drain_s`) for the request the kill cut off to leave `proxy`. Returns the rows cached
-    by then."""
-    killed = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + wait_s
-    while cached_rows(cache) < rows and time.monotonic() < deadline and killed.poll() is None:
-        time.sleep(0.05)
-    assert killed.poll() is None, "the run finished before it could be killed"
-    os.kill(killed.pid, signal.SIGKILL)
-    killed.wait()
-    done_before = cached_rows(cache)
-    deadline = time.monotonic() + drain_s
-    while proxy.in_flight and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return done_before

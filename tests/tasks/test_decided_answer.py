@@ -152,3 +152,4 @@ def test_real_model_both_ways(smollm2_backend: HFBackend) -> None:
         assert _extract(spec, a.text, rp.regex, rp.answers or {}) == _extract(
             spec, b.text, rp.regex, rp.answers or {}
         ), (rp.template_id, a, b)
+    assert any(a.n_tokens < b.n_tokens for a, b in zip(with_rule, without, strict=True))

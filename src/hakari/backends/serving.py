@@ -89,13 +89,18 @@ class ServingOptions:
                 field="--regex-field",
             )
         for arg in self.engine_args:
-            key, equals, _ = arg.partition("=")
-            if not equals or not key.strip():
-                raise HakariInputError(
-                    f"{arg!r}: expected KEY=VALUE (a field of vLLM's EngineArgs, e.g. "
-                    "max_num_seqs=64)",
-                    field="--engine-arg",
-                )
+            split_engine_arg(arg)
+
+
+def split_engine_arg(arg: str) -> tuple[str, str]:
+    """`--engine-arg KEY=VALUE` → (KEY, VALUE), both stripped, or one line naming it."""
+    key, equals, value = (part.strip() for part in arg.partition("="))
+    if not equals or not key:
+        raise HakariInputError(
+            f"{arg!r}: expected KEY=VALUE (a field of vLLM's EngineArgs, e.g. max_num_seqs=64)",
+            field="--engine-arg",
+        )
+    return key, value
 
 
 def first_stops(request: GenerationRequest) -> tuple[str, ...]:

@@ -56,6 +56,7 @@ from hakari.backends.serving import (
     first_stops,
     needs_reask,
     reask_stops,
+    split_engine_arg,
 )
 from hakari.backends.weights import folder_revision
 from hakari.errors import HakariInputError, ModelLoadError
@@ -546,12 +547,7 @@ def check_engine_args(engine_args: Sequence[str]) -> dict[str, Any]:
     fields = {f.name for f in dataclasses.fields(EngineArgs) if not f.name.startswith("_")}
     parsed: dict[str, Any] = {}
     for arg in engine_args:
-        key, equals, raw = (part.strip() for part in arg.partition("="))
-        if not equals or not key:
-            raise HakariInputError(
-                f"{arg!r}: expected KEY=VALUE (a field of vLLM's EngineArgs)",
-                field="--engine-arg",
-            )
+        key, raw = split_engine_arg(arg)
         if key in OWN_ENGINE_ARGS:
             raise HakariInputError(
                 f"{key} is set by {OWN_ENGINE_ARGS[key]}, not --engine-arg", field="--engine-arg"

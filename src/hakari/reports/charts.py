@@ -133,12 +133,12 @@ def bump_chart(
                 if model not in order:
                     continue
                 ranks = [_rank(p.scores, model) for p in sweep]
-                i = models.index(model) if model in models else len(models) + order.index(model)
+                colour, marker = _model_style(model, models, len(models) + order.index(model))
                 ax.plot(
                     alphas,
                     ranks,
-                    color=PALETTE[i % len(PALETTE)],
-                    marker=MARKERS[i % len(MARKERS)],
+                    color=colour,
+                    marker=marker,
                     ms=3,
                     lw=1.4,
                     alpha=0.9,

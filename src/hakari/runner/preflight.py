@@ -26,7 +26,7 @@ from hakari.aggregate import bootstrap_bytes
 from hakari.backends import registry
 from hakari.errors import HakariInputError
 from hakari.runner.collect import task_instances
-from hakari.runner.options import Decoding, RunOptions
+from hakari.runner.options import Decoding, RunOptions, skip_reason
 from hakari.runner.sampling import check_sampling
 from hakari.tasks.chance import chance_rates
 from hakari.tasks.data import Row, get_path, resolve_split_file
@@ -111,9 +111,8 @@ def check_models(
 
 
 def running_decodings(tasks: Sequence[Task], decodings: Sequence[Decoding]) -> list[Decoding]:
-    """The decodings some task will run: loglik scores label tasks only."""
-    label_tasks = any(task.spec.answer_type == "label" for task in tasks)
-    return [d for d in decodings if d != "loglik" or label_tasks]
+    """The decodings some task will run (`skip_reason`: loglik scores label tasks only)."""
+    return [d for d in decodings if any(skip_reason(d, t.spec.answer_type) is None for t in tasks)]
 
 
 def check_tasks(tasks: Sequence[Task], opts: RunOptions, decodings: Sequence[Decoding]) -> None:

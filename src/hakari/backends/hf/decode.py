@@ -54,29 +54,30 @@ def decode_rows(
         return
     device = next(model.parameters()).device
     prompt_of: dict[tuple[int, ...], int] = {}
-    source = [prompt_of.setdefault(tuple(row.prompt), len(prompt_of)) for row in live]
+    of_row = [prompt_of.setdefault(tuple(row.prompt), len(prompt_of)) for row in live]
     ids, attention = left_pad([list(p) for p in prompt_of], pad_token_id)
     ids, attention = ids.to(device), attention.to(device)
     positions = attention.cumsum(-1).sub(1).masked_fill(attention == 0, 0)
     step = _Forward(model)
     logits, cache = step(ids, attention, positions, cache=None)
-    rows_of_cache = torch.tensor(source, device=device)  # the cache row each live row reads
+    # the prompt (cache row) of each live row where rows share prompts; None: row i is
+    # cache row i, as it is after every step
+    shared = torch.tensor(of_row, device=device) if len(prompt_of) < len(live) else None
     while True:
-        scores = process_scores(live, logits.index_select(0, rows_of_cache))
-        tokens = scores.argmax(dim=-1).tolist()
+        scores = logits if shared is None else logits.index_select(0, shared)
+        tokens = process_scores(live, scores).argmax(dim=-1).tolist()
         for row, token in zip(live, tokens, strict=True):
             advance(row, int(token))
         keep = [i for i, row in enumerate(live) if not row.done]
         if not keep:
             return
-        selected = rows_of_cache[keep]
-        if len(keep) != logits.shape[0] or not torch.equal(
-            selected, torch.arange(len(keep), device=device)
-        ):
-            cache.batch_select_indices(selected)
-            attention, positions = attention[selected], positions[selected]
+        if shared is not None or len(keep) < len(live):
+            kept = torch.tensor(keep, device=device)
+            index = kept if shared is None else shared[kept]
+            cache.batch_select_indices(index)
+            attention, positions = attention[index], positions[index]
+            shared = None
         live = [live[i] for i in keep]
-        rows_of_cache = torch.arange(len(live), device=device)
         next_ids = torch.tensor([[tokens[i]] for i in keep], dtype=torch.long, device=device)
         attention = torch.cat([attention, attention.new_ones((len(live), 1))], dim=-1)
         positions = positions[:, -1:] + 1
