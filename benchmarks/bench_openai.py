@@ -70,7 +70,7 @@ def timed_run(backend: OpenAIBackend, requests: list[GenerationRequest]) -> tupl
 def bench_stub(n: int) -> list[tuple[str, int, int, float, float]]:
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, str(ROOT / "tests" / "http_doubles.py"), "--port", str(port)],
+        [sys.executable, str(ROOT / "tests" / "helpers" / "http_doubles.py"), "--port", str(port)],
         cwd=ROOT,
         stdout=subprocess.DEVNULL,
     )
