@@ -154,7 +154,7 @@ class RunConfig(Record):
 class TemplateResult(Record):
     """One template's scores on all instances of a task × decoding."""
 
-    WRITTEN_WHEN_GIVEN = frozenset({"estimated", "metrics_ci", "ci"})
+    WRITTEN_WHEN_GIVEN = frozenset({"estimated", "metrics_ci", "ci", "levels"})
 
     metrics: dict[str, float]
     """Metric -> the corpus-level score over the instances, on the metric's scale."""
@@ -173,6 +173,9 @@ class TemplateResult(Record):
     """Metric -> the bootstrap interval of this template's score over the instances
     (`TemplateInterval`); written when a bootstrap ran (absent from files of versions
     before it was recorded)."""
+    levels: dict[str, str] | None = None
+    """A template generated from the task's space: dimension -> level name (the id is
+    the levels joined by "."). Written for generated templates only."""
 
 
 class BudgetRound(Record):
