@@ -28,6 +28,7 @@ from hakari.runner.aggregation import (
     score,
 )
 from hakari.runner.collect import DecodingRun, SampleWriter, run_decodings
+from hakari.runner.families import family_summaries
 from hakari.runner.options import (
     DEFAULT_DECODINGS,
     DEFAULT_MODEL,
@@ -44,7 +45,6 @@ from hakari.runner.progress import progress_bars
 from hakari.runner.requests import resolve_chat
 from hakari.runner.rundir import RunWriter, new_run_dir
 from hakari.tasks.extract import DEFAULT_QA_MODE, QAMode
-from hakari.runner.families import family_summaries
 from hakari.tasks.families import load_tasks
 from hakari.tasks.loader import Task
 from hakari.tasks.space import expand_task
