@@ -162,12 +162,17 @@ def gold_index(spec: ChoiceSpec, raw: Any, texts: list[str], row: int) -> int:
         if not isinstance(raw, bool) and text.isdigit() and int(text) < k:
             return int(text)
         wanted = f"an index 0–{k - 1}"
+    elif spec.gold == "label":
+        assert spec.labels is not None
+        if str(raw) in spec.labels:
+            return spec.labels.index(str(raw))
+        wanted = f"one of the labels {spec.labels}"
     else:
         if raw in texts:
             return texts.index(raw)
         wanted = "the text of one of its choices"
     raise HakariInputError(
-        f"row {row}: gold {raw!r} is not {wanted}", field=spec.gold_field or "target", row=row
+        f"gold {raw!r} is not {wanted}", field=spec.gold_field or "target", row=row
     )
 
 
