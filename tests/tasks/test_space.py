@@ -140,7 +140,7 @@ def test_shots_are_the_same_examples_and_held_out(tmp_path: Path) -> None:
     text = _task_file(tmp_path, SPACE).read_text()
     (tmp_path / "held.yaml").write_text(text.replace("shots_split: dev", "shots_split: test"))
     held = load_task(tmp_path / "held.yaml")
-    assert [r["q"] for r in _rows(held)][0] == "question 1?"
+    assert _rows(held)[0]["q"] == "question 1?"
     assert len(_rows(held)) == 5
 
 
@@ -258,7 +258,8 @@ def test_mmlu_hub_layout(tmp_path: Path) -> None:
         )
     (repo / "README.md").write_text(
         "---\nconfigs:\n- config_name: marketing\n  data_files:\n"
-        "  - split: test\n    path: marketing/test-*\n  - split: dev\n    path: marketing/dev-*\n---\n"
+        "  - split: test\n    path: marketing/test-*\n"
+        "  - split: dev\n    path: marketing/dev-*\n---\n"
     )
     from hakari.tasks.families import builtin_family_paths, family_members, member_task
 
