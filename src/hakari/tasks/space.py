@@ -309,7 +309,7 @@ def _fill(layout: str, slots: dict[str, str]) -> str:
     return _SLOT.sub(lambda m: slots.get(m.group(1), m.group(0)), layout)
 
 
-def levels_field(spec: TaskSpec, template_id: str) -> dict[str, dict[str, str]]:
+def levels_field(spec: TaskSpec, template_id: str) -> dict[str, Any]:
     """`{"levels": …}` for a generated template's results, `{}` for a hand-written one
     (results.json writes `levels` only where there are some)."""
     levels = next((t.levels for t in spec.templates if t.id == template_id), None)
