@@ -120,14 +120,22 @@ def tasks_export(
 ) -> None:
     """Write templates × instances (prompt, target) as JSONL, for fine-tuning."""
     from hakari.tasks.export import export_training_data
-    from hakari.tasks.loader import load_task
+    from hakari.tasks.families import load_tasks
+    from hakari.tasks.space import expand_task
 
+    wanted = "all" if templates == "all" else split_csv(templates)
     try:
-        task = load_task(name)
+        loaded = load_tasks([name])
+        if len(loaded) != 1:
+            raise HakariInputError(
+                f"{name} is a family of {len(loaded)} tasks: export one as {name}:MEMBER",
+                field="name",
+            )
+        task = expand_task(loaded[0], wanted, data_dir=data_dir)
         n = export_training_data(
             task,
             split=split,
-            templates="all" if templates == "all" else split_csv(templates),
+            templates=wanted,
             output=output,
             data_dir=data_dir,
         )
