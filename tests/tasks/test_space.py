@@ -271,3 +271,16 @@ def test_mmlu_hub_layout(tmp_path: Path) -> None:
     assert [r["gold_index"] for r in rows] == [0, 1, 2, 3, 0, 1]
     t = expand_task(task, ["en_plain.none.none.upper.newline.answer.given.3"]).spec.templates[0]
     assert "dev q2" in t.prompt and "Answer: C\n\n" in t.prompt
+
+
+def test_enumerator_symbols_are_literal_in_the_regex(tmp_path: Path) -> None:
+    """Regex metacharacters in a user's symbols are escaped: each reads back as itself."""
+    space = """  dimensions:
+    enumerator: [{meta: ["*", "+", "?", "[x]"]}]
+"""
+    task = load_task(_task_file(tmp_path, space))
+    (t,) = expand_task(task, "space:all").spec.templates
+    for key, label in t.answers.items():
+        got = extract_answer(task.spec, f"{key}", t.regex, t.answers)
+        assert (got.answer, got.used_fallback) == (label, False)
+    assert extract_answer(task.spec, "x", t.regex, t.answers).used_fallback
