@@ -19,7 +19,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from hakari.errors import HakariInputError
 
@@ -263,7 +270,12 @@ def _own_value(dim: str, name: str, value: Any) -> Any:
                 f"enumerator {name!r}: symbols must be distinct, non-empty, without "
                 f"surrounding spaces (got {symbols!r})"
             )
-        return Enumerator(**value)
+        try:
+            return Enumerator(**value)
+        except ValidationError as exc:
+            problem = exc.errors()[0]
+            where = ".".join(map(str, problem["loc"]))
+            raise ValueError(f"enumerator {name!r}: {where}: {problem['msg']}") from None
     if dim in ("choice_order", "shots"):
         raise ValueError(f"dimension {dim!r} takes built-in level names only, not {name!r}")
     if not isinstance(value, str):
