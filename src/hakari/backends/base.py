@@ -14,13 +14,13 @@ from typing import Literal, Protocol, TypeVar, cast, runtime_checkable
 
 from hakari._util.regex import Subject, compile_re2
 from hakari.errors import HakariInputError
+from hakari.results.vocab import PromptFormat
 
 Role = Literal["system", "user", "assistant"]
 
 # How a request's text reaches the model: `completion` (the text as it is), `chat` (the
 # tokenizer's or the server's chat template around it), `auto` (chat where the model has a
 # chat template, else completion).
-PromptFormat = Literal["auto", "chat", "completion"]
 PROMPT_FORMATS: tuple[PromptFormat, ...] = ("auto", "chat", "completion")
 
 
@@ -202,6 +202,11 @@ class LoglikRequest:
     messages: tuple[Message, ...] | None = None
 
 
+FinishReason = Literal["stop", "length", "eos", "regex_done"]
+"""Why an engine stopped an answer: a stop rule ("stop"), the budget ("length"), the
+model's end of sequence ("eos"), or a regex that cannot be extended ("regex_done")."""
+
+
 @dataclass(frozen=True)
 class GenerationResult:
     """`finish_reason` "refused": the server gave no text (a null or missing content)
@@ -210,7 +215,7 @@ class GenerationResult:
 
     text: str
     n_tokens: int
-    finish_reason: Literal["stop", "length", "eos", "regex_done", "cached", "refused"] = "stop"
+    finish_reason: Literal[FinishReason, "cached", "refused"] = "stop"
     # occurrences of a configured API key replaced by *** in `text` before it was cached
     # or returned (`hakari._util.redact.redact_keys`; a server that reflects the key)
     redactions: int = 0

@@ -20,13 +20,15 @@ that is re-asked is discarded whole, so the second draw comes from the same dist
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 from hakari._util import checks
-from hakari.backends.base import GenerationRequest, GenerationResult, apply_output_rules
+from hakari.backends.base import (
+    FinishReason,
+    GenerationRequest,
+    GenerationResult,
+    apply_output_rules,
+)
 from hakari.errors import HakariInputError
-
-FinishReason = Literal["stop", "length", "eos", "regex_done"]
 
 
 @dataclass(frozen=True)

@@ -28,13 +28,13 @@ from transformers import PreTrainedTokenizerBase
 
 from hakari.backends.base import (
     MAX_TOKENS_PER_CHAR,
+    FinishReason,
     GenerationResult,
     StopAfter,
     apply_output_rules,
 )
 from hakari.backends.constrained import RegexConstraint, RegexConstraintFactory, apply_bitmask
 
-FinishReason = Literal["stop", "length", "eos", "regex_done"]
 REPLACEMENT = "\ufffd"
 
 
