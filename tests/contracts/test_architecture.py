@@ -86,8 +86,9 @@ def test_report_of_a_run_loads_neither_scipy_nor_the_aggregation(
         f"    app(['report', {str(tmp_path / 'run')!r}, *{view!r}], prog_name='hakari')\n"
         "except SystemExit as exc:\n"
         "    assert not exc.code, exc.code\n"
+        f"banned = {READING_A_RUN_MUST_NOT_LOAD!r}\n"
         "loaded = [m for m in sys.modules\n"
-        f"          if any(m == p or m.startswith(p + '.') for p in {READING_A_RUN_MUST_NOT_LOAD!r})]\n"
+        "          if any(m == p or m.startswith(p + '.') for p in banned)]\n"
         "print(json.dumps(sorted(loaded)))\n"
     )
     done = subprocess.run(
