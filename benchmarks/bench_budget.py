@@ -61,6 +61,7 @@ from budget_grids import (
     real_grids,
     simulate,
 )
+from timing import add_smoke_flag
 
 from hakari.aggregate.budget.design import balanced_design
 from hakari.aggregate.budget.estimate import estimate as budget_estimate
@@ -569,7 +570,11 @@ def main() -> None:
     parser.add_argument(
         "--skill-gap", type=float, default=0.3, help="skill shift of model B in simulations"
     )
+    add_smoke_flag(parser)
     args = parser.parse_args()
+    if args.smoke:  # one real grid, one scenario, one budget, one repetition each
+        args.reps, args.sim_reps, args.budgets, args.n_boot = 1, 1, [2.0], 50
+        args.grids, args.scenarios = args.grids or ["demo_sentiment_en__greedy"], ["spread"]
     started = time.perf_counter()
     tallies: Tallies = defaultdict(Tally)
     real = [] if args.no_real else real_grids(args.grids)
