@@ -20,12 +20,11 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
-from timing import add_smoke_flag
+from timing import add_smoke_flag, timed
 
 REPO = Path(__file__).resolve().parents[1]
 # a finished run to report: the fake backend (no model), both demo tasks, two decodings
@@ -35,16 +34,15 @@ RUN = ["-m", "hakari", "run", "--model", "fake:positive", "--model", "fake:negat
 UPSTREAM_ONE_MODEL_S = 166.6  # reference pfgen_eval.py, one 100-trial model
 
 
-def timed(src: Path | None, args: list[str]) -> float:
+def run_python(src: Path | None, args: list[str]) -> float:
+    """Wall seconds of `python ARGS` in a fresh process with `src` as its PYTHONPATH."""
     env = dict(os.environ)
     if src is not None:
         env["PYTHONPATH"] = str(src)
-    started = time.perf_counter()
-    subprocess.run(
+    return timed(lambda: subprocess.run(
         [sys.executable, *args], env=env, check=True, stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    return time.perf_counter() - started
+    ))  # fmt: skip
 
 
 def main() -> None:
@@ -60,7 +58,7 @@ def main() -> None:
     trees = {"this tree": REPO / "src"}
     if args.before is not None:
         trees["before"] = args.before.resolve() / "src"
-    timed(trees["this tree"], [*RUN, "--output", str(work / "run")])
+    run_python(trees["this tree"], [*RUN, "--output", str(work / "run")])
     commands = {"python -c pass": ["-c", "pass"], "hakari --help": ["-m", "hakari", "--help"],
                 "hakari report RUN": ["-m", "hakari", "report", str(work / "run")]}  # fmt: skip
     found = sorted((args.data_dir / "result").glob("*/*/*/trials.jsonl.xz"))
@@ -71,13 +69,13 @@ def main() -> None:
         score = ["-m", "hakari", "pfgen", "score", str(trials), "--data-dir", str(args.data_dir),
                  "--cache-dir", str(work / "cache"), "--bootstrap", "10000"]  # fmt: skip
         for src in trees.values():  # build the n-gram tables once per tree: later runs are warm
-            timed(src, score)
+            run_python(src, score)
         commands["hakari pfgen score (warm)"] = score
     times: dict[tuple[str, str], list[float]] = {}
     for _ in range(args.repeats):  # interleaved: every tree and command sees the same load
         for name, command in commands.items():
             for tree, src in trees.items():
-                times.setdefault((name, tree), []).append(timed(src, command))
+                times.setdefault((name, tree), []).append(run_python(src, command))
     bare = statistics.median(times[("python -c pass", "this tree")])
     table = Table(title=f"CLI start-up, median of {args.repeats} fresh processes")
     table.add_column("command")

@@ -57,7 +57,8 @@ def run(script: Path) -> tuple[str, float, str]:
     if done.returncode == 0:
         return "ok", seconds, ""
     if done.returncode == SKIP_EXIT:
-        return "skipped", seconds, done.stderr.strip().splitlines()[-1]
+        said = done.stderr.strip().splitlines()
+        return "skipped", seconds, said[-1] if said else "(no reason given)"
     return f"FAILED ({done.returncode})", seconds, tail
 
 
