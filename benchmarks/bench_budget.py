@@ -3,7 +3,7 @@ per-template scores, mean, std and Sharpe score land from the full grid's, wheth
 95% intervals cover the full-grid value, how wide they are, and whether two models are
 ranked as the full grid ranks them. Prints one table per metric family and the goals.
 
-Grids: the real complete grids under `benchmarks/grids/` (made by
+Grids: the real complete grids under `tests/fixtures/grids/` (made by
 `make_budget_grids.py` with hakari's own runs) and simulated ones (`budget_grids`).
 Budgets are multiples of one template's run (N cells on a T × N grid). Estimators, all
 given the same number of cells:

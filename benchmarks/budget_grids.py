@@ -1,5 +1,5 @@
 """Complete answer grids for `bench_budget.py`: the real ones `make_budget_grids.py`
-stored under `benchmarks/grids/`, and simulated ones.
+stored under `tests/fixtures/grids/`, and simulated ones.
 
 A `FullGrid` holds every cell of one model × task × decoding and gives the partly
 observed `AnswerGrid` of any mask, as a budgeted run would see it; its full-grid
@@ -37,7 +37,8 @@ import numpy as np
 from hakari.aggregate.budget.grid import AnswerGrid, label_grid, number_grid, score_grid
 from hakari.aggregate.resampling import template_scores
 
-GRID_DIR = Path(__file__).resolve().parent / "grids"
+# tests read them too: they live with the test fixtures
+GRID_DIR = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "grids"
 
 
 @dataclass(frozen=True, eq=False)
