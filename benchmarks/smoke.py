@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -35,8 +36,14 @@ def scripts(names: list[str]) -> list[Path]:
     return chosen
 
 
+def child_cpu() -> float:
+    """CPU seconds (user + system) of the waited-for child processes so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def run(script: Path) -> tuple[str, float, str]:
-    """(status, seconds, the last lines of its output when it did not pass)."""
+    """(status, wall seconds, the last lines of its output when it did not pass)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "src"), env.get("PYTHONPATH")]))
     started = time.perf_counter()
@@ -68,15 +75,21 @@ def main() -> None:
     args = parser.parse_args()
     failed = []
     started = time.perf_counter()
+    print(f"{'script':28} {'status':12} {'wall s':>7} {'CPU s':>6}")
     for script in scripts(args.names):
+        cpu = child_cpu()
         status, seconds, detail = run(script)
+        cpu = child_cpu() - cpu
         why = detail if status == "skipped" else ""
-        print(f"{script.name:28} {status:12} {seconds:6.1f} s  {why}", flush=True)
+        print(f"{script.name:28} {status:12} {seconds:7.1f} {cpu:6.1f}  {why}", flush=True)
         if status not in ("ok", "skipped"):
             failed.append(script.name)
             print("    " + detail.replace("\n", "\n    "), flush=True)
     load = os.getloadavg()[0]
-    print(f"total {time.perf_counter() - started:.0f} s, load average {load:.1f}")
+    print(
+        f"total {time.perf_counter() - started:.0f} s wall, {child_cpu():.0f} s CPU, "
+        f"load average {load:.1f}"
+    )
     if failed:
         raise SystemExit(f"benchmarks that failed their smoke run: {', '.join(failed)}")
 
