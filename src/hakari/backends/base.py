@@ -202,6 +202,17 @@ class LoglikRequest:
     messages: tuple[Message, ...] | None = None
 
 
+@dataclass(frozen=True)
+class Needs:
+    """What a run will ask of a backend, in the backend's terms (not the runner's decoding
+    names): generation constrained by a regex, log-likelihoods of continuations. A server
+    checks before the run that it can do them (chat or completion prompts: the
+    `PromptFormat`)."""
+
+    regex: bool = False
+    loglik: bool = False
+
+
 FinishReason = Literal["stop", "length", "eos", "regex_done"]
 """Why an engine stopped an answer: a stop rule ("stop"), the length limit ("length"), the
 model's end of sequence ("eos"), or a regex that cannot be extended ("regex_done")."""

