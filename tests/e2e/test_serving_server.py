@@ -71,8 +71,6 @@ def measure_latency(port: int, model: str) -> float:
     return times[-1]
 
 
-
-
 @pytest.fixture(scope="module")
 def served(smollm2_folder: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     for module in ("fastapi", "uvicorn"):

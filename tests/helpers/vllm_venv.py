@@ -62,8 +62,6 @@ def venv_env(cache_dir: Path | None = None) -> dict[str, str]:
     return env
 
 
-
-
 def run_hakari(
     args: Sequence[str], *, cache_dir: Path, log: Path, timeout: float = 1800.0
 ) -> subprocess.CompletedProcess[str]:
@@ -82,8 +80,6 @@ def run_hakari(
         finally:
             kill_group(proc, grace=5.0)  # the engine's processes, if any outlived it
     return subprocess.CompletedProcess(proc.args, code, log.read_text(errors="replace"), "")
-
-
 
 
 class VLLMServer:
