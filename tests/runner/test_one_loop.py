@@ -124,7 +124,9 @@ def fails_after(n: int):
 def _two_models(tmp_path: Path, out: Path, **kwargs: Any) -> EvalResults:
     def factory(spec: str) -> FakeBackend:
         if spec == "good":
-            return FakeBackend(lambda r: hash_choice(r.prompt, ["positive", "negative"]), name="good")
+            return FakeBackend(
+                lambda r: hash_choice(r.prompt, ["positive", "negative"]), name="good"
+            )
         return FakeBackend(fails_after(10), name="bad")
 
     return evaluate(
@@ -204,10 +206,10 @@ def test_budgeted_intervals_lie_in_their_quantitys_range(tmp_path: Path) -> None
         bounds = statistic_bounds(corpus.get(metric).value_range)
         assert stats.ci_clipped is not None  # named (the list may be empty)
         for name, (low, high) in bounds.items():
+            population = {"mean": "ci", "std": "std_ci", "sharpe": "sharpe_ci"}[name]
             ends = [
                 getattr(stats, f"{prefix}_{end}")
-                for prefix in ({"mean": "ci", "std": "std_ci", "sharpe": "sharpe_ci"}[name],
-                               f"{name}_grid_ci")  # fmt: skip
+                for prefix in (population, f"{name}_grid_ci")
                 for end in ("low", "high")
             ]
             assert all(low - 1e-12 <= v <= high + 1e-12 for v in ends), (metric, name, ends)
@@ -292,7 +294,11 @@ def test_a_stopping_rule_never_acts_on_a_degenerate_interval(tmp_path: Path) -> 
 
 
 def test_the_stop_rule_reads_only_usable_intervals() -> None:
-    from hakari.runner.plan import usable_interval
+    from hakari.runner.plan import enough_replicates, usable_interval
+
+    assert enough_replicates(40, 0.95) and enough_replicates(1000, 0.95)
+    assert not enough_replicates(2, 0.95) and not enough_replicates(39, 0.95)
+    assert not enough_replicates(None, 0.95) and not enough_replicates(100, None)
 
     assert usable_interval(0.4, 0.3, 0.5)
     assert not usable_interval(0.4, 0.4, 0.4)  # zero width
