@@ -332,3 +332,42 @@ def test_evaluate_validates_like_the_cli(kwargs: dict[str, Any], field: str) -> 
     assert info.value.field == field
     assert "\n" not in str(info.value)
     assert loaded == []
+
+
+def test_one_options_record_or_the_flat_keywords_give_the_same_run(tmp_path: Path) -> None:
+    from hakari.runner import EvalOptions, LoadOptions, OutputOptions, PlanOptions
+
+    def factory(spec: str) -> FakeBackend:
+        return FakeBackend(lambda r: hash_choice(r.prompt, ["positive", "negative"]))
+
+    done: list[tuple[str, str, list[str]]] = []
+    seen: list[str] = []
+    options = EvalOptions(
+        load=LoadOptions(cache_dir=tmp_path / "cache"),
+        plan=PlanOptions(decodings=["greedy", "loglik"], limit=4, n_boot=50, grid_budget="2x"),
+        output=OutputOptions(
+            on_task_done=lambda m, t, decs: done.append((m, t, sorted(decs))),
+            on_progress=lambda label, total, n: seen.append(label),
+        ),
+    )
+    record = evaluate(["m"], [TASK], options, backend_factory=factory)
+    flat = evaluate(
+        models=["m"],
+        tasks=[TASK],
+        decodings=["greedy", "loglik"],
+        limit=4,
+        n_boot=50,
+        budget="2x",
+        cache_dir=tmp_path / "cache",
+        backend_factory=factory,
+    )
+    for decoding in ("greedy", "loglik"):
+        a = record.models["m"].tasks[TASK].decodings[decoding]
+        b = flat.models["m"].tasks[TASK].decodings[decoding]
+        assert (a.aggregate, a.templates) == (b.aggregate, b.templates)
+        assert (a.generated, b.cached) == (b.cached, 2 * 4)  # the second read the cache
+    assert record.config.budget == flat.config.budget == "2x"
+    assert done == [("m", TASK, ["greedy", "loglik"])]
+    assert seen and all(label.startswith(f"m · {TASK}") for label in seen)
+    with pytest.raises(TypeError, match="n_boots"):
+        evaluate(["m"], [TASK], n_boots=5, backend_factory=factory)

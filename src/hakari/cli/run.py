@@ -202,7 +202,7 @@ def run(
             device=device,
             n_boot=n_boot,
             progress=True,
-            qa_mode=qa_mode,  # type: ignore[arg-type]
+            qa_mode=qa_mode,
             argv=recorded_argv(),
             budget=budget,
             target_ci=target_ci,

@@ -13,6 +13,7 @@ from hakari.backends.cache import ResponseCache
 from hakari.runner.collect import SampleWriter
 from hakari.runner.options import BackendFactory, Decoding, ProgressHook, RunOptions
 from hakari.runner.preflight import Baseline
+from hakari.runner.settings import TaskDone
 from hakari.tasks.loader import Task
 
 
@@ -35,6 +36,7 @@ class RunContext:
     cache: ResponseCache | None
     hook: ProgressHook = no_progress
     write_sample: SampleWriter = discard_sample
+    on_task_done: TaskDone | None = None
     # model spec -> the identity of its backend (results.json `identity`), as it loads
     identities: dict[str, dict[str, str]] = field(default_factory=dict)
 

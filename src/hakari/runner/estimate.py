@@ -104,6 +104,9 @@ class Direct:
                 per_metric.setdefault(metric, {})[model] = boot
             extra = time.perf_counter() - started
             per_model[(task.name, decoding)] = decoding_result(dec, run, decoding, extra)
+        if self.ctx.on_task_done is not None:
+            done = {d: per_model[(task.name, d)] for d in runs}
+            self.ctx.on_task_done(model, task.name, done)  # type: ignore[arg-type]
 
     def round_ran(self, schedule: Schedule, round_index: int) -> None:
         for key in schedule.open():

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from hakari.backends import registry
-from hakari.backends.base import Backend, PromptFormat
+from hakari.backends.base import Backend
 from hakari.backends.cache import ResponseCache
 from hakari.backends.serving import ServingOptions
 from hakari.results import EvalResults, library_versions
@@ -24,10 +25,10 @@ from hakari.runner.estimate import Direct, Estimator
 from hakari.runner.imputed import Imputed
 from hakari.runner.loop import LoopState, run_loop
 from hakari.runner.options import (
-    DEFAULT_DECODINGS,
     DEFAULT_MODEL,
     DEFAULT_TASKS,
     BackendFactory,
+    ProgressHook,
     RunOptions,
     parse_decodings,
     run_config,
@@ -35,58 +36,42 @@ from hakari.runner.options import (
 from hakari.runner.plan import Plan, Schedule, check_task_fits, make_plan
 from hakari.runner.progress import progress_bars
 from hakari.runner.rundir import RunWriter, new_run_dir
-from hakari.tasks.extract import DEFAULT_QA_MODE, QAMode
+from hakari.runner.settings import EvalOptions
 from hakari.tasks.loader import load_task
 
 
 def evaluate(
-    models: Sequence[str] = (DEFAULT_MODEL,),
-    tasks: Sequence[str | Path] = DEFAULT_TASKS,
-    decodings: Sequence[str] = DEFAULT_DECODINGS,
-    templates: str | Sequence[str] = "all",
-    limit: int | None = None,
-    alpha: float = 1.0,
-    output_dir: str | Path | None = None,
+    models: str | Sequence[str] = (DEFAULT_MODEL,),
+    tasks: str | Path | Sequence[str | Path] = DEFAULT_TASKS,
+    options: EvalOptions | None = None,
     *,
-    batch_size: int | None = None,
-    cache_dir: str | Path | None = None,
-    use_cache: bool = True,
-    prompt_format: PromptFormat = "auto",
-    data_dir: str | Path | None = None,
-    dtype: str | None = None,
-    device: str = "auto",
-    n_boot: int = 1000,
-    sample: int | None = None,
-    seed: int = 0,
-    progress: bool = False,
     backend_factory: BackendFactory | None = None,
-    qa_mode: QAMode = DEFAULT_QA_MODE,
-    new_run_under: str | Path | None = None,
-    serving: ServingOptions | None = None,
-    argv: Sequence[str] | None = None,
-    budget: str | float | int | None = None,
-    target_ci: float | None = None,
-    until_decided: bool = False,
+    **flat: Any,
 ) -> EvalResults:
     """Evaluate every model on every task with every decoding and template.
 
-    Everything the user gave is validated before the first model is loaded (options,
-    model specs, task files, every row that will be used, the cache, the output folder;
-    see `preflight`). Returns the same data that `results.json` holds. With `output_dir`
-    (or `new_run_under`: a fresh folder `<it>/<time>-<random>` for this run) the folder
-    gets `results.json` and `samples.jsonl`, published together at the end. When a model
-    fails, the models that finished are published (`results.failed` names the rest) and
-    the error is raised again with a note that says what was saved.
+    `options` (`EvalOptions`: load, plan and output options) says how; the flat keywords
+    of `EvalOptions`' groups (`limit=4`, `n_boot=200`, `output_dir=...`, `budget="2x"`)
+    may be given instead or on top of it. Everything is validated before the first model
+    is loaded (options, model specs, task files, every row that will be used, the cache,
+    the output folder; see `preflight`), a bad value as one `HakariInputError` naming the
+    option as the CLI does. Returns the same data that `results.json` holds. With
+    `output_dir` (or `new_run_under`: a fresh folder `<it>/<time>-<random>` for this run)
+    the folder gets `results.json` and `samples.jsonl`, published together at the end.
+    When a model fails, the models that finished are published (`results.failed` names the
+    rest) and the error is raised again with a note that says what was saved.
 
     `serving` holds the options of the serving backends (`openai:`, `vllm:` specs):
-    concurrency, timeouts and retries, parallelism.
-
-    `argv` is the command line that asked for the run (the CLI passes it, secrets
-    scrubbed); recorded as `config.argv` so reports show the command as typed.
+    concurrency, timeouts and retries, parallelism. `argv` is the command line that asked
+    for the run (the CLI passes it, secrets scrubbed), recorded as `config.argv`.
 
     `backend_factory(spec) -> Backend` replaces the built-in model loader: it is called
     once per model spec, after validation, and the backend is closed when its model is
     done. This is the public way to evaluate a custom backend.
+
+    `on_progress(label, total, advanced)` replaces the progress bars; `on_task_done(model,
+    task, {decoding: DecodingResult})` is called as each model × task's numbers are ready
+    (`settings.OutputOptions`): the seams for a caller's own display.
 
     `qa_mode` picks the SQuAD/JSQuAD post-processing (`hakari.tasks.extract`): "first-line"
     (default) or "paper" (Appendix B exactly); it is recorded in results.json.
@@ -95,34 +80,32 @@ def evaluate(
     without replacement with `seed` (the same rows for every model, decoding and
     template; see `hakari.runner.sampling`); not both. `seed` also seeds the bootstrap.
 
-    `budget` ("2x": a multiple of one template's run; "0.1": a fraction of the grid;
-    "5000": cells), `target_ci` (stop when every Sharpe interval's half-width is at most
-    this) and `until_decided` (stop when every pair of models differs) run part of each
-    task's template × instance grid and estimate every number from it, marked as
-    estimated (`hakari.runner.budgeted`). Without them the run is the full grid, as always.
+    `budget` (the grid's cell budget, `PlanOptions.grid_budget`: "2x", a multiple of one
+    template's run; "0.1", a fraction of the grid; "5000", cells), `target_ci` (stop when
+    every Sharpe interval's half-width is at most this) and `until_decided` (stop when
+    every pair of models differs) run part of each task's template × instance grid and
+    estimate every number from it, marked as estimated (`hakari.runner.plan`). Without
+    them the run is the full grid, as always.
     """
-    opts = RunOptions(
-        templates=templates,
-        limit=limit,
-        sample=sample,
-        seed=seed,
-        alpha=alpha,
-        batch_size=batch_size,
-        cache_dir=Path(cache_dir) if cache_dir else None,
-        use_cache=use_cache,
-        prompt_format=prompt_format,
-        data_dir=Path(data_dir) if data_dir else None,
-        dtype=dtype,
-        device=device,
-        n_boot=n_boot,
-        progress=progress,
-        qa_mode=qa_mode,
-        serving=serving or ServingOptions(),
-        argv=tuple(argv) if argv is not None else None,
-    )
+    if options is not None and not isinstance(options, EvalOptions):
+        raise TypeError("options must be an EvalOptions (or give its fields as keywords)")
+    if flat.get("serving", ...) is None:
+        flat["serving"] = ServingOptions()
+    options = EvalOptions.of(options, **flat)
+    models = [models] if isinstance(models, str) else list(models)
+    tasks = [tasks] if isinstance(tasks, str | Path) else list(tasks)
+    opts = options.run_options()
     preflight.check_options(opts)
-    plan = make_plan(budget, target_ci, until_decided, n_models=len(models), n_boot=opts.n_boot)
-    decoding_list = parse_decodings(list(decodings))
+    asked = options.plan
+    plan = make_plan(
+        asked.grid_budget,
+        asked.target_ci,
+        asked.until_decided,
+        n_models=len(models),
+        n_boot=opts.n_boot,
+    )
+    decodings = asked.decodings
+    decoding_list = parse_decodings(decodings if isinstance(decodings, str) else list(decodings))
     loaded = [load_task(t) for t in tasks]
     preflight.check_tasks(loaded, opts, decoding_list)
     if plan.active:
@@ -144,11 +127,15 @@ def evaluate(
         baselines,
         backend_factory or default_factory(opts),
         ResponseCache.in_dir(opts.cache_dir) if opts.use_cache else None,
+        on_task_done=options.output.on_task_done,
     )
+    out = options.output
     try:
-        writer = _open_writer(Path(output_dir) if output_dir else None, new_run_under, opts)
+        writer = _open_writer(
+            Path(out.output_dir) if out.output_dir else None, out.new_run_under, opts
+        )
         try:
-            return _run(ctx, plan, writer)
+            return _run(ctx, plan, writer, out.on_progress)
         finally:
             if writer is not None:
                 writer.release()
@@ -179,7 +166,9 @@ def _recovery(opts: RunOptions) -> str:
     )
 
 
-def _run(ctx: RunContext, plan: Plan, writer: RunWriter | None) -> EvalResults:
+def _run(
+    ctx: RunContext, plan: Plan, writer: RunWriter | None, on_progress: ProgressHook | None
+) -> EvalResults:
     """Plan → schedule → the loop → the estimator's numbers, published; the failure
     policy (the finished models are saved) is the same for every plan."""
     opts = ctx.opts
@@ -198,8 +187,8 @@ def _run(ctx: RunContext, plan: Plan, writer: RunWriter | None) -> EvalResults:
         ctx.write_sample = writer.write_sample
     state = LoopState()
     try:
-        with progress_bars(opts.progress) as hook:
-            ctx.hook = hook
+        with progress_bars(opts.progress and on_progress is None) as hook:
+            ctx.hook = on_progress or hook
             run_loop(ctx, schedule, estimator, writer, state)
     except BaseException as exc:
         save_finished(results, ctx, state, estimator, writer, exc)
