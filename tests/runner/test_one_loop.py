@@ -190,7 +190,7 @@ def test_without_the_cache_a_failure_never_claims_answers_are_kept(
 def test_budgeted_intervals_lie_in_their_quantitys_range(tmp_path: Path) -> None:
     """A small budget's intervals were cut nowhere: std below 0, a Sharpe above 1."""
     res = evaluate(
-        models=["m"],
+        models=["m", "n"],
         tasks=[TASK],
         decodings=["greedy"],
         limit=4,
@@ -198,9 +198,17 @@ def test_budgeted_intervals_lie_in_their_quantitys_range(tmp_path: Path) -> None
         n_boot=200,
         cache_dir=tmp_path / "cache",
         backend_factory=lambda s: FakeBackend(
-            lambda r: hash_choice(r.prompt, ["positive", "negative", "?"])
+            lambda r: hash_choice(r.prompt + s, ["positive", "negative", "?"]), name=s
         ),
     )
+    assert res.paired is not None
+    for item in res.paired[TASK]["greedy"]:
+        width = {"mean": 1.0, "sharpe": 1.0}  # accuracy, MCC differences: within ±2
+        for name in ("mean", "sharpe"):
+            part = getattr(item, name)
+            limit = 2 * width[name] if item.metric == "mcc" else width[name]
+            ends = (part.ci_low, part.ci_high, part.grid_ci_low, part.grid_ci_high)
+            assert all(-limit - 1e-12 <= v <= limit + 1e-12 for v in ends), (item.metric, ends)
     dec = res.models["m"].tasks[TASK].decodings["greedy"]
     for metric, stats in dec.aggregate.items():
         bounds = statistic_bounds(corpus.get(metric).value_range)

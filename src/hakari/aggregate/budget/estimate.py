@@ -44,6 +44,7 @@ from hakari.aggregate.intervals import (
     STATISTICS,
     Interval,
     Replicates,
+    difference_bounds,
     statistic_bounds,
     template_se,
     template_statistics,
@@ -489,17 +490,21 @@ class BudgetComparison:
             value_b = getattr(self.b.stats, name)
             low, high = self.interval(name)
             assert low is not None and high is not None
-            grid_low, grid_high = self.statistics[name].grid_interval(self.a.confidence)
+            # cut to the range of A − B, as a full run's differences (`intervals`)
+            bounds = difference_bounds(corpus.get(self.metric).value_range)[name]
+            ci = Interval.within(low, high, bounds)
+            grid = Interval.within(*self.statistics[name].grid_interval(self.a.confidence), bounds)
             return PairedStatistic(
                 a=value_a,
                 b=value_b,
                 diff=value_a - value_b,
-                ci_low=low,
-                ci_high=high,
+                ci_low=ci.low,
+                ci_high=ci.high,
                 p_value=self.statistics[name].replicates.p_value(),
-                verdict=verdict_of(low, high),
-                grid_ci_low=grid_low,
-                grid_ci_high=grid_high,
+                verdict=verdict_of(ci.low, ci.high),
+                ci_clipped=[*ci.clipped, *(f"grid_{end}" for end in grid.clipped)],
+                grid_ci_low=grid.low,
+                grid_ci_high=grid.high,
             )
 
         return PairedComparison(
