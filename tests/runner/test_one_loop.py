@@ -379,3 +379,16 @@ def test_one_options_record_or_the_flat_keywords_give_the_same_run(tmp_path: Pat
     assert seen and all(label.startswith(f"m · {TASK}") for label in seen)
     with pytest.raises(TypeError, match="n_boots"):
         evaluate(["m"], [TASK], n_boots=5, backend_factory=factory)
+
+
+def test_the_documented_python_example_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.helpers.paths import REPO
+
+    text = (REPO / "docs" / "python-api.md").read_text(encoding="utf-8")
+    blocks = text.split("```python\n")[1:]
+    assert blocks
+    monkeypatch.chdir(tmp_path)
+    for block in blocks:
+        exec(compile(block.split("```")[0], "python-api.md", "exec"), {})
