@@ -72,7 +72,8 @@ class BudgetRecord(Record):
     """How the numbers were estimated from them."""
     stopped: str
     """Why the rounds ended: "budget" (the cells bought), "grid_full", "target_ci",
-    "decided" (or both, joined by "+")."""
+    "decided" (or both, joined by "+"), or "interrupted" (a later model failed: the
+    numbers are estimated from the cells run so far)."""
     rounds: list[BudgetRound]
     """Each round, in order."""
     decision_level: float | None
