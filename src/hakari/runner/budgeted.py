@@ -78,6 +78,9 @@ class Plan:
     budget: Budget | None = None
     target_ci: float | None = None
     until_decided: bool = False
+    # tasks whose grid is too small to estimate honestly and cheap to run in full
+    # (`aggregate.budget.floor`, decided in `preflight.check_budget_floor`)
+    full_grid: frozenset[str] = frozenset()
 
     @property
     def active(self) -> bool:
@@ -87,10 +90,12 @@ class Plan:
     def sequential(self) -> bool:
         return self.target_ci is not None or self.until_decided
 
-    def rounds(self, n_templates: int, n_instances: int) -> list[int]:
-        """Cumulative cells after each round."""
+    def rounds(self, n_templates: int, n_instances: int, full: bool = False) -> list[int]:
+        """Cumulative cells after each round (one round of the whole grid when `full`)."""
         grid = n_templates * n_instances
         cap = self.budget.cells(n_templates, n_instances) if self.budget else grid
+        if full:
+            return [grid]
         if not self.sequential:
             return [cap]
         out = [min(cap, FIRST_ROUND_MULTIPLE * n_instances)]
@@ -179,7 +184,12 @@ def task_plan(task: Task, plan: Plan, opts: RunOptions) -> TaskPlan:
     strata = gold_strata(golds, kind, list(spec.labels or ()))
     design = balanced_design(len(template_ids), strata, opts.seed)
     return TaskPlan(
-        task, template_ids, positions, golds, design, plan.rounds(len(template_ids), len(golds))
+        task,
+        template_ids,
+        positions,
+        golds,
+        design,
+        plan.rounds(len(template_ids), len(golds), full=task.name in plan.full_grid),
     )
 
 

@@ -146,6 +146,7 @@ def evaluate(
     )
     baselines = {task.name: preflight.scan_rows(task, opts, decoding_list) for task in loaded}
     preflight.check_bootstrap_memory(loaded, baselines, len(models), opts, decoding_list)
+    plan = preflight.check_budget_floor(loaded, baselines, plan, opts)
     factory = backend_factory or default_factory(opts)
     cache = ResponseCache.in_dir(opts.cache_dir) if opts.use_cache else None
     try:

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from hakari.aggregate.budget.completion import ModelChoice, impute
+from hakari.aggregate.budget.covariates import covariate_design, profile_fit, select_columns
 from hakari.aggregate.budget.grid import AnswerGrid
 from hakari.aggregate.budget.records import EstimatorRecord
 from hakari.aggregate.intervals import (
@@ -234,19 +235,28 @@ class TemplateShrinkage:
     centre: np.ndarray  # (T,) d_t
     factor: np.ndarray  # (M, T) B_t of each imputation's sigma draw
     sigma: np.ndarray  # (M,)
+    prior: np.ndarray | None = None  # (M, T) the covariates' fitted deviation (None: 0)
+    dimensions: tuple[str, ...] = ()  # the covariate dimensions used
 
     def apply(self, scores: np.ndarray, draw: np.ndarray) -> np.ndarray:
         """Shrink rows of template scores (..., T); row r belongs to imputation draw[r]."""
         mean = scores.mean(axis=-1, keepdims=True)
         b = self.factor[draw]
-        shrunk = b * self.centre + np.sqrt(b) * (scores - mean - self.centre)
+        prior = 0.0 if self.prior is None else (1.0 - b) * self.prior[draw]
+        shrunk = prior + b * self.centre + np.sqrt(b) * (scores - mean - self.centre)
         # deviations from the mean sum to 0: templates shrunk by different amounts must
         # not move the mean over templates (that is the grid's, not the prior's)
         return mean + shrunk - shrunk.mean(axis=-1, keepdims=True)
 
 
-def template_shrinkage(draws: np.ndarray, rng: np.random.Generator) -> TemplateShrinkage:
-    """The shrinkage of `TemplateShrinkage` fitted to the (M, T) imputed template scores."""
+def template_shrinkage(
+    draws: np.ndarray,
+    rng: np.random.Generator,
+    design: Mapping[str, np.ndarray] | None = None,
+) -> TemplateShrinkage:
+    """The shrinkage of `TemplateShrinkage` fitted to the (M, T) imputed template scores;
+    with a covariate `design` (`covariates.covariate_design`) the deviations are shrunk
+    towards their levels' fitted deviation (dimensions chosen by `select_columns`)."""
     deviations = draws - draws.mean(axis=1, keepdims=True)
     centre = deviations.mean(axis=0)
     variance = deviations.var(axis=0)
@@ -255,14 +265,15 @@ def template_shrinkage(draws: np.ndarray, rng: np.random.Generator) -> TemplateS
         return TemplateShrinkage(centre, np.ones_like(draws), np.zeros(n_draws))
     spread = float(np.sqrt(np.mean(centre**2) + np.mean(variance)))
     sigmas = np.linspace(0.0, 3.0 * spread, 301)
-    total = sigmas[:, None] ** 2 + variance[None, :]  # (G, T)
-    safe = np.maximum(total, 1e-300)
-    loglik = -0.5 * np.sum(np.log(safe) + centre[None, :] ** 2 / safe, axis=1)
+    dimensions, columns = select_columns(design or {}, centre, variance, sigmas)
+    loglik, fitted = profile_fit(centre, variance, sigmas, columns)
     weights = np.exp(loglik - loglik.max())
-    sigma = rng.choice(sigmas, size=n_draws, p=weights / weights.sum())
+    picked = rng.choice(sigmas.size, size=n_draws, p=weights / weights.sum())
+    sigma = sigmas[picked]
     s2 = sigma[:, None] ** 2
     factor = np.where(variance[None, :] > 0, s2 / np.maximum(s2 + variance[None, :], 1e-300), 1.0)
-    return TemplateShrinkage(centre, factor, sigma)
+    prior = None if columns is None else fitted[picked]
+    return TemplateShrinkage(centre, factor, sigma, prior, tuple(dimensions))
 
 
 def imputed_scores(
@@ -273,6 +284,7 @@ def imputed_scores(
     seed: int,
     options: Mapping[str, Any],
     shrink: bool = True,
+    levels: Mapping[str, Mapping[str, str]] | None = None,
 ) -> ImputedScores:
     """One metric's template scores on the imputations and on the bootstrap replicates,
     shrunk per `TemplateShrinkage` unless `shrink` is False."""
@@ -281,7 +293,8 @@ def imputed_scores(
     every, picked = imputed_replicates(scorers, grid.n_instances, grid.n_templates, n_boot, seed)
     unshrunk = draws
     if shrink:
-        shrinkage = template_shrinkage(draws, np.random.default_rng([seed, 2]))
+        design = covariate_design(grid.template_ids, levels)
+        shrinkage = template_shrinkage(draws, np.random.default_rng([seed, 2]), design)
         draws = shrinkage.apply(draws, np.arange(len(draws)))
         every = shrinkage.apply(every, np.arange(n_boot) % len(scorers))
     resampled = np.take_along_axis(every, picked, axis=1)
@@ -416,16 +429,28 @@ def estimate(
     ci_method: str = DEFAULT_CI_METHOD,
     metric_options: Mapping[str, Mapping[str, Any]] | None = None,
     completion: Completion | None = None,
+    template_levels: Mapping[str, Mapping[str, str]] | None = None,
 ) -> tuple[dict[str, BudgetEstimate], Completion]:
     """Every metric's estimates from the observed cells of `grid` (one completion shared
-    by all metrics); `metric_options[metric]` are passed to hakari's metric."""
+    by all metrics); `metric_options[metric]` are passed to hakari's metric.
+
+    `template_levels[template_id]` maps a dimension of the templates' prompt space (answer
+    cue, enumerator, ...) to the template's level on it (`templates[ID].levels` of
+    results.json); templates that share levels are then shrunk towards each other (see
+    `covariates`). Without it, or with levels that explain nothing, the estimate is the
+    same as without covariates."""
     if completion is None:
         completion = complete(grid, n_draws=n_draws, seed=seed)
     options = metric_options or {}
     out: dict[str, BudgetEstimate] = {}
     for metric in metric_names:
         scores = imputed_scores(
-            completion, metric, n_boot=n_boot, seed=seed, options=options.get(metric, {})
+            completion,
+            metric,
+            n_boot=n_boot,
+            seed=seed,
+            options=options.get(metric, {}),
+            levels=template_levels,
         )
         out[metric] = summarise(
             metric,
