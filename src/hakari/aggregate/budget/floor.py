@@ -11,9 +11,11 @@ The decision a reader must know: the floor was measured, not assumed:
 `benchmarks/bench_budget_floor.py` cuts real grids (the project's and external ones) and
 simulated grids down to T templates × N instances and measures the coverage of the
 full-grid mean, std and Sharpe score at each budget (docs/results/budget.md, "Smallest
-grids"). Below the floor a run either evaluates the full grid, when that is cheap
-(fewer instances than the floor: no budget would be honest, and the grid is small), or
-refuses and names the smallest budget that is honest.
+grids"). Below the floor a run either evaluates the full grid, when no budget would be honest
+(fewer instances than the floor, or a single template) and the grid is small anyway, or
+refuses and names the smallest budget that is honest (a floor of a few cells per template
+is at most a small share of a grid of at least `MIN_INSTANCES` instances, so running that
+grid in full would not be cheap).
 """
 
 from __future__ import annotations
@@ -25,9 +27,9 @@ from dataclasses import dataclass
 # average, and the instances the grid must have.
 MIN_CELLS_PER_TEMPLATE = 4
 MIN_INSTANCES = 32
-# Running the whole grid instead is "cheap" when the honest budget is at least this share
-# of it: the estimate would save less than half the cells.
-FULL_GRID_SHARE = 0.5
+# A grid with too few instances is run in full when it has at most this many cells (a
+# minute or two of a small model); a larger one is refused.
+CHEAP_GRID_CELLS = 2000
 
 
 @dataclass(frozen=True)
@@ -46,7 +48,7 @@ class GridVerdict:
 
 def minimum_cells(n_templates: int, n_instances: int) -> int | None:
     """The fewest cells whose estimate is honest on a T × N grid (None: none is)."""
-    if n_instances < MIN_INSTANCES or n_templates < 2:
+    if n_instances < MIN_INSTANCES:
         return None
     return min(n_templates * n_instances, MIN_CELLS_PER_TEMPLATE * n_templates)
 
@@ -54,32 +56,23 @@ def minimum_cells(n_templates: int, n_instances: int) -> int | None:
 def grid_verdict(n_templates: int, n_instances: int, cells: int) -> GridVerdict:
     """The verdict on a budget of `cells` on a T × N grid (see the module docstring)."""
     grid = n_templates * n_instances
-    if cells >= grid:
+    if cells >= grid or n_templates < 2:  # one template: no spread, nothing to borrow
         return GridVerdict("estimate", grid)
     shape = f"{n_templates} templates × {n_instances} instances"
     floor = minimum_cells(n_templates, n_instances)
     if floor is None:
-        why = (
-            f"fewer than {MIN_INSTANCES} instances"
-            if n_templates >= 2
-            else "a single template has no spread to estimate"
-        )
+        few = f"{shape} is too small to estimate honestly (fewer than {MIN_INSTANCES} instances)"
+        if grid <= CHEAP_GRID_CELLS:
+            return GridVerdict("full", None, f"{few}: running the full grid ({grid} cells)")
         return GridVerdict(
-            "full",
+            "refuse",
             None,
-            f"{shape} is too small to estimate honestly from {cells} cells ({why}): "
-            f"running the full grid ({grid} cells)",
+            f"{few}: no budget is honest; run at least {MIN_INSTANCES} instances, "
+            "or the full grid without --budget",
         )
     if cells >= floor:
         return GridVerdict("estimate", floor)
     multiple = math.ceil(10 * floor / n_instances) / 10
-    if floor >= FULL_GRID_SHARE * grid:
-        return GridVerdict(
-            "full",
-            floor,
-            f"{shape}: {cells} cells are too few to estimate honestly (at least {floor}, "
-            f"{multiple:g}x); running the full grid ({grid} cells)",
-        )
     return GridVerdict(
         "refuse",
         floor,
