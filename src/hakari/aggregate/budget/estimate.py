@@ -81,6 +81,13 @@ class ImputedScores:
     n_instances: int
     seed: int
     unshrunk: np.ndarray | None = None
+    point_weights: np.ndarray | None = None  # (M,): the draws' weights in point estimates
+
+    def point(self, values: np.ndarray) -> np.ndarray:
+        """The point estimate of per-draw `values` (M, ...): their (weighted) mean."""
+        if self.point_weights is None:
+            return np.asarray(values.mean(axis=0))
+        return np.tensordot(self.point_weights, values, axes=1)
 
     @property
     def draw_key(self) -> tuple[tuple[str, ...], int, int, int]:
@@ -239,6 +246,7 @@ class TemplateShrinkage:
     sigma: np.ndarray  # (M,)
     prior: np.ndarray | None = None  # (M, T) the covariates' fitted deviation (None: 0)
     dimensions: tuple[str, ...] = ()  # the covariate dimensions used
+    point_weights: np.ndarray | None = None  # (M,) of the draws in the point estimates
 
     def apply(self, scores: np.ndarray, draw: np.ndarray) -> np.ndarray:
         """Shrink rows of template scores (..., T); row r belongs to imputation draw[r]."""
@@ -269,20 +277,23 @@ def template_shrinkage(
     sigmas = np.linspace(0.0, 3.0 * spread, 301)
     dimensions, columns = select_columns(design or {}, centre, variance, sigmas)
     loglik, fitted = profile_fit(centre, variance, sigmas, columns)
-    # A prior close to scale-invariant, 1 / (sigma + c) with c a hundredth of the typical
-    # imputation error, in place of a flat one: with few cells per template the data say
-    # little about a small spread, and a flat prior then put most of the posterior on
-    # spreads larger than the true one (the std exaggerated by +0.02 at 2x on the
-    # external MMLU grids, most when the true spread is small; tuned on one subject,
-    # checked on the other, see docs/results/budget.md).
-    loglik = loglik - np.log(sigmas + SIGMA_PRIOR_SCALE * np.sqrt(np.mean(variance)))
     weights = np.exp(loglik - loglik.max())
     picked = rng.choice(sigmas.size, size=n_draws, p=weights / weights.sum())
     sigma = sigmas[picked]
     s2 = sigma[:, None] ** 2
     factor = np.where(variance[None, :] > 0, s2 / np.maximum(s2 + variance[None, :], 1e-300), 1.0)
     prior = None if columns is None else fitted[picked]
-    return TemplateShrinkage(centre, factor, sigma, prior, tuple(dimensions))
+    # The point estimates' prior on sigma, 1 / (sigma + c) with c a hundredth of the typical
+    # imputation error (near scale-invariant), as importance weights of the flat-prior
+    # draws; the intervals keep the flat prior's draws. With few cells per template the
+    # data say little about a small spread, and the flat posterior's mean lies above the
+    # true spread: the std was exaggerated by +0.02 at 2x on the external MMLU grids, most
+    # where the true spread is small (tuned on one MMLU subject, checked on the other:
+    # docs/results/budget.md). The flat prior's intervals stay: with the other prior they
+    # missed a small true spread on 6-template grids.
+    point_weights = 1.0 / (sigma + SIGMA_PRIOR_SCALE * np.sqrt(np.mean(variance)))
+    point_weights /= point_weights.sum()
+    return TemplateShrinkage(centre, factor, sigma, prior, tuple(dimensions), point_weights)
 
 
 def imputed_scores(
@@ -301,14 +312,16 @@ def imputed_scores(
     grid = completion.grid
     every, picked = imputed_replicates(scorers, grid.n_instances, grid.n_templates, n_boot, seed)
     unshrunk = draws
+    point_weights = None
     if shrink:
         design = covariate_design(grid.template_ids, levels)
         shrinkage = template_shrinkage(draws, np.random.default_rng([seed, 2]), design)
         draws = shrinkage.apply(draws, np.arange(len(draws)))
         every = shrinkage.apply(every, np.arange(n_boot) % len(scorers))
+        point_weights = shrinkage.point_weights
     resampled = np.take_along_axis(every, picked, axis=1)
     return ImputedScores(
-        grid.template_ids, draws, resampled, every, grid.n_instances, seed, unshrunk
+        grid.template_ids, draws, resampled, every, grid.n_instances, seed, unshrunk, point_weights
     )
 
 
@@ -326,8 +339,9 @@ def statistic_draws(
     out: dict[str, StatisticDraws] = {}
     for s in STATISTICS:
         values, influence = on_draws[s]
+        point = models[0].point(values) if len(models) == 1 else values.mean()
         reps = Replicates(
-            point=float(values.mean()),
+            point=float(point),
             point_se=float(np.sqrt(np.mean(template_se(influence) ** 2))),
             values=on_resampled[s][0],
             values_se=template_se(on_resampled[s][1]),
@@ -352,7 +366,7 @@ def summarise(
     tail = (1.0 - confidence) / 2.0
     draws = scores.draws
     per_template = {
-        t: float(v) for t, v in zip(scores.template_ids, draws.mean(axis=0), strict=True)
+        t: float(v) for t, v in zip(scores.template_ids, scores.point(draws), strict=True)
     }
     # A template's interval is the union of its shrunk and unshrunk intervals: the
     # shrinkage keeps imputation noise out of the spread over templates, but it pulls an
