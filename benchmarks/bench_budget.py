@@ -567,9 +567,7 @@ def print_features(
         "top-answer share | ICC of correctness |"
     )
     print("|---|---|---|---|---|---|---|")
-    rows = [(g.name, g.source, g) for g in real] + [
-        (s.name, "simulated", g) for s, g in simulated
-    ]
+    rows = [(g.name, g.source, g) for g in real] + [(s.name, "simulated", g) for s, g in simulated]
     for name, source, g in rows:
         f = describe(g)
         print(
@@ -631,9 +629,9 @@ def main() -> None:
                 if rep == 0:
                     shown.append((scenario, a))
                 bench_grids([a, b], [(0, 1)], "simulated", 1, args, tallies, 7 + rep, populations)
-    sources = ([] if args.no_real and not external else [f"{args.reps} design seeds per real grid"]) + (
-        [] if args.no_sim else [f"{args.sim_reps} simulated grid pairs per scenario"]
-    )
+    sources = (
+        [] if args.no_real and not external else [f"{args.reps} design seeds per real grid"]
+    ) + ([] if args.no_sim else [f"{args.sim_reps} simulated grid pairs per scenario"])
     print(
         f"Budgeted estimation against the full grid; alpha {args.alpha:g}, n_boot {args.n_boot}, "
         + ", ".join(sources)

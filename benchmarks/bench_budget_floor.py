@@ -62,9 +62,7 @@ def coverage_once(full: FullGrid, budget: float, seed: int) -> dict[str, bool]:
         full.observed(mask), [metric], n_boot=0, seed=seed, metric_options=options, n_draws=60
     )
     grid_ci = est[metric].grid_ci
-    return {
-        s: grid_ci[s][0] - 1e-9 <= float(truth[s][0][0]) <= grid_ci[s][1] + 1e-9 for s in STATS
-    }
+    return {s: grid_ci[s][0] - 1e-9 <= float(truth[s][0][0]) <= grid_ci[s][1] + 1e-9 for s in STATS}
 
 
 def sources(rng: np.random.Generator) -> dict[str, list[FullGrid]]:
@@ -87,7 +85,9 @@ def main() -> None:
         "Coverage of the full-grid mean / std / Sharpe by the budgeted 95% intervals on cut-down"
         f" grids; {args.reps} draws of templates, instances and design seed per cell\n"
     )
-    print("| source | templates × instances | budget | cells | mean | std | Sharpe | worst | rule |")
+    print(
+        "| source | templates × instances | budget | cells | mean | std | Sharpe | worst | rule |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for name, pool in grids.items():
         for n_templates in args.templates:

@@ -231,13 +231,15 @@ class TemplateShrinkage:
     On imputed grids each template's score carries its own imputation error, which
     inflates the spread over templates (the std, hence the Sharpe score). With template
     deviations `dev_t ~ N(0, sigma^2)` (templates as a sample from a population, hakari's
-    inferential view; with template covariates `N(x_t' beta, sigma^2)`, see `covariates`) and each template's posterior-mean deviation `d_t` observed with the
+    inferential view; with template covariates `N(x_t' beta, sigma^2)`, see
+    `covariates`) and each template's posterior-mean deviation `d_t` observed with the
     variance `v_t` of its imputations, `dev_t | d, sigma ~ N(B_t d_t, B_t v_t)` with
     `B_t = sigma^2 / (sigma^2 + v_t)`; sigma is drawn from its posterior on a grid (flat
     prior), once per imputation. Draw m becomes
     `mean_m + B_t d_t + sqrt(B_t) (dev_{m,t} - d_t)`, the shrunk deviations re-centred so
     that the mean over templates is kept exactly; the deviations are shrunk by what the
-    data say about sigma (prior `1 / (sigma + c)`, see `template_shrinkage`). With no missing cell `v = 0`,
+    data say about sigma. The point estimates weight the draws by a prior that favours
+    small spreads (`point_weights`, see `template_shrinkage`). With no missing cell `v = 0`,
     `B = 1` and nothing changes.
     """
 
