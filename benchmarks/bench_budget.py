@@ -100,6 +100,9 @@ def run_hakari(
 ) -> dict[str, Estimate]:
     observed = full.observed(mask)
     options = {m: full.options(m) for m in full.metrics}
+    # levels only when asked for, so that --no-covariates also runs an estimator from
+    # before covariates (PYTHONPATH=<older src>): a baseline measured in the same way
+    extra = {"template_levels": full.levels} if covariates and full.levels else {}
     estimates, _ = budget_estimate(
         observed,
         full.metrics,
@@ -107,7 +110,7 @@ def run_hakari(
         n_boot=n_boot,
         seed=seed,
         metric_options=options,
-        template_levels=full.levels if covariates else None,
+        **extra,
     )
     out = {}
     for metric, est in estimates.items():
