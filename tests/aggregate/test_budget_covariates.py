@@ -8,8 +8,9 @@ import numpy as np
 
 from hakari.aggregate.budget.covariates import covariate_design, select_columns
 from hakari.aggregate.budget.design import balanced_design
-from hakari.aggregate.budget.estimate import estimate, template_shrinkage
+from hakari.aggregate.budget.estimate import estimate
 from hakari.aggregate.budget.grid import score_grid
+from hakari.aggregate.budget.shrinkage import template_shrinkage
 
 SIGMAS = np.linspace(0.0, 0.5, 101)
 

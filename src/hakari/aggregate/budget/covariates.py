@@ -3,7 +3,7 @@
 
 Templates that share an answer cue or an enumerator tend to score alike (on real grids the
 answer cue alone can explain most of the variance over templates). With the levels known,
-the shrinkage of `estimate.TemplateShrinkage` pulls a template's deviation from the mean
+the shrinkage of `shrinkage.TemplateShrinkage` pulls a template's deviation from the mean
 towards the fitted deviation of its levels rather than towards 0, so a template seen on
 few cells borrows from the templates that share its levels, not from all of them.
 
