@@ -80,13 +80,6 @@ class ImputedScores:
     n_instances: int
     seed: int
     unshrunk: np.ndarray | None = None
-    point_weights: np.ndarray | None = None  # (M,): the draws' weights in point estimates
-
-    def point(self, values: np.ndarray) -> np.ndarray:
-        """The point estimate of per-draw `values` (M, ...): their (weighted) mean."""
-        if self.point_weights is None:
-            return np.asarray(values.mean(axis=0))
-        return np.tensordot(self.point_weights, values, axes=1)
 
     @property
     def draw_key(self) -> tuple[tuple[str, ...], int, int, int]:
@@ -239,16 +232,14 @@ def imputed_scores(
     grid = completion.grid
     every, picked = imputed_replicates(scorers, grid.n_instances, grid.n_templates, n_boot, seed)
     unshrunk = draws
-    point_weights = None
     if shrink:
         design = covariate_design(grid.template_ids, levels)
         shrinkage = template_shrinkage(draws, np.random.default_rng([seed, 2]), design)
         draws = shrinkage.apply(draws, np.arange(len(draws)))
         every = shrinkage.apply(every, np.arange(n_boot) % len(scorers))
-        point_weights = shrinkage.point_weights
     resampled = np.take_along_axis(every, picked, axis=1)
     return ImputedScores(
-        grid.template_ids, draws, resampled, every, grid.n_instances, seed, unshrunk, point_weights
+        grid.template_ids, draws, resampled, every, grid.n_instances, seed, unshrunk
     )
 
 
@@ -266,9 +257,8 @@ def statistic_draws(
     out: dict[str, StatisticDraws] = {}
     for s in STATISTICS:
         values, influence = on_draws[s]
-        point = models[0].point(values) if len(models) == 1 else values.mean()
         reps = Replicates(
-            point=float(point),
+            point=float(values.mean()),
             point_se=float(np.sqrt(np.mean(template_se(influence) ** 2))),
             values=on_resampled[s][0],
             values_se=template_se(on_resampled[s][1]),
@@ -293,7 +283,7 @@ def summarise(
     tail = (1.0 - confidence) / 2.0
     draws = scores.draws
     per_template = {
-        t: float(v) for t, v in zip(scores.template_ids, scores.point(draws), strict=True)
+        t: float(v) for t, v in zip(scores.template_ids, draws.mean(axis=0), strict=True)
     }
     # A template's interval is the union of its shrunk and unshrunk intervals: the
     # shrinkage keeps imputation noise out of the spread over templates, but it pulls an

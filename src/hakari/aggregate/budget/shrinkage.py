@@ -11,9 +11,6 @@ import numpy as np
 
 from hakari.aggregate.budget.covariates import profile_fit, select_columns
 
-# c / (typical imputation error) of the spread's prior 1 / (sigma + c) (`template_shrinkage`)
-SIGMA_PRIOR_SCALE = 0.01
-
 
 @dataclass(frozen=True, eq=False)
 class TemplateShrinkage:
@@ -29,8 +26,7 @@ class TemplateShrinkage:
     prior), once per imputation. Draw m becomes
     `mean_m + B_t d_t + sqrt(B_t) (dev_{m,t} - d_t)`, the shrunk deviations re-centred so
     that the mean over templates is kept exactly; the deviations are shrunk by what the
-    data say about sigma. The point estimates weight the draws by a prior that favours
-    small spreads (`point_weights`, see `template_shrinkage`). With no missing cell `v = 0`,
+    data say about sigma. With no missing cell `v = 0`,
     `B = 1` and nothing changes.
     """
 
@@ -39,7 +35,6 @@ class TemplateShrinkage:
     sigma: np.ndarray  # (M,)
     prior: np.ndarray | None = None  # (M, T) the covariates' fitted deviation (None: 0)
     dimensions: tuple[str, ...] = ()  # the covariate dimensions used
-    point_weights: np.ndarray | None = None  # (M,) of the draws in the point estimates
 
     def apply(self, scores: np.ndarray, draw: np.ndarray) -> np.ndarray:
         """Shrink rows of template scores (..., T); row r belongs to imputation draw[r]."""
@@ -76,14 +71,4 @@ def template_shrinkage(
     s2 = sigma[:, None] ** 2
     factor = np.where(variance[None, :] > 0, s2 / np.maximum(s2 + variance[None, :], 1e-300), 1.0)
     prior = None if columns is None else fitted[picked]
-    # The point estimates' prior on sigma, 1 / (sigma + c) with c a hundredth of the typical
-    # imputation error (near scale-invariant), as importance weights of the flat-prior
-    # draws; the intervals keep the flat prior's draws. With few cells per template the
-    # data say little about a small spread, and the flat posterior's mean lies above the
-    # true spread: the std was exaggerated by +0.02 at 2x on the external MMLU grids, most
-    # where the true spread is small (tuned on one MMLU subject, checked on the other:
-    # docs/results/budget.md). The flat prior's intervals stay: with the other prior they
-    # missed a small true spread on 6-template grids.
-    point_weights = 1.0 / (sigma + SIGMA_PRIOR_SCALE * np.sqrt(np.mean(variance)))
-    point_weights /= point_weights.sum()
-    return TemplateShrinkage(centre, factor, sigma, prior, tuple(dimensions), point_weights)
+    return TemplateShrinkage(centre, factor, sigma, prior, tuple(dimensions))
