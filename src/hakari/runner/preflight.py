@@ -49,7 +49,7 @@ from hakari.tasks.prompts import render, select_templates
 from hakari.tasks.spec import INSTANCE_REF, Template
 
 if TYPE_CHECKING:
-    from hakari.runner.budgeted import Plan
+    from hakari.runner.plan import Plan
 
 Baseline = tuple[int, dict[str, float]]  # instances evaluated, chance rate per metric
 log = logging.getLogger(__name__)
@@ -57,6 +57,7 @@ log = logging.getLogger(__name__)
 
 def check_options(opts: RunOptions) -> None:
     checks.choice(opts.qa_mode, "--qa-mode", QA_MODES)
+    checks.flag(opts.use_cache, "--no-cache")
     checks.optional_integer(opts.limit, "--limit", low=1)
     check_sampling(opts.sample, opts.limit, opts.seed)
     checks.number(opts.alpha, "--alpha", low=0.0)  # Sharpe: mean / (alpha · std + 1)
