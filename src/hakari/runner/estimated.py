@@ -92,8 +92,21 @@ def estimate_models(
             n_boot=opts.n_boot,
             seed=opts.seed,
             metric_options=options,
+            template_levels=template_levels(tp),
         )
     return estimates, completions
+
+
+def template_levels(tp: TaskPlan) -> dict[str, dict[str, str]]:
+    """The templates' levels on their prompt space's dimensions (`Template.levels`), the
+    estimator's template covariates; empty for templates written one by one."""
+    templates = {t.id: t for t in tp.task.spec.templates}
+    out = {}
+    for tid in tp.template_ids:
+        levels = getattr(templates.get(tid), "levels", None)
+        if levels:
+            out[tid] = {str(k): str(v) for k, v in levels.items()}
+    return out
 
 
 def compare_models(

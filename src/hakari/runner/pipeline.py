@@ -119,6 +119,7 @@ def evaluate(
     )
     baselines = {task.name: preflight.scan_rows(task, opts, decoding_list) for task in loaded}
     preflight.check_bootstrap_memory(loaded, baselines, len(models), opts, decoding_list)
+    plan = preflight.check_budget_floor(loaded, baselines, plan, opts)
     ctx = RunContext(
         list(models),
         loaded,

@@ -56,6 +56,9 @@ class Plan:
     grid_budget: Budget | None = None
     target_ci: float | None = None
     until_decided: bool = False
+    # tasks whose grid is too small to estimate honestly and cheap to run in full
+    # (`aggregate.budget.floor`, decided in `preflight.check_budget_floor`)
+    full_grid: frozenset[str] = frozenset()
 
     @property
     def active(self) -> bool:
@@ -66,10 +69,12 @@ class Plan:
     def sequential(self) -> bool:
         return self.target_ci is not None or self.until_decided
 
-    def rounds(self, n_templates: int, n_instances: int) -> list[int]:
-        """Cumulative cells after each round."""
+    def rounds(self, n_templates: int, n_instances: int, full: bool = False) -> list[int]:
+        """Cumulative cells after each round (one round of the whole grid when `full`)."""
         grid = n_templates * n_instances
         cap = self.grid_budget.cells(n_templates, n_instances) if self.grid_budget else grid
+        if full:
+            return [grid]
         if not self.sequential:
             return [cap]
         out = [min(cap, FIRST_ROUND_MULTIPLE * n_instances)]
@@ -157,7 +162,12 @@ def task_plan(task: Task, plan: Plan, opts: RunOptions) -> TaskPlan:
     strata = gold_strata(golds, KIND_OF_ANSWER[spec.answer_type], list(spec.labels or ()))
     design = balanced_design(len(template_ids), strata, opts.seed)
     return TaskPlan(
-        task, template_ids, positions, golds, design, plan.rounds(len(template_ids), len(golds))
+        task,
+        template_ids,
+        positions,
+        golds,
+        design,
+        plan.rounds(len(template_ids), len(golds), task.name in plan.full_grid),
     )
 
 
