@@ -22,6 +22,7 @@ from hakari.runner import preflight
 from hakari.runner.aggregation import alpha_sweeps
 from hakari.runner.context import RunContext
 from hakari.runner.estimate import Direct, Estimator
+from hakari.runner.families import family_summaries
 from hakari.runner.imputed import Imputed
 from hakari.runner.loop import LoopState, run_loop
 from hakari.runner.options import (
@@ -37,7 +38,6 @@ from hakari.runner.plan import Plan, Schedule, check_task_fits, make_plan
 from hakari.runner.progress import progress_bars
 from hakari.runner.rundir import RunWriter, new_run_dir
 from hakari.runner.settings import EvalOptions
-from hakari.runner.families import family_summaries
 from hakari.tasks.families import load_tasks
 from hakari.tasks.space import expand_task
 
