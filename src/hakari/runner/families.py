@@ -16,8 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from hakari.aggregate.summary import sharpe_score
-from hakari.results import EvalResults, FamilyScore, FamilySummary
+from hakari.results import EvalResults, FamilyScore, FamilySummary, sharpe_score
 from hakari.tasks.loader import Task
 
 POOLED_METRICS = ("accuracy",)  # means over instances: weighting by instances is exact
