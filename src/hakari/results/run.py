@@ -274,12 +274,15 @@ class FamilyScore(Record):
     per_template: dict[str, float]
     """Template id -> the pooled score."""
     mean: float
+    """Mean of the pooled scores over the templates."""
     std: float
     """Population std (ddof=0) over the templates."""
     sharpe: float
     """mean / (alpha · std + 1), alpha of the run."""
     min: float
+    """The lowest template's pooled score."""
     max: float
+    """The highest template's pooled score."""
 
 
 class FamilySummary(Record):
