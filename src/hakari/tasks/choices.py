@@ -103,19 +103,32 @@ Lookup = Callable[[dict[str, Any], str], Any]  # `data.get_path`: a dotted field
 def normalize_rows(
     spec: ChoiceSpec, rows: Iterable[dict[str, Any]], get_path: Lookup
 ) -> Iterator[dict[str, Any]]:
-    """Each row with `choice_i` and `gold_index` added (one error per bad row)."""
+    """Each row with `choice_i` and `gold_index` added (one error per bad row). A label
+    task's rows (`gold: label`) that cannot be read as choices pass unchanged: the label
+    task's own checks name the missing field or the gold outside its labels, and a
+    generated template's `{choice_i}` is then a missing field of that row."""
     for i, row in enumerate(rows):
-        texts = _choice_texts(spec, row, i, get_path)
-        try:
-            raw_gold = get_path(row, spec.gold_field)
-        except KeyError:
-            raise HakariInputError(
-                f"row {i} has no gold field {spec.gold_field!r}", field="target", row=i
-            ) from None
-        out = dict(row)
-        out.update({choice_field(j): t for j, t in enumerate(texts)})
-        out[GOLD_FIELD] = gold_index(spec, raw_gold, texts, i)
-        yield out
+        if spec.gold == "label":
+            try:
+                yield _normalized(spec, row, i, get_path)
+            except HakariInputError:
+                yield row
+            continue
+        yield _normalized(spec, row, i, get_path)
+
+
+def _normalized(spec: ChoiceSpec, row: dict[str, Any], i: int, get_path: Lookup) -> dict[str, Any]:
+    texts = _choice_texts(spec, row, i, get_path)
+    try:
+        raw_gold = get_path(row, spec.gold_field)
+    except KeyError:
+        raise HakariInputError(
+            f"row {i} has no gold field {spec.gold_field!r}", field="target", row=i
+        ) from None
+    out = dict(row)
+    out.update({choice_field(j): t for j, t in enumerate(texts)})
+    out[GOLD_FIELD] = gold_index(spec, raw_gold, texts, i)
+    return out
 
 
 def _choice_texts(spec: ChoiceSpec, row: dict[str, Any], i: int, get_path: Lookup) -> list[str]:

@@ -265,6 +265,12 @@ def build_template(task: Task, levels: dict[str, str], shots: Sequence[Row]) -> 
 
     examples = []
     for row in shots[: int(values.get("shots", 0))]:
+        if GOLD_FIELD not in row:
+            raise HakariInputError(
+                "a few-shot example row has no readable choices or gold",
+                file=str(task.path),
+                field="space.shots_split",
+            )
         question = _literal(str(get_path(row, spec.field_path(space.question))))
         shown = block(question, [_literal(str(row[choice_field(j)])) for j in range(k)])
         symbol = symbols[order.index(int(row[GOLD_FIELD]))]
