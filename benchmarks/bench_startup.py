@@ -4,7 +4,7 @@ fresh process, against a bare interpreter (`python -c pass`) in the same run.
 With `--before DIR` (another checkout, e.g. a worktree of an older commit) the same
 commands run on that tree's `src` too, interleaved with this one's, so the two columns
 share the machine's load. The pfgen row also shows the ratio to the upstream scorer's
-measured wall time for one 100-trial model (docs/pfgen-bench.md §4: 2:46.6).
+measured wall time for one 100-trial model (../shared/docs/pfgen-bench.md §4: 2:46.6).
 
     .venv/bin/python benchmarks/bench_startup.py --data-dir ../shared/pfgen-bench \\
         [--before /path/to/old/checkout] [--repeats 7]
