@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import types
 import typing
+from collections import abc
 from pathlib import Path
 from typing import Any
 
@@ -120,9 +121,9 @@ def _json_type(annotation: Any) -> str:
         return " or ".join(_json_type(a) for a in args)
     if origin is typing.Literal:
         return " or ".join(f'`"{a}"`' if isinstance(a, str) else f"`{a}`" for a in args)
-    if origin in (dict, typing.Mapping) or (origin is not None and _named(origin, "Mapping")):
+    if origin in (dict, abc.Mapping):
         return f"object of {_json_type(args[1]) if args else 'any'}"
-    if origin in (list, tuple, typing.Sequence) or (origin is not None and _named(origin, "Sequence")):
+    if origin in (list, tuple, abc.Sequence):
         return f"array of {_json_type(args[0]) if args else 'any'}"
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return f"[{annotation.__name__}](#{annotation.__name__.lower()})"
@@ -130,10 +131,6 @@ def _json_type(annotation: Any) -> str:
     if annotation in simple:
         return simple[annotation]
     return "any"
-
-
-def _named(origin: Any, name: str) -> bool:
-    return getattr(origin, "__name__", "") == name
 
 
 def _doc(record: type) -> str:

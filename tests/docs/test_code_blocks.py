@@ -1,7 +1,7 @@
 """Every code block of README.md and of the guide's pages (the "Guide" section of
 mkdocs.yml) runs, each page's blocks in order in one fresh folder that looks like a clone
 after the README's install (`.venv` and the repository's files, `../shared` beside it).
-How a block is shrunk or why it is not run is a hidden note above it (tests/docs/blocks.py).
+How a block is shrunk or why it is not run is a hidden note above it (tests/helpers/doc_blocks.py).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.docs.blocks import RUN, SHOWN, Block, blocks
+from tests.helpers.doc_blocks import RUN, SHOWN, Block, blocks
 from tests.helpers.paths import REPO, SHARED
 
 BLOCK_TIMEOUT_S = 1200

@@ -14,7 +14,7 @@ from types import ModuleType
 
 import pytest
 
-from tests.docs.blocks import blocks
+from tests.helpers.doc_blocks import blocks
 from tests.helpers.paths import REPO
 
 README_MAX_BYTES = 10_000
@@ -88,13 +88,17 @@ def test_the_cli_reference_has_every_command() -> None:
 
 
 def test_the_results_reference_has_every_field() -> None:
-    from hakari.aggregate.summary import AggregateStats
-    from hakari.results import DecodingResult, EvalResults, RunConfig
+    from hakari.results import EvalResults
 
-    page = hooks().render_results_json()
-    for record in (EvalResults, RunConfig, DecodingResult, AggregateStats):
+    module = hooks()
+    records: list[type] = []
+    module._collect(EvalResults, records)
+    names = {r.__name__ for r in records}
+    assert {"EvalResults", "RunConfig", "DecodingResult", "AggregateStats"} <= names
+    page = module.render_results_json()
+    for record in records:
         section = page.split(f"## {record.__name__}\n", 1)[1].split("\n## ", 1)[0]
-        for name, field in record.model_fields.items():
+        for name, field in record.model_fields.items():  # type: ignore[attr-defined]
             assert f"| `{field.alias or name}` |" in section, (record.__name__, name)
     assert "Sharpe score `mean / (alpha * std + 1)`" in page  # the docstrings, not just names
 
