@@ -17,7 +17,7 @@ import yaml
 from tests.helpers.doc_blocks import RUN, SHOWN, Block, blocks
 from tests.helpers.paths import REPO, SHARED
 
-BLOCK_TIMEOUT_S = 1200
+BLOCK_TIMEOUT_S = 1800  # a loaded 2-core machine runs a shrunk block in minutes, not seconds
 MAX_SKIPPED = 6
 """Blocks that need a GPU, a server or the network; a new one must say why, and the list
 stays short (it is not a way out of testing an example)."""
