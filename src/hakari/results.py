@@ -207,7 +207,8 @@ class BudgetRecord(Record):
     """How the numbers were estimated from them."""
     stopped: str
     """Why the rounds ended: "budget" (the cells bought), "grid_full", "target_ci",
-    "decided" (or both, joined by "+")."""
+    "decided" (or both, joined by "+"), or "interrupted" (a later model failed: the
+    numbers are estimated from the cells run so far)."""
     rounds: list[BudgetRound]
     """Each round, in order."""
     decision_level: float | None
@@ -218,7 +219,7 @@ class BudgetRecord(Record):
 class RescoredMetric(Record):
     """A metric or judge score added to a finished run by `hakari score RUN_DIR`."""
 
-    WRITTEN_WHEN_GIVEN = frozenset({"aggregate"})
+    WRITTEN_WHEN_GIVEN = frozenset({"aggregate", "cells_scored", "grid_size"})
 
     templates: dict[str, float] = Field(default_factory=dict)
     """Template id -> the mean of its samples' scores (templates with no score left out)."""
@@ -226,7 +227,12 @@ class RescoredMetric(Record):
     """Samples without a score (e.g. a judge verdict that could not be read)."""
     aggregate: AggregateStats | None = None
     """The statistics over the templates' means, as for the run's own metrics (written
-    when at least one template has a score)."""
+    when at least one template has a score). In a budgeted run it is marked `estimated`:
+    each template's mean is over the cells that ran, not the full grid."""
+    cells_scored: int | None = None
+    """A budgeted run only: the template × instance cells scored (the cells it ran)."""
+    grid_size: int | None = None
+    """A budgeted run only: the cells of the full grid (`cells_scored` of them were run)."""
 
 
 class DecodingResult(Record):

@@ -84,8 +84,9 @@ class PairedStatistic(Record):
     (every hakari metric is higher-is-better)."""
     ci_clipped: list[str] = Field(default_factory=list)
     """The ends of the CI that were cut to the range a difference can take ("low",
-    "high"; `intervals.difference_bounds`, which contains 0: no verdict changes); absent
-    in files written before issue 17."""
+    "high"; `intervals.difference_bounds`, which contains 0: no verdict changes; a
+    budgeted run also "grid_low", "grid_high" for the full-grid interval); absent in files
+    written before issue 17."""
     grid_ci_low: float | None = None
     """Estimated comparisons only (a budgeted run): lower end of the interval of the
     difference the full grid would have given."""

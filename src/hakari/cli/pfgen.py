@@ -20,6 +20,7 @@ from rich.text import Text
 
 from hakari._util import checks
 from hakari.cli.common import err_console, fail, write_output
+from hakari.cli.options import CacheDirOption
 from hakari.errors import HakariInputError
 
 app = typer.Typer(
@@ -66,12 +67,6 @@ AllowPartialOption = Annotated[
     typer.Option(
         "--allow-partial",
         help="score files that answer only some of the questions (labelled partial)",
-    ),
-]
-CacheDirOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--cache-dir", help="cache folder (default: $HAKARI_CACHE_DIR, else the user cache)"
     ),
 ]
 

@@ -47,6 +47,7 @@ Baseline = tuple[int, dict[str, float]]  # instances evaluated, chance rate per 
 
 def check_options(opts: RunOptions) -> None:
     checks.choice(opts.qa_mode, "--qa-mode", QA_MODES)
+    checks.flag(opts.use_cache, "--no-cache")
     checks.optional_integer(opts.limit, "--limit", low=1)
     check_sampling(opts.sample, opts.limit, opts.seed)
     checks.number(opts.alpha, "--alpha", low=0.0)  # Sharpe: mean / (alpha · std + 1)

@@ -42,7 +42,10 @@ from hakari.aggregate.budget.records import EstimatorRecord
 from hakari.aggregate.intervals import (
     DEFAULT_CI_METHOD,
     STATISTICS,
+    Interval,
     Replicates,
+    difference_bounds,
+    statistic_bounds,
     template_se,
     template_statistics,
 )
@@ -340,15 +343,27 @@ def summarise(
     if scores.unshrunk is not None:
         raw_lows, raw_highs = np.quantile(scores.unshrunk, [tail, 1.0 - tail], axis=0)
         lows, highs = np.minimum(lows, raw_lows), np.maximum(highs, raw_highs)
+    # every interval is cut to its quantity's range, as a full run's (`intervals`)
+    value_range = corpus.get(metric).value_range
+    lows, highs = np.clip(lows, *value_range), np.clip(highs, *value_range)
     per_template_ci = {
         t: (float(lo), float(hi))
         for t, lo, hi in zip(scores.template_ids, lows, highs, strict=True)
     }
-    ci: dict[str, tuple[float | None, float | None]] = {
-        s: stats[s].replicates.interval(ci_method, confidence) if n_boot > 0 else (None, None)
-        for s in STATISTICS
+    bounds = statistic_bounds(value_range)
+    population = {
+        s: stats[s].replicates.bounded(ci_method, confidence, bounds[s])
+        for s in (STATISTICS if n_boot > 0 else ())
     }
-    grid_ci = {s: stats[s].grid_interval(confidence) for s in STATISTICS}
+    ci: dict[str, tuple[float | None, float | None]] = {
+        s: population[s].pair if s in population else (None, None) for s in STATISTICS
+    }
+    on_grid = {
+        s: Interval.within(*stats[s].grid_interval(confidence), bounds[s]) for s in STATISTICS
+    }
+    grid_ci = {s: on_grid[s].pair for s in STATISTICS}
+    clipped = [f"{s}_{end}" for s in population for end in population[s].clipped]
+    clipped += [f"{s}_grid_{end}" for s in STATISTICS for end in on_grid[s].clipped]
     q10, median, q90 = (float(q) for q in np.quantile(draws, [0.1, 0.5, 0.9], axis=1).mean(axis=1))
     low, high = float(draws.min(axis=1).mean()), float(draws.max(axis=1).mean())
     mean = stats["mean"].replicates.point
@@ -387,6 +402,7 @@ def summarise(
         sharpe_grid_ci_low=grid_ci["sharpe"][0],
         sharpe_grid_ci_high=grid_ci["sharpe"][1],
         **with_bootstrap,
+        ci_clipped=clipped,
     )
     return BudgetEstimate(
         metric=metric,
@@ -474,17 +490,21 @@ class BudgetComparison:
             value_b = getattr(self.b.stats, name)
             low, high = self.interval(name)
             assert low is not None and high is not None
-            grid_low, grid_high = self.statistics[name].grid_interval(self.a.confidence)
+            # cut to the range of A − B, as a full run's differences (`intervals`)
+            bounds = difference_bounds(corpus.get(self.metric).value_range)[name]
+            ci = Interval.within(low, high, bounds)
+            grid = Interval.within(*self.statistics[name].grid_interval(self.a.confidence), bounds)
             return PairedStatistic(
                 a=value_a,
                 b=value_b,
                 diff=value_a - value_b,
-                ci_low=low,
-                ci_high=high,
+                ci_low=ci.low,
+                ci_high=ci.high,
                 p_value=self.statistics[name].replicates.p_value(),
-                verdict=verdict_of(low, high),
-                grid_ci_low=grid_low,
-                grid_ci_high=grid_high,
+                verdict=verdict_of(ci.low, ci.high),
+                ci_clipped=[*ci.clipped, *(f"grid_{end}" for end in grid.clipped)],
+                grid_ci_low=grid.low,
+                grid_ci_high=grid.high,
             )
 
         return PairedComparison(
