@@ -41,6 +41,7 @@ from hakari._util.atomic import json_text, write_text_atomic
 from hakari._util.records import Record
 from hakari._util.redact import redact_tree
 from hakari.aggregate.budget.records import DesignRecord, EstimatorRecord
+from hakari.aggregate.dimensions import SpaceSummary
 from hakari.aggregate.intervals import TemplateInterval
 from hakari.aggregate.multiple import ModelGroups
 from hakari.aggregate.paired import PairedComparison
@@ -240,6 +241,7 @@ class DecodingResult(Record):
             "unreadable_cache_rows",
             "redacted_secrets",
             "budget",
+            "space",
         }
     )
 
@@ -284,6 +286,11 @@ class DecodingResult(Record):
     budget: BudgetRecord | None = None
     """A budgeted run: which part of the grid ran, how the numbers were estimated, the
     rounds (written for such runs only; then every number of this decoding is estimated)."""
+    space: dict[str, SpaceSummary] | None = None
+    """Metric -> what the prompt space tells: each dimension's share of the variance over
+    templates with its best and worst level, and the 5th, 50th and 95th percentiles of
+    the template scores (`hakari.aggregate.dimensions`); written when templates carry
+    levels (a task's `space:`)."""
 
 
 class TaskResult(Record):
