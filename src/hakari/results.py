@@ -155,7 +155,7 @@ class RunConfig(Record):
 class TemplateResult(Record):
     """One template's scores on all instances of a task × decoding."""
 
-    WRITTEN_WHEN_GIVEN = frozenset({"estimated", "metrics_ci", "ci"})
+    WRITTEN_WHEN_GIVEN = frozenset({"estimated", "metrics_ci", "ci", "levels"})
 
     metrics: dict[str, float]
     """Metric -> the corpus-level score over the instances, on the metric's scale."""
@@ -174,6 +174,9 @@ class TemplateResult(Record):
     """Metric -> the bootstrap interval of this template's score over the instances
     (`TemplateInterval`); written when a bootstrap ran (absent from files of versions
     before it was recorded)."""
+    levels: dict[str, str] | None = None
+    """A template generated from a prompt space: dimension -> its level (written for
+    such templates only; hand-written ones have none)."""
 
 
 class BudgetRound(Record):

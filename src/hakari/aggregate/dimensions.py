@@ -168,14 +168,15 @@ the replicate's instances (B, T)) of the bootstrap."""
 
 
 def _replicate_rows(ids: Sequence[str], boot: BootstrapResult | None) -> Rows:
-    if boot is None or boot.replicates.picked is None:
+    if boot is None:
         return None
     reps = boot.replicates
-    if tuple(ids) != reps.template_ids:
+    picked = reps.picked
+    if picked is None or tuple(ids) != reps.template_ids:
         # hand-written templates beside the space's: their draws mix both, so the
         # space's numbers get no interval rather than one from other templates
         return None
-    return reps.picked, reps.resampled, reps.every
+    return picked, reps.resampled, reps.every
 
 
 def level_codes(values: Sequence[str]) -> tuple[list[str], np.ndarray]:
