@@ -175,8 +175,8 @@ class TemplateResult(Record):
     (`TemplateInterval`); written when a bootstrap ran (absent from files of versions
     before it was recorded)."""
     levels: dict[str, str] | None = None
-    """A template generated from a prompt space: dimension -> its level (written for
-    such templates only; hand-written ones have none)."""
+    """A template generated from the task's space: dimension -> level name (the id is
+    the levels joined by "."). Written for generated templates only."""
 
 
 class BudgetRound(Record):

@@ -43,12 +43,28 @@ def tasks_list(
 
 
 @app.command("show")
-def tasks_show(name: Annotated[str, typer.Argument(help="Task name or YAML path")]) -> None:
-    """Show a task's templates, regexes and fallback."""
-    from hakari.tasks.loader import load_task
+def tasks_show(
+    name: Annotated[str, typer.Argument(help="Task name, FAMILY:MEMBER or YAML path")],
+    templates: Annotated[
+        str, typer.Option("--templates", help="'all', template ids, space:N or space:all.")
+    ] = "all",
+    data_dir: Annotated[Path | None, typer.Option("--data-dir")] = None,
+) -> None:
+    """Show a task's templates (with their levels, for a space), regexes and fallback."""
+    from hakari.tasks.families import load_tasks
+    from hakari.tasks.prompts import select_templates
+    from hakari.tasks.space import expand_task
 
+    wanted = "all" if templates == "all" else split_csv(templates)
     try:
-        task = load_task(name)
+        loaded = load_tasks([name])
+        if len(loaded) != 1:
+            raise HakariInputError(
+                f"{name} is a family of {len(loaded)} tasks: show one as {name}:MEMBER",
+                field="name",
+            )
+        task = expand_task(loaded[0], wanted, data_dir=data_dir)
+        shown = select_templates(task.spec, wanted)
     except HakariInputError as exc:
         fail(exc)
     spec = task.spec
@@ -63,10 +79,14 @@ def tasks_show(name: Annotated[str, typer.Argument(help="Task name or YAML path"
     table.add_column("prompt")
     table.add_column("regex")
     table.add_column("answers")
-    for t in spec.templates:
+    for t in shown:
         answers = ", ".join(f"{k}→{v}" for k, v in (t.answers or {}).items())
-        table.add_row(Text(t.id), Text(t.prompt), Text(t.regex), Text(answers))
+        levels = "".join(f"\n{d}={lvl}" for d, lvl in (t.levels or {}).items())
+        table.add_row(Text(t.id + levels), Text(t.prompt), Text(t.regex), Text(answers))
     console.print(table)
+    if spec.space is not None:
+        dims = ", ".join(f"{d} ({len(v)})" for d, v in spec.space.dimensions.items())
+        console.print(f"space: {spec.space.size():,} templates; dimensions: {dims}")
 
 
 @app.command("export")

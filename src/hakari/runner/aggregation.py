@@ -17,6 +17,7 @@ from hakari.runner.collect import Collected
 from hakari.runner.options import RunOptions
 from hakari.scoring import corpus
 from hakari.tasks.loader import Task
+from hakari.tasks.space import levels_field
 
 
 def metric_options(task: Task, metric: str, opts: RunOptions) -> dict[str, Any]:
@@ -52,6 +53,7 @@ def score(
             metrics=scores,
             fallback_rate=collected.fallbacks.get(template_id, 0) / max(len(preds), 1),
             n=len(preds),
+            **levels_field(spec, template_id),
         )
     for m in spec.metrics:
         per_template = {tid: r.metrics[m] for tid, r in dec.templates.items()}

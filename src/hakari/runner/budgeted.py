@@ -65,6 +65,7 @@ from hakari.tasks.data import get_path
 from hakari.tasks.extract import gold_answer
 from hakari.tasks.loader import Task
 from hakari.tasks.prompts import select_templates
+from hakari.tasks.space import levels_field
 
 LEVEL = 0.05
 FIRST_ROUND_MULTIPLE = 2  # a sequential run's first round: 2× one template's run
@@ -506,6 +507,7 @@ def _decoding_result(
             n=n,
             estimated=True,
             metrics_ci={m: list(e.per_template_ci[tid]) for m, e in estimates.items()},
+            **levels_field(tp.task.spec, tid),
         )
     for metric, est in estimates.items():
         dec.aggregate[metric] = est.stats

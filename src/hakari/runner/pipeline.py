@@ -44,7 +44,9 @@ from hakari.runner.progress import progress_bars
 from hakari.runner.requests import resolve_chat
 from hakari.runner.rundir import RunWriter, new_run_dir
 from hakari.tasks.extract import DEFAULT_QA_MODE, QAMode
-from hakari.tasks.loader import Task, load_task
+from hakari.tasks.families import load_tasks
+from hakari.tasks.loader import Task
+from hakari.tasks.space import expand_task
 
 
 def evaluate(
@@ -133,7 +135,9 @@ def evaluate(
         budget, target_ci, until_decided, n_models=len(models), n_boot=opts.n_boot
     )
     decoding_list = parse_decodings(list(decodings))
-    loaded = [load_task(t) for t in tasks]
+    loaded = [
+        expand_task(task, opts.templates, data_dir=opts.data_dir) for task in load_tasks(tasks)
+    ]
     preflight.check_tasks(loaded, opts, decoding_list)
     if plan.active:
         for task in loaded:

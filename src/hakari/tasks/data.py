@@ -16,6 +16,7 @@ from typing import Any
 
 from hakari._util.jsonl import iter_jsonl
 from hakari.errors import HakariInputError
+from hakari.tasks.choices import normalize_rows
 from hakari.tasks.spec import DataSpec, SplitSource, TaskSpec
 
 Row = dict[str, Any]
@@ -43,10 +44,29 @@ def iter_rows(
     data_dir: Path | None = None,
     task_dir: Path | None = None,
     limit: int | None = None,
+    keep_shots: bool = False,
 ) -> Iterator[Row]:
-    """The rows of one split, in file order (so `limit` is deterministic)."""
-    rows = _iter_split(task.data, split or task.data.eval_split, data_dir, task_dir)
-    return islice(rows, limit) if limit is not None else rows
+    """The rows of one split, in file order (so `limit` is deterministic). A multiple-
+    choice task's rows carry their choices and gold index (`tasks/choices.py`). Where a
+    space takes its few-shot examples from the evaluated split, its first rows are the
+    examples and are not evaluated (`keep_shots` keeps them: the examples' reader)."""
+    name = split or task.data.eval_split
+    rows = _iter_split(task.data, name, data_dir, task_dir)
+    if task.choices is not None:
+        rows = normalize_rows(task.choices, rows)
+    held = 0 if keep_shots else held_out_shots(task, name)
+    if held or limit is not None:
+        rows = islice(rows, held, None if limit is None else held + limit)
+    return rows
+
+
+def held_out_shots(task: TaskSpec, split: str) -> int:
+    """How many first rows of `split` are few-shot examples, not evaluated: the most
+    examples a template of the task's space shows, when they come from the eval split."""
+    space = task.space
+    if space is None or space.shots_split != split or split != task.data.eval_split:
+        return 0
+    return space.max_shots()
 
 
 def _iter_split(
@@ -69,7 +89,7 @@ def _iter_split(
     )
     if use_local:
         assert local is not None
-        yield from iter_file(local, split.format or data.format)
+        yield from iter_file(local, split.format or data.format, columns=data.columns)
         return
     assert data.hub is not None and split.hub_split is not None
     try:
@@ -104,9 +124,10 @@ def _iter_hub(data: DataSpec, hub_split: str) -> Iterator[Row]:
         yield dict(row)
 
 
-def iter_file(path: Path, fmt: str) -> Iterator[Row]:
+def iter_file(path: Path, fmt: str, *, columns: list[str] | None = None) -> Iterator[Row]:
     """The rows of a local data file. Text is UTF-8 (a byte-order mark is allowed);
-    anything else is one `HakariInputError` naming the file and the line."""
+    anything else is one `HakariInputError` naming the file and the line. `columns`
+    names the columns of a CSV file without a header row."""
     if not path.is_file():
         raise HakariInputError("data file not found", file=str(path))
     try:
@@ -115,7 +136,7 @@ def iter_file(path: Path, fmt: str) -> Iterator[Row]:
         elif fmt == "json":
             yield from _iter_json(path)
         elif fmt == "csv":
-            yield from _iter_csv(path)
+            yield from _iter_csv(path, columns)
         elif fmt == "squad":
             yield from iter_squad(path)
         else:
@@ -144,16 +165,17 @@ def not_utf8_message(path: Path, exc: UnicodeDecodeError) -> str:
     )
 
 
-def _iter_csv(path: Path) -> Iterator[Row]:
+def _iter_csv(path: Path, columns: list[str] | None = None) -> Iterator[Row]:
     with path.open(newline="", encoding="utf-8-sig") as fh:
-        reader = csv.DictReader(fh)
+        reader = csv.DictReader(fh, fieldnames=columns)
         header = reader.fieldnames or []
+        named = "given" if columns else "header's"
         for row in reader:
             if None in row or any(v is None for v in row.values()):
                 line = reader.line_num
                 raise HakariInputError(
                     f"line {line} has {'more' if None in row else 'fewer'} values than the "
-                    f"header's {len(header)} columns",
+                    f"{named} {len(header)} columns",
                     file=str(path),
                 )
             yield row

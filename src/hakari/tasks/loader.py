@@ -31,6 +31,7 @@ class Task:
 
     spec: TaskSpec
     path: Path
+    family: str | None = None  # a member of a task family (`tasks/families.py`)
 
     @property
     def name(self) -> str:
@@ -70,6 +71,19 @@ def resolve_task_path(path_or_name: str | Path) -> Path:
 def load_task(path_or_name: str | Path) -> Task:
     """Load and validate a task by built-in name or YAML path."""
     path = resolve_task_path(path_or_name)
+    raw = read_task_file(path)
+    if "family" in raw:
+        raise HakariInputError(
+            "a task family: load it with hakari.tasks.families.load_tasks (--tasks FAMILY "
+            "or FAMILY:MEMBER)",
+            file=str(path),
+            field="family",
+        )
+    return Task(spec=validated_spec(raw, path), path=path.resolve())
+
+
+def read_task_file(path: Path) -> dict[str, Any]:
+    """A task file's YAML mapping (one error naming the file otherwise)."""
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8-sig"))
     except yaml.YAMLError as exc:
@@ -80,11 +94,14 @@ def load_task(path_or_name: str | Path) -> Task:
         raise HakariInputError(f"cannot read: {exc.strerror or exc}", file=str(path)) from exc
     if not isinstance(raw, dict):
         raise HakariInputError("a task file must be a YAML mapping", file=str(path))
+    return raw
+
+
+def validated_spec(raw: dict[str, Any], path: Path) -> TaskSpec:
     try:
-        spec = TaskSpec.model_validate(raw)
+        return TaskSpec.model_validate(raw)
     except ValidationError as exc:
         raise _describe_validation_error(exc, raw, path) from exc
-    return Task(spec=spec, path=path.resolve())
 
 
 def _describe_validation_error(exc: ValidationError, raw: dict, path: Path) -> HakariInputError:

@@ -17,6 +17,7 @@ from hakari.backends.base import StopAfter
 from hakari.errors import HakariInputError
 from hakari.tasks.data import Row, get_path
 from hakari.tasks.extract import decided_answer_stop, gold_answer
+from hakari.tasks.spacespec import parse_selection, selection_text
 from hakari.tasks.spec import INSTANCE_REF, LabelValue, TaskSpec, Template
 
 
@@ -76,9 +77,20 @@ def render(spec: TaskSpec, template: Template, row: Row, index: int) -> Rendered
 
 
 def select_templates(spec: TaskSpec, wanted: str | Sequence[str] | None) -> list[Template]:
-    """`all`/None → every template; else the ids asked for, in task order."""
+    """`all`/None → every template; `space:…` → the generated ones (`space.expand_task`
+    put them in the spec); else the ids asked for, in task order."""
     if wanted is None or wanted == "all" or list(wanted) == ["all"]:
         return list(spec.templates)
+    if parse_selection(wanted) is not None:
+        generated = [t for t in spec.templates if t.levels is not None]
+        if not generated:
+            raise HakariInputError(
+                f"task {spec.name} has no generated templates for --templates "
+                f"{selection_text(wanted)} (a task with a `space:` expanded by "
+                "hakari.tasks.space.expand_task)",
+                field="--templates",
+            )
+        return generated
     ids = [wanted] if isinstance(wanted, str) else list(wanted)
     known = {t.id for t in spec.templates}
     unknown = [i for i in ids if i not in known]

@@ -16,6 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from hakari._util.regex import RegexError, compile_regex
 from hakari.backends.base import tokens_for_chars
 from hakari.scoring import corpus
+from hakari.tasks.choices import ChoiceSpec, expand_raw
+from hakari.tasks.spacespec import LEVEL_NAME, SpaceSpec
 
 LabelValue = str | int | float
 
@@ -65,6 +67,8 @@ class SplitSource(_Strict):
 class DataSpec(_Strict):
     hub: HubSource | None = None
     format: Literal["jsonl", "json", "csv", "squad"] = "jsonl"
+    # CSV files without a header row: the names of their columns, in order
+    columns: list[str] | None = None
     splits: dict[str, SplitSource] = Field(default_factory=dict)
     eval_split: str = "validation"
     # Inline instances: used by the built-in demo tasks; wins over `splits` for eval.
@@ -103,13 +107,21 @@ class Template(_Strict):
     answers: dict[str, LabelValue] | None = None
     max_new_tokens: int | None = Field(default=None, ge=1, le=4096)
     max_new_chars: int | None = Field(default=None, ge=1, le=4096)
+    # a template of a space: dimension -> level (its id is the levels joined by ".")
+    levels: dict[str, str] | None = None
 
-    @field_validator("id")
-    @classmethod
-    def _id_form(cls, v: str) -> str:
-        if not TEMPLATE_ID.match(v):
-            raise ValueError(f"template id {v!r} must look like '<prompt type>-<answer format>'")
-        return v
+    @model_validator(mode="after")
+    def _id_form(self) -> Template:
+        if self.levels is None:
+            if not TEMPLATE_ID.match(self.id):
+                raise ValueError(
+                    f"template id {self.id!r} must look like '<prompt type>-<answer format>'"
+                )
+        elif self.id != ".".join(self.levels.values()) or not all(
+            LEVEL_NAME.match(v) for v in self.levels.values()
+        ):
+            raise ValueError(f"template id {self.id!r} must be its levels joined by '.'")
+        return self
 
     @field_validator("regex")
     @classmethod
@@ -172,7 +184,12 @@ class TaskSpec(_Strict):
     target: str
     answer_type: AnswerType
     labels: list[LabelValue] | None = None
-    templates: list[Template]
+    # hand-written templates; a task with a `space` may have none
+    templates: list[Template] = Field(default_factory=list)
+    # generated templates (`tasks/space.py`): named dimensions, each a list of levels
+    space: SpaceSpec | None = None
+    # multiple choice (`answer_type: choice`, expanded to a label task: `tasks/choices.py`)
+    choices: ChoiceSpec | None = None
     fallback: Fallback
     # corpus metrics by name (`hakari.scoring.corpus`): each must score this answer type
     metrics: list[str] = Field(min_length=1)
@@ -183,10 +200,17 @@ class TaskSpec(_Strict):
     max_new_chars: int | None = Field(default=None, ge=1, le=4096)
     prompt_suffix: str = ""
 
+    @model_validator(mode="before")
+    @classmethod
+    def _expand_choice(cls, raw: Any) -> Any:
+        return expand_raw(raw) if isinstance(raw, dict) else raw
+
     @model_validator(mode="after")
     def _consistent(self) -> TaskSpec:
-        if not self.templates:
-            raise ValueError("a task needs at least one template")
+        if not self.templates and self.space is None:
+            raise ValueError("a task needs at least one template (or a `space`)")
+        if self.space is not None and self.choices is None:
+            raise ValueError("a `space` needs a multiple-choice task (answer_type: choice)")
         seen: set[str] = set()
         for t in self.templates:
             if t.id in seen:

@@ -1,0 +1,186 @@
+"""Multiple choice as an answer type: `answer_type: choice` with a `choices:` block.
+
+The choices of an instance come from a list field (`field: choices`, `count: 4`) or from
+columns (`columns: [A, B, C, D]`); the gold (the task's `target`) is a letter (`A`..), a
+0-based index or the text of the right choice (`gold: letter | index | text`).
+
+The expanded form is what everything else sees: a choice task is a label task whose
+labels are the choice indices 0..k-1 (a label task may also declare `choices:`; its
+labels then name the choices in order, e.g. CommonsenseQA's A-E). Each row gets the
+fields `choice_0`..`choice_{k-1}` (the choice texts) and `gold_index` (the gold as an
+index), so templates, hand-written
+or generated, read `{choice_0}` and map their answers to indices, and the runner,
+extraction, log-likelihood and the budgeted design need nothing new. `uniform_guess_rate`
+gives the 1/k baseline of each instance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from hakari.errors import HakariInputError
+
+GOLD_FIELD = "gold_index"
+LETTERS = [chr(ord("A") + i) for i in range(26)]
+
+
+def choice_field(i: int) -> str:
+    return f"choice_{i}"
+
+
+class ChoiceSpec(BaseModel):
+    """Where an instance's choices and its gold come from."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    field: str | None = None  # a list field (dotted path)
+    count: int | None = Field(default=None, ge=2, le=26)  # its length (every row)
+    columns: list[str] | None = Field(default=None, min_length=2, max_length=26)
+    gold: Literal["letter", "index", "text", "label"] = "letter"
+    gold_field: str = ""  # the task's `target` as written (filled by `expand_raw`)
+    # a label task with choices (`gold: label`): its labels as text, in choice order
+    labels: list[str] | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> ChoiceSpec:
+        if self.labels is not None and len(self.labels) != self.k:
+            raise ValueError(f"`labels` has {len(self.labels)} labels for {self.k} choices")
+        if (self.field is None) == (self.columns is None):
+            raise ValueError("`choices` needs either `field` (a list field) or `columns`")
+        if self.field is not None and self.count is None:
+            raise ValueError("`choices.field` needs `count`, the number of choices of every row")
+        return self
+
+    @property
+    def k(self) -> int:
+        if self.columns is not None:
+            return len(self.columns)
+        assert self.count is not None
+        return self.count
+
+
+def expand_raw(raw: dict[str, Any]) -> dict[str, Any]:
+    """A task file's mapping with `answer_type: choice` as the label task it stands for;
+    a label task's `choices` told its labels (choice i has label i, the gold is a label);
+    anything else unchanged (also an already expanded mapping)."""
+    choices = raw.get("choices")
+    if raw.get("answer_type") == "label" and isinstance(choices, dict) and "target" in raw:
+        if "gold_field" in choices:
+            return raw
+        if choices.get("gold", "label") != "label":
+            raise ValueError("a label task's choices take their gold from its labels: drop `gold`")
+        labels = [str(x) for x in raw.get("labels") or []]
+        out = dict(raw)
+        out["choices"] = {
+            **choices,
+            "gold": "label",
+            "gold_field": str(raw["target"]),
+            "labels": labels,
+        }
+        return out
+    if raw.get("answer_type") != "choice":
+        return raw
+    choices = raw.get("choices")
+    if not isinstance(choices, dict):
+        raise ValueError("answer_type 'choice' needs a `choices:` mapping (field or columns)")
+    if "target" not in raw:
+        return raw  # pydantic names the missing field
+    spec = ChoiceSpec.model_validate({**choices, "gold_field": str(raw["target"])})
+    out = dict(raw)
+    out["answer_type"] = "label"
+    out["labels"] = list(range(spec.k))
+    out["target"] = GOLD_FIELD
+    out["choices"] = spec.model_dump()
+    out.setdefault("fallback", {"kind": "first_label"})
+    return out
+
+
+def normalize_rows(spec: ChoiceSpec, rows: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """Each row with `choice_i` and `gold_index` added (one error per bad row)."""
+    from hakari.tasks.data import get_path  # data.py streams rows through this module
+
+    for i, row in enumerate(rows):
+        texts = _choice_texts(spec, row, i, get_path)
+        try:
+            raw_gold = get_path(row, spec.gold_field)
+        except KeyError:
+            raise HakariInputError(
+                f"row {i} has no gold field {spec.gold_field!r}", field="target", row=i
+            ) from None
+        out = dict(row)
+        out.update({choice_field(j): t for j, t in enumerate(texts)})
+        out[GOLD_FIELD] = gold_index(spec, raw_gold, texts, i)
+        yield out
+
+
+def _choice_texts(spec: ChoiceSpec, row: dict[str, Any], i: int, get_path: Any) -> list[str]:
+    if spec.columns is not None:
+        try:
+            values = [get_path(row, c) for c in spec.columns]
+        except KeyError as exc:
+            raise HakariInputError(
+                f"row {i} has no choice column {exc.args[0]!r} "
+                f"(fields: {', '.join(map(str, row))})",
+                field="choices.columns",
+                row=i,
+            ) from None
+    else:
+        assert spec.field is not None
+        try:
+            values = get_path(row, spec.field)
+        except KeyError:
+            raise HakariInputError(
+                f"row {i} has no choice field {spec.field!r}", field="choices.field", row=i
+            ) from None
+        if not isinstance(values, list | tuple):
+            raise HakariInputError(
+                f"row {i}: choice field {spec.field!r} is not a list", field="choices.field", row=i
+            )
+        if len(values) != spec.k:
+            raise HakariInputError(
+                f"row {i} has {len(values)} choices, the task's `choices.count` is {spec.k}",
+                field="choices.count",
+                row=i,
+            )
+    if any(v is None for v in values):
+        raise HakariInputError(f"row {i} has an empty (null) choice", field="choices", row=i)
+    return [str(v) for v in values]
+
+
+def gold_index(spec: ChoiceSpec, raw: Any, texts: list[str], row: int) -> int:
+    """The gold as a 0-based choice index."""
+    k = len(texts)
+    if spec.gold == "letter":
+        letter = str(raw).strip()
+        if letter in LETTERS[:k]:
+            return LETTERS.index(letter)
+        wanted = f"a letter A–{LETTERS[k - 1]}"
+    elif spec.gold == "index":
+        text = str(raw).strip()
+        if not isinstance(raw, bool) and text.isdigit() and int(text) < k:
+            return int(text)
+        wanted = f"an index 0–{k - 1}"
+    else:
+        if raw in texts:
+            return texts.index(raw)
+        wanted = "the text of one of its choices"
+    raise HakariInputError(
+        f"row {row}: gold {raw!r} is not {wanted}", field=spec.gold_field or "target", row=row
+    )
+
+
+def uniform_guess_rate(spec: ChoiceSpec, row: dict[str, Any]) -> float:
+    """The accuracy of a uniform guess on one instance: 1/k (k its number of choices)."""
+    from hakari.tasks.data import get_path
+
+    if spec.columns is not None:
+        return 1.0 / len(spec.columns)
+    assert spec.field is not None
+    return 1.0 / len(get_path(row, spec.field))
+
+
+def uniform_guess_rates(spec: ChoiceSpec, rows: Iterable[dict[str, Any]]) -> list[float]:
+    """`uniform_guess_rate` of each row, in order (its mean is the task's 1/k baseline)."""
+    return [uniform_guess_rate(spec, row) for row in rows]
