@@ -7,8 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 from rich.console import Console
 
+import hakari
 from hakari import aggregate as agg
 from hakari.aggregate.dimensions import summarize
 from hakari.reports.inputs import load_inputs
@@ -23,6 +25,7 @@ from hakari.results import (
     TaskResult,
     TemplateResult,
 )
+from tests.helpers.paths import SHARED
 
 HOSTILE = "<b>cue</b>"
 
@@ -101,3 +104,33 @@ def test_runs_without_a_space_show_none_of_it(tmp_path: Path) -> None:
     path = tmp_path / "results.json"
     results.write(path)
     assert '<figure class="dimension">' not in build_html(load_inputs([path]))
+
+
+@pytest.mark.skipif(not (SHARED / "datasets" / "jmmlu").is_dir(), reason="needs ../shared")
+def test_a_run_over_a_space_records_and_shows_what_it_tells(tmp_path: Path) -> None:
+    results = hakari.evaluate(
+        models=["fake:A"],
+        tasks=["jmmlu:marketing"],
+        templates="space:12",
+        decodings=["loglik"],
+        limit=20,
+        data_dir=SHARED / "datasets",
+        cache_dir=tmp_path / "cache",
+        output_dir=tmp_path / "run",
+        n_boot=100,
+    )
+    dec = next(iter(results.models["fake:A"].tasks.values())).decodings["loglik"]
+    assert dec.space is not None
+    space = dec.space["accuracy"]
+    levels = {tid: t.levels for tid, t in dec.templates.items()}
+    assert space.n_templates == 12 and all(levels.values())
+    assert list(space.dimensions) == list(next(iter(levels.values())) or {})
+    again = EvalResults.read(tmp_path / "run" / "results.json")
+    assert again.file_text() == (tmp_path / "run" / "results.json").read_text()
+    assert "what each dimension does" in _terminal(again)
+
+
+def _terminal(results: EvalResults) -> str:
+    console = Console(record=True, width=200)
+    print_report(results, console)
+    return console.export_text()

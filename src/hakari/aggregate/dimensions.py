@@ -215,7 +215,8 @@ def _effect(
     names, codes = level_codes(values)
     counts, sums = level_sums(codes, x, len(names))
     means = sums / counts
-    best, worst = int(np.argmax(means)), int(np.argmin(means))
+    ranked = np.argsort(means, kind="stable")  # ties: two distinct levels still
+    best, worst = int(ranked[-1]), int(ranked[0])
     eta, omega = shares(codes, x, len(names))
     effect = DimensionEffect(
         share=_finite(omega),
