@@ -23,8 +23,9 @@ lm-eval runs in a separate venv (it pins its own dependencies) as a subprocess,
 `benchmarks/lm_eval_peer.py`; without it the bench says so in one line and prints
 hakari's rows alone. Install: `python3 -m venv /work/venv-lmeval`, then in it
 `pip install torch==2.13.0` (CPU wheel), `pip install lm_eval==0.4.13 transformers
-accelerate`. `--quick`: 4 templates × 2 questions, a smoke run in seconds plus lm-eval's
-start.
+accelerate`. Default size: 100 templates × 2 questions (`--limit` for more; every
+question of the subject is the full size). `--quick`: 4 templates × 2 questions, loglik
+only, a smoke run in seconds plus lm-eval's start.
 """
 
 from __future__ import annotations
@@ -267,16 +268,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--subject", default="marketing")
     parser.add_argument("--templates", type=int, default=100)
-    parser.add_argument("--limit", type=int, default=3, help="questions of the subject")
+    parser.add_argument("--limit", type=int, default=2, help="questions of the subject")
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--decodings", default="loglik,constrained")
     parser.add_argument("--data-dir", type=Path, default=ROOT.parent / "shared" / "datasets")
     parser.add_argument("--lm-eval-python", type=Path, default=DEFAULT_LM_EVAL)
     parser.add_argument("--skip-lm-eval", action="store_true")
-    parser.add_argument("--quick", action="store_true", help="4 templates × 2 questions")
+    parser.add_argument("--quick", action="store_true", help="4 templates × 2 questions, loglik")
     args = parser.parse_args()
     if args.quick:
-        args.templates, args.limit = 4, 2
+        args.templates, args.limit, args.decodings = 4, 2, "loglik"
     bench(args)
 
 
