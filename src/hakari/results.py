@@ -331,10 +331,40 @@ class ModelResult(Record):
     """Task -> its results, in run order."""
 
 
+class FamilyScore(Record):
+    """One way of pooling a family's members into one score per template, and the
+    spread of those scores over the templates the members share."""
+
+    per_template: dict[str, float]
+    """Template id -> the pooled score."""
+    mean: float
+    std: float
+    """Population std (ddof=0) over the templates."""
+    sharpe: float
+    """mean / (alpha · std + 1), alpha of the run."""
+    min: float
+    max: float
+
+
+class FamilySummary(Record):
+    """A task family (`--tasks jmmlu`) pooled over its members, for one model, decoding
+    and metric. Reports differ on which mean they give: both are here."""
+
+    members: list[str]
+    """The member tasks pooled (the subjects run)."""
+    n_questions: int
+    """Instances over all members."""
+    over_questions: FamilyScore
+    """Every question weighs the same (the members' scores weighted by their instances):
+    the accuracy over the union of the members' questions ("micro" mean)."""
+    over_subjects: FamilyScore
+    """Every member weighs the same (the mean of the members' scores, "macro" mean)."""
+
+
 class EvalResults(Record):
     """A run's results: results.json (see the module docstring for the layout)."""
 
-    WRITTEN_WHEN_GIVEN = frozenset({"rescoring", "model_groups"})
+    WRITTEN_WHEN_GIVEN = frozenset({"rescoring", "model_groups", "families"})
     INVALID = "not a hakari results.json"
 
     schema_version: int = SCHEMA_VERSION
@@ -360,6 +390,9 @@ class EvalResults(Record):
     rescoring: list[dict[str, Any]] | None = None
     """One entry per `hakari score RUN_DIR`: the metrics it added and its provenance
     (scorer models, judge prompts and summary); written once it ran."""
+    families: dict[str, dict[str, dict[str, dict[str, FamilySummary]]]] | None = None
+    """FAMILY -> MODEL -> DECODING -> METRIC -> `FamilySummary`: task families whose
+    members ran (written only then)."""
     model_groups: dict[str, dict[str, dict[str, ModelGroups]]] | None = None
     """Task -> decoding -> metric -> which models differ in Sharpe score after a
     multiple-comparison correction, and the groups of tied models

@@ -22,9 +22,24 @@ def tasks_list(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """List the built-in tasks."""
+    from hakari.tasks.families import builtin_family_paths, family_members
     from hakari.tasks.loader import builtin_task_paths, load_task, task_summary
 
     summaries = [task_summary(load_task(path)) for path in builtin_task_paths().values()]
+    for name, path in builtin_family_paths().items():
+        raw, members = family_members(path)
+        summaries.append(
+            {
+                "name": name,
+                "language": raw.get("language", ""),
+                "n_templates": "space",
+                "answer_type": "choice",
+                "metrics": list(raw.get("metrics", [])),
+                "description": raw.get("description", "").replace("{member}", "*"),
+                "path": str(path),
+                "members": members,
+            }
+        )
     if as_json:
         print(json.dumps(summaries, ensure_ascii=False, indent=2))
         return
@@ -33,7 +48,7 @@ def tasks_list(
         table.add_column(col)
     for s in summaries:
         table.add_row(
-            s["name"],
+            s["name"] + (f" ({len(s['members'])} subjects)" if "members" in s else ""),
             s["language"],
             str(s["n_templates"]),
             s["answer_type"],
@@ -74,6 +89,12 @@ def tasks_show(
         f"answer type: {spec.answer_type}; labels: {spec.labels}; fallback: "
         f"{spec.fallback.kind} {spec.fallback_answer()!r}; metrics: {', '.join(spec.metrics)}"
     )
+    if spec.choices is not None:
+        console.print(
+            f"multiple choice: {spec.choices.k} choices per instance (uniform guess "
+            f"{1 / spec.choices.k:.3f}); gold from {spec.choices.gold_field!r} as "
+            f"{spec.choices.gold}"
+        )
     table = Table(show_lines=True)
     table.add_column("id")
     table.add_column("prompt")
@@ -99,14 +120,22 @@ def tasks_export(
 ) -> None:
     """Write templates × instances (prompt, target) as JSONL, for fine-tuning."""
     from hakari.tasks.export import export_training_data
-    from hakari.tasks.loader import load_task
+    from hakari.tasks.families import load_tasks
+    from hakari.tasks.space import expand_task
 
+    wanted = "all" if templates == "all" else split_csv(templates)
     try:
-        task = load_task(name)
+        loaded = load_tasks([name])
+        if len(loaded) != 1:
+            raise HakariInputError(
+                f"{name} is a family of {len(loaded)} tasks: export one as {name}:MEMBER",
+                field="name",
+            )
+        task = expand_task(loaded[0], wanted, data_dir=data_dir)
         n = export_training_data(
             task,
             split=split,
-            templates="all" if templates == "all" else split_csv(templates),
+            templates=wanted,
             output=output,
             data_dir=data_dir,
         )

@@ -71,6 +71,41 @@ def print_report(results: EvalResults, console: Console | None = None) -> None:
     if results.paired:
         print_paired(results, console)
     print_groups(results, console)
+    print_families(results, console)
+
+
+def print_families(results: EvalResults, console: Console) -> None:
+    """Task families pooled over their members: the mean over questions (every question
+    weighs the same) and the mean over subjects (every subject weighs the same)."""
+    for family, per_model in (results.families or {}).items():
+        table = Table(title=Text(f"{family}: all subjects pooled"), title_justify="left")
+        for col in ("model", "decoding", "metric", "pooled", "mean", "std", "sharpe", "min–max"):
+            table.add_column(col, justify="left" if col in ("model", "decoding") else "right")
+        n_members = n_questions = 0
+        for model, per_decoding in per_model.items():
+            for decoding, per_metric in per_decoding.items():
+                for metric, fam in per_metric.items():
+                    n_members, n_questions = len(fam.members), fam.n_questions
+                    for label, sc in (
+                        ("over questions", fam.over_questions),
+                        ("over subjects", fam.over_subjects),
+                    ):
+                        table.add_row(
+                            *map(
+                                Text,
+                                (model, decoding, metric, label, f"{sc.mean:.3f}", f"{sc.std:.3f}",
+                                 f"{sc.sharpe:.3f}", f"{sc.min:.3f}–{sc.max:.3f}"),
+                            )
+                        )  # fmt: skip
+        console.print(table)
+        console.print(
+            Text(
+                f"{n_members} subjects, {n_questions} questions. Over questions: every question "
+                "weighs the same; over subjects: the mean of the subjects' scores. Each per "
+                "template, then over the templates.",
+                "dim",
+            )
+        )
 
 
 def print_space(title: str, dec: DecodingResult, console: Console) -> None:

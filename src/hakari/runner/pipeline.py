@@ -28,6 +28,7 @@ from hakari.runner.aggregation import (
     score,
 )
 from hakari.runner.collect import DecodingRun, SampleWriter, run_decodings
+from hakari.runner.families import family_summaries
 from hakari.runner.options import (
     DEFAULT_DECODINGS,
     DEFAULT_MODEL,
@@ -252,8 +253,15 @@ def _run(
     finally:
         if cache is not None:
             cache.close()
+    _add_families(results, loaded, opts)
     _finish(results, writer, bootstraps)
     return results
+
+
+def _add_families(results: EvalResults, tasks: Sequence[Task], opts: RunOptions) -> None:
+    families = family_summaries(results, tasks, opts.alpha)
+    if families is not None:
+        results.families = families
 
 
 def _discard(record: dict[str, object]) -> None:
@@ -306,6 +314,7 @@ def _run_budgeted(
         if opts.n_boot > 0:
             results.paired = budgeted.paired_items(outcomes) or None
             results.model_groups = budgeted.group_items(outcomes) or None
+    _add_families(results, tasks, opts)
     if writer is not None:
         writer.publish(results)
 

@@ -16,7 +16,7 @@ gives the 1/k baseline of each instance.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -97,10 +97,13 @@ def expand_raw(raw: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def normalize_rows(spec: ChoiceSpec, rows: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
-    """Each row with `choice_i` and `gold_index` added (one error per bad row)."""
-    from hakari.tasks.data import get_path  # data.py streams rows through this module
+Lookup = Callable[[dict[str, Any], str], Any]  # `data.get_path`: a dotted field of a row
 
+
+def normalize_rows(
+    spec: ChoiceSpec, rows: Iterable[dict[str, Any]], get_path: Lookup
+) -> Iterator[dict[str, Any]]:
+    """Each row with `choice_i` and `gold_index` added (one error per bad row)."""
     for i, row in enumerate(rows):
         texts = _choice_texts(spec, row, i, get_path)
         try:
@@ -115,7 +118,7 @@ def normalize_rows(spec: ChoiceSpec, rows: Iterable[dict[str, Any]]) -> Iterator
         yield out
 
 
-def _choice_texts(spec: ChoiceSpec, row: dict[str, Any], i: int, get_path: Any) -> list[str]:
+def _choice_texts(spec: ChoiceSpec, row: dict[str, Any], i: int, get_path: Lookup) -> list[str]:
     if spec.columns is not None:
         try:
             values = [get_path(row, c) for c in spec.columns]
@@ -162,23 +165,27 @@ def gold_index(spec: ChoiceSpec, raw: Any, texts: list[str], row: int) -> int:
         if not isinstance(raw, bool) and text.isdigit() and int(text) < k:
             return int(text)
         wanted = f"an index 0–{k - 1}"
+    elif spec.gold == "label":
+        assert spec.labels is not None
+        if str(raw) in spec.labels:
+            return spec.labels.index(str(raw))
+        wanted = f"one of the labels {spec.labels}"
     else:
         if raw in texts:
             return texts.index(raw)
         wanted = "the text of one of its choices"
     raise HakariInputError(
-        f"row {row}: gold {raw!r} is not {wanted}", field=spec.gold_field or "target", row=row
+        f"gold {raw!r} is not {wanted}", field=spec.gold_field or "target", row=row
     )
 
 
 def uniform_guess_rate(spec: ChoiceSpec, row: dict[str, Any]) -> float:
-    """The accuracy of a uniform guess on one instance: 1/k (k its number of choices)."""
-    from hakari.tasks.data import get_path
-
-    if spec.columns is not None:
-        return 1.0 / len(spec.columns)
-    assert spec.field is not None
-    return 1.0 / len(get_path(row, spec.field))
+    """The accuracy of a uniform guess on one instance (a row as `iter_rows` gives it):
+    1/k, k its number of choices."""
+    k = sum(1 for j in range(26) if choice_field(j) in row)
+    if k == 0:
+        raise ValueError("not a multiple-choice row (read it with hakari.tasks.data.iter_rows)")
+    return 1.0 / k
 
 
 def uniform_guess_rates(spec: ChoiceSpec, rows: Iterable[dict[str, Any]]) -> list[float]:

@@ -53,7 +53,7 @@ def iter_rows(
     name = split or task.data.eval_split
     rows = _iter_split(task.data, name, data_dir, task_dir)
     if task.choices is not None:
-        rows = normalize_rows(task.choices, rows)
+        rows = normalize_rows(task.choices, rows, get_path)
     held = 0 if keep_shots else held_out_shots(task, name)
     if held or limit is not None:
         rows = islice(rows, held, None if limit is None else held + limit)

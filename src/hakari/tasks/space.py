@@ -29,6 +29,8 @@ from hakari.tasks.data import Row, get_path, iter_rows
 from hakari.tasks.loader import Task, check_answer_keys
 from hakari.tasks.spacespec import (
     BUILTIN_ENUMERATORS,
+    DEFAULT_BLOCK,
+    DEFAULT_PREFIX,
     Enumerator,
     SpaceSelection,
     SpaceSpec,
@@ -39,6 +41,7 @@ from hakari.tasks.spec import TaskSpec, Template
 
 ALL_CAP = 1000  # `space:all` above this many templates must be asked for by count
 _SLOT = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)\}(?!\})")
+_DEFAULT_SLOTS = _SLOT.findall(DEFAULT_PREFIX + DEFAULT_BLOCK)
 _DEFAULT_ENUM = Enumerator(symbols=BUILTIN_ENUMERATORS["upper"][0], builtin=True)
 
 
@@ -252,7 +255,9 @@ def build_template(task: Task, levels: dict[str, str], shots: Sequence[Row]) -> 
     assert symbols is not None  # check_space
     order = order_of(values.get("choice_order", "given"), k, space.seed)
     sep = values.get("separator", "\n")
-    texts = {d: v for d, v in values.items() if isinstance(v, str) and d != "choice_order"}
+    # the built-in layouts' slots of dimensions this space does not have stay empty
+    texts = dict.fromkeys(_DEFAULT_SLOTS, "")
+    texts.update({d: v for d, v in values.items() if isinstance(v, str) and d != "choice_order"})
 
     def block(question: str, options: Sequence[str]) -> str:
         listed = sep.join(f"{symbols[j]}{enum.delimiter}{options[order[j]]}" for j in range(k))
@@ -304,7 +309,7 @@ def _fill(layout: str, slots: dict[str, str]) -> str:
     return _SLOT.sub(lambda m: slots.get(m.group(1), m.group(0)), layout)
 
 
-def levels_field(spec: TaskSpec, template_id: str) -> dict[str, dict[str, str]]:
+def levels_field(spec: TaskSpec, template_id: str) -> dict[str, Any]:
     """`{"levels": …}` for a generated template's results, `{}` for a hand-written one
     (results.json writes `levels` only where there are some)."""
     levels = next((t.levels for t in spec.templates if t.id == template_id), None)
