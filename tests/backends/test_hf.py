@@ -14,6 +14,7 @@ from hakari.backends.base import (
     Message,
 )
 from hakari.backends.hf import HFBackend
+from hakari.backends.hf.scheduling import prefix_groups
 
 G = GenerationRequest
 
@@ -113,6 +114,44 @@ def test_loglik_matches_a_direct_forward_pass(tiny_random_backend: HFBackend) ->
             logp = torch.log_softmax(logits, -1)[len(ctx) - 1 : -1]
             expected = float(logp.gather(-1, torch.tensor(target)[:, None]).sum())
             assert logprob == pytest.approx(expected, abs=1e-3)
+
+
+def test_loglik_runs_a_shared_prefix_once_with_the_same_numbers(
+    tiny_random_backend: HFBackend,
+) -> None:
+    """The prompts of one template share its instruction and shots: the backend runs
+    that prefix once per batch, and every score is what a whole forward pass gives."""
+    head = "Answer the question below with one letter. Example: 2 + 2 = ? A. 3 B. 4 Answer: B\n"
+    prompts = [head + q for q in ("Q: sky?", "Q: what colour is grass in spring?", "Q: 1+1?")]
+    requests = [LoglikRequest(p, ("A", "B", " C", "ア")) for p in [*prompts, "unrelated text"]]
+    rows: list[int] = []
+    hook = tiny_random_backend.model.register_forward_pre_hook(
+        lambda _m, _a, kw: rows.append(int(kw["input_ids"].shape[1])), with_kwargs=True
+    )
+    try:
+        results = tiny_random_backend.loglik(requests, batch_size=8)
+    finally:
+        hook.remove()
+    tok, model = tiny_random_backend.tokenizer, tiny_random_backend.model
+    shared = len(tok(head)["input_ids"]) - 2
+    assert any(n >= shared for n in rows) and min(rows) < shared  # prefix once, rests after
+    for request, result in zip(requests, results, strict=True):
+        ctx = tok(request.prompt)["input_ids"]
+        for cont, logprob in zip(request.continuations, result.logprobs, strict=True):
+            whole = tok(request.prompt + cont)["input_ids"]
+            with torch.inference_mode():
+                logits = model(torch.tensor([whole])).logits[0].float()
+            logp = torch.log_softmax(logits, -1)[len(ctx) - 1 : -1]
+            target = torch.tensor(whole[len(ctx) :])[:, None]
+            assert logprob == pytest.approx(float(logp.gather(-1, target).sum()), abs=1e-3)
+
+
+def test_prefix_groups_keep_the_read_positions_out_of_the_prefix() -> None:
+    rows = [(1,) * 20 + (2, 3), (1,) * 20 + (4,), (1,) * 20 + (2, 3), (9,) * 30, (5,) * 3]
+    assert prefix_groups(rows, keep=1) == [(20, [0, 1, 2]), (0, [3]), (0, [4])]
+    # the read positions (the last `keep`) never fall inside the shared part
+    assert prefix_groups(rows[:2], keep=2) == [(19, [0, 1])]
+    assert prefix_groups(rows[:2], keep=2, shared_min=20) == [(0, [0]), (0, [1])]
 
 
 def test_loglik_prefers_the_greedy_token(tiny_random_backend: HFBackend) -> None:

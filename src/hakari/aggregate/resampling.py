@@ -63,6 +63,7 @@ class TemplateReplicates:
     every: np.ndarray  # (n_boot, T)
     n_instances: int
     seed: int
+    picked: np.ndarray | None = None  # (n_boot, T): the template positions of `resampled`
 
     @property
     def draw_key(self) -> tuple[tuple[str, ...], int, int, int]:
@@ -72,11 +73,12 @@ class TemplateReplicates:
 def bootstrap_bytes(n_boot: int, *, kept_templates: int, widest: int) -> int:
     """About the most memory a run's bootstraps hold at once: the template scores of every
     replicate kept for the paired comparisons (`TemplateReplicates`: two (n_boot, T)
-    float arrays for each model × decoding × metric; `kept_templates` sums their T), plus
+    float arrays and the (n_boot, T) template positions for each model × decoding ×
+    metric; `kept_templates` sums their T), plus
     the working arrays of the aggregate being computed (its statistics and their
     influences, about eight (n_boot, T) arrays for the widest task) and one chunk of
     resampled instance indices."""
-    floats = n_boot * (2 * kept_templates + 8 * widest)
+    floats = n_boot * (3 * kept_templates + 8 * widest)
     return 8 * (floats + 3 * _CHUNK_CELLS)
 
 
@@ -92,7 +94,17 @@ def check_bootstrap_options(n_boot: int, confidence: float, ci_method: str) -> N
 def draw_replicates(
     scorer: corpus.ReplicateScorer, n_instances: int, n_templates: int, n_boot: int, seed: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(resampled, every) template scores of the replicates of `default_rng(seed)`.
+    """(resampled, every) template scores of the replicates of `default_rng(seed)`
+    (`draw_replicate_templates` without the template positions)."""
+    resampled, every, _ = draw_replicate_templates(scorer, n_instances, n_templates, n_boot, seed)
+    return resampled, every
+
+
+def draw_replicate_templates(
+    scorer: corpus.ReplicateScorer, n_instances: int, n_templates: int, n_boot: int, seed: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(resampled, every) template scores of the replicates of `default_rng(seed)`, and
+    the template positions each replicate drew (`resampled[b] = every[b, picked[b]]`).
 
     Per chunk of replicates the generator draws the instance indices (shared by all
     templates), then the template indices, so the draws depend only on (n_instances,
@@ -102,6 +114,7 @@ def draw_replicates(
     rng = np.random.default_rng(seed)
     chunk = max(1, _CHUNK_CELLS // n_instances)
     resampled, every = np.empty((n_boot, n_templates)), np.empty((n_boot, n_templates))
+    picked = np.empty((n_boot, n_templates), dtype=np.int64)
     for start in range(0, n_boot, chunk):
         b = min(chunk, n_boot - start)
         idx = rng.integers(0, n_instances, size=(b, n_instances))
@@ -109,7 +122,8 @@ def draw_replicates(
         scores = scorer(idx, multiplicities(idx, n_instances))
         every[start : start + b] = scores
         resampled[start : start + b] = np.take_along_axis(scores, picked_templates, axis=1)
-    return resampled, every
+        picked[start : start + b] = picked_templates
+    return resampled, every, picked
 
 
 def statistic_replicates(
@@ -206,7 +220,9 @@ def template_replicates(
     template_ids = list(predictions)
     preds = [predictions[t] for t in template_ids]
     per_template, scorer = template_scores(metric, template_ids, preds, references, metric_options)
-    resampled, every = draw_replicates(scorer, len(references), len(template_ids), n_boot, seed)
+    resampled, every, picked = draw_replicate_templates(
+        scorer, len(references), len(template_ids), n_boot, seed
+    )
     reps = TemplateReplicates(
         template_ids=tuple(template_ids),
         observed=np.asarray(list(per_template.values()), dtype=np.float64),
@@ -214,6 +230,7 @@ def template_replicates(
         every=every,
         n_instances=len(references),
         seed=seed,
+        picked=picked,
     )
     return per_template, reps
 

@@ -25,7 +25,7 @@ from hakari.results.sweep import AlphaSweepPoint
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-    from hakari.reports.views import TemplatePanel, TemplateSeries
+    from hakari.reports.views import DimensionPanel, DimensionSeries, TemplatePanel, TemplateSeries
 
 
 def _installed_fonts() -> list[str]:
@@ -286,6 +286,63 @@ def _draw_series(ax: Axes, series: TemplateSeries, offset: float, colour: str, m
     if bar_x:
         ax.plot(bar_x, bar_y, color=colour, lw=1.1, alpha=0.75)
     ax.plot(xs, ys, ls="none", color=colour, marker=marker, ms=3.6, zorder=3)
+
+
+def dimension_chart(panel: DimensionPanel, key: str, all_models: Sequence[str] = ()) -> str:
+    """One dimension of a prompt space: every template's score at each level (dots,
+    spread across the level's slot so that equal scores stay visible) and each level's
+    mean (a bar), models side by side; the legend gives each model's share of the
+    variance over templates this dimension explains, with its interval."""
+    levels = [_short(plain(level)) for level in panel.levels]
+    models = [s.model for s in panel.series]
+    labels = [f"{plain(s.model)}: share {_share_text(s)}" for s in panel.series]
+    legend_w = _legend_width(labels)
+    rotate = any(len(t) > 6 for t in levels)
+    bottom = 0.35 + (0.07 * max(map(len, levels)) if rotate else 0.15)
+    width = min(max(2.4, 0.9 + 0.45 * len(levels) * max(len(models), 1)), _MAX_WIDTH) + legend_w
+    height = 1.9 + bottom
+    step = 0.7 / max(len(models), 1)
+    with mpl.rc_context(_RC):
+        fig = _figure(width, height, constrained=False)
+        fig.subplots_adjust(
+            left=0.55 / width, right=1 - (legend_w + 0.05) / width,
+            bottom=bottom / height, top=1 - 0.3 / height,
+        )  # fmt: skip
+        ax = fig.subplots()
+        for j, series in enumerate(panel.series):
+            colour, marker = _model_style(series.model, all_models, j)
+            offset = (j - (len(models) - 1) / 2) * step
+            xs, ys = [], []
+            for i, scores in enumerate(series.scores):
+                spread = [(k + 0.5) / len(scores) - 0.5 for k in range(len(scores))]
+                xs += [i + offset + 0.6 * step * d for d in spread]
+                ys += scores
+            ax.plot(xs, ys, ls="none", color=colour, marker=marker, ms=2.6, alpha=0.6)
+            for i, mean in enumerate(series.means):
+                if mean is not None:
+                    ax.plot([i + offset - step * 0.4, i + offset + step * 0.4], [mean] * 2,
+                            color=colour, lw=2.0)  # fmt: skip
+        ax.set_xlim(-0.5, len(levels) - 0.5)
+        ax.set_xticks(range(len(levels)), levels, rotation=90 if rotate else 0, fontsize=7)
+        ax.set_xlabel(plain(panel.dimension))
+        ax.set_ylabel(plain(panel.metric))
+        ax.set_title(f"{plain(panel.dimension)} · {plain(panel.metric)}", loc="left")
+        ax.grid(axis="y", color="#eeeeee", lw=0.5)
+        handles = [
+            Line2D([], [], ls="-", lw=2.0, color=c, marker=m, ms=4, label=label)
+            for series, label in zip(panel.series, labels, strict=True)
+            for c, m in [_model_style(series.model, all_models, models.index(series.model))]
+        ]
+        fig.legend(handles=handles, loc="center left", bbox_to_anchor=(1 - legend_w / width, 0.5))
+        return _svg(fig, key)
+
+
+def _share_text(series: DimensionSeries) -> str:
+    if series.share is None:
+        return "–"
+    if series.share_low is None or series.share_high is None:
+        return f"{series.share:.2f}"
+    return f"{series.share:.2f} [{series.share_low:.2f}, {series.share_high:.2f}]"
 
 
 def _rank(scores: Mapping[str, float], model: str) -> int:

@@ -16,6 +16,8 @@ from hakari.reports.rows import (
     NEGATIVE_MEAN_MARK,
     NEGATIVE_MEAN_NOTE,
     PAIRED_HEADER,
+    SPACE_HEADER,
+    SPACE_NOTE,
     SUMMARY_HEADER,
     estimate_note,
     group_note,
@@ -27,11 +29,12 @@ from hakari.reports.rows import (
     meta_tables,
     paired_rows,
     sections,
+    space_sections,
     summary_rows,
     table_rows,
 )
 from hakari.reports.views import run_command
-from hakari.results import EvalResults, RunConfig
+from hakari.results import DecodingResult, EvalResults, RunConfig
 
 
 def md_cell(value: object) -> str:
@@ -64,6 +67,18 @@ def _md_command(config: RunConfig) -> list[str]:
     return [f"Command{how}:\n", f"{fence}text", " ".join(command.splitlines()), fence, ""]
 
 
+def _md_space(dec: DecodingResult) -> list[str]:
+    lines: list[str] = []
+    for metric, percentiles, rows in space_sections(dec):
+        lines.append(f"{md_cell(metric)}: {md_cell(percentiles)}\n")
+        lines.append(_md_row(SPACE_HEADER))
+        lines.append("|" + "|".join("---" for _ in SPACE_HEADER) + "|")
+        lines.extend(_md_row(row) for row in rows)
+        lines.append("")
+        lines.append(SPACE_NOTE + "\n")
+    return lines
+
+
 def markdown_report(results: EvalResults) -> str:
     """The report as Markdown: every cell and heading escaped (model names, task names and
     template ids are user text)."""
@@ -88,6 +103,7 @@ def markdown_report(results: EvalResults) -> str:
         for row in table_rows(tres, dec):
             lines.append(_md_row(row))
         lines.append("")
+        lines.extend(_md_space(dec))
         if dec.refusals:
             lines.append(
                 f"{dec.refusals} refusals: the server gave no text for these prompts however "

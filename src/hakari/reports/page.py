@@ -1,6 +1,7 @@
 """One self-contained HTML page for one or more runs: header (command, versions, data),
 an overview, then per task × decoding the per-template chart and per metric the
-leaderboard, the per-template heatmap and paired differences, then the alpha-sweep bump
+leaderboard, the per-template heatmap, a prompt space's percentiles and one chart per
+dimension, and paired differences, then the alpha-sweep bump
 chart; the sample browser per task, and the meta-evaluation sections when meta files are
 given.
 
@@ -19,10 +20,12 @@ from hakari.reports import charts, tables
 from hakari.reports.inputs import ReportData, Run, SampleBlock, read_samples
 from hakari.reports.markup import anchor, definition_list, esc, num, table
 from hakari.reports.meta import meta_sections
+from hakari.reports.rows import SPACE_NOTE
 from hakari.reports.samples import filter_css, sample_browser
 from hakari.reports.style import CSS
 from hakari.reports.views import (
     PerModel,
+    dimension_panels,
     per_model,
     run_command,
     sweep_panels,
@@ -219,6 +222,36 @@ def _template_figure(
     )
 
 
+def _space_figures(data: ReportData, models: PerModel, metric: str, key: str) -> str:
+    """A prompt space's percentiles and one chart per dimension (none without a space)."""
+    panels = dimension_panels(models, metric)
+    if not panels:
+        return ""
+    lines = []
+    for label, (_, dec) in models.items():
+        space = (dec.space or {}).get(metric)
+        if space is not None:
+            cells = ", ".join(
+                f"p{p.q:g} {p.value:.3f}"
+                + (f" [{p.ci_low:.3f}, {p.ci_high:.3f}]" if p.ci_low is not None else "")
+                for p in space.percentiles
+            )
+            lines.append(f"<li>{esc(label)}: {esc(cells)}</li>")
+    figures = [
+        '<figure class="dimension">'
+        + charts.dimension_chart(panel, key=f"{key}d{i}", all_models=list(data.models))
+        + "</figure>"
+        for i, panel in enumerate(panels)
+    ]
+    return (
+        "<h5>what each dimension of the prompt space does</h5>"
+        f"<p>Template scores' percentiles (95% intervals):</p><ul>{''.join(lines)}</ul>"
+        + "".join(figures)
+        + f'<p class="note">{esc(SPACE_NOTE)} Dots: each template\'s score at the level; '
+        "bars: the level's mean.</p>"
+    )
+
+
 def _decoding_section(data: ReportData, task: str, decoding: str, n: int) -> str:
     models = per_model(data, task, decoding)
     head = f'<h3 id="{anchor(task, decoding)}">{esc(task)} · {esc(decoding)}</h3>'
@@ -240,6 +273,7 @@ def _decoding_section(data: ReportData, task: str, decoding: str, n: int) -> str
         parts.append(f'<h4 id="{anchor(task, decoding, metric)}">{esc(metric)}</h4>')
         parts.append(tables.leaderboard(models, metric))
         parts.append(tables.heatmap(models, metric, templates))
+        parts.append(_space_figures(data, models, metric, anchor(task, decoding, metric, n)))
         paired = _paired(data, task, decoding, metric)
         if paired:
             parts.append("<h5>paired differences (same templates and instances)</h5>")

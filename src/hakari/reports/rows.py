@@ -312,3 +312,32 @@ def group_note(groups: ModelGroups) -> str:
         f"Every pair tested at a family-wise level of {groups.level:g} "
         f"({groups.correction}); models in no common group differ."
     )
+
+
+SPACE_HEADER = ["dimension", "share (95% CI)", "η²", "best", "worst", "best − worst (95% CI)"]
+SPACE_NOTE = (
+    "share: omega², the part of the variance over templates a dimension explains beyond "
+    "chance, each dimension alone (can fall below 0); η²: the same without the chance "
+    "correction; best − worst: the levels with the highest and lowest mean score. "
+    "Intervals from the aggregate's templates × instances replicates."
+)
+
+
+def space_sections(dec: DecodingResult) -> Iterator[tuple[str, str, list[list[str]]]]:
+    """Per metric of a prompt space: (metric, the percentiles line, the dimension rows)."""
+    for metric, space in (dec.space or {}).items():
+        percentiles = ", ".join(
+            f"p{p.q:g} {fmt(p.value)}{ci_text(p.ci_low, p.ci_high)}" for p in space.percentiles
+        )
+        rows = [
+            [
+                dim,
+                fmt(e.share) + ci_text(e.share_ci_low, e.share_ci_high),
+                fmt(e.eta_squared),
+                e.best,
+                e.worst,
+                fmt(e.best_minus_worst) + ci_text(e.diff_ci_low, e.diff_ci_high),
+            ]
+            for dim, e in space.dimensions.items()
+        ]
+        yield metric, f"{space.n_templates} templates of a space: {percentiles}", rows

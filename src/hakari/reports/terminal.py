@@ -15,6 +15,8 @@ from hakari.reports.rows import (
     GROUP_HEADER,
     NEGATIVE_MEAN_NOTE,
     PAIRED_HEADER,
+    SPACE_HEADER,
+    SPACE_NOTE,
     estimate_note,
     group_note,
     group_sections,
@@ -24,9 +26,10 @@ from hakari.reports.rows import (
     meta_tables,
     paired_rows,
     sections,
+    space_sections,
     table_rows,
 )
-from hakari.results import EvalResults
+from hakari.results import DecodingResult, EvalResults
 
 
 def print_report(results: EvalResults, console: Console | None = None) -> None:
@@ -46,6 +49,7 @@ def print_report(results: EvalResults, console: Console | None = None) -> None:
         for i, row in enumerate(rows):
             table.add_row(*map(Text, row), end_section=i == n_templates - 1)
         console.print(table)
+        print_space(title, dec, console)
         note = estimate_note(dec)
         if note is not None:
             console.print(Text(note))
@@ -102,6 +106,19 @@ def print_families(results: EvalResults, console: Console) -> None:
                 "dim",
             )
         )
+
+
+def print_space(title: str, dec: DecodingResult, console: Console) -> None:
+    """The per-dimension table and the percentiles of a prompt space."""
+    for metric, percentiles, rows in space_sections(dec):
+        console.print(Text(f"{metric}: {percentiles}"))
+        table = Table(title=Text(f"{title} · {metric} · what each dimension does"))
+        for i, name in enumerate(SPACE_HEADER):
+            table.add_column(name, justify="left" if i in (0, 3, 4) else "right")
+        for row in rows:
+            table.add_row(*map(Text, row))
+        console.print(table)
+        console.print(Text(SPACE_NOTE, "dim"))
 
 
 def print_groups(results: EvalResults, console: Console) -> None:

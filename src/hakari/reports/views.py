@@ -161,3 +161,68 @@ def merged_results(data: ReportData) -> EvalResults:
                 sweeps.setdefault(task, {}).setdefault(decoding, {})[metric] = sweep
     merged.alpha_sweep = sweeps or None
     return merged
+
+
+@dataclass(frozen=True)
+class DimensionSeries:
+    """One model on one dimension of a prompt space: its template scores at each level
+    of the panel (in the panel's level order), each level's mean, and the dimension's
+    share of the variance over templates with its interval."""
+
+    model: str
+    scores: list[list[float]]
+    means: list[float | None]
+    share: float | None
+    share_low: float | None
+    share_high: float | None
+
+
+@dataclass(frozen=True)
+class DimensionPanel:
+    """What the chart of one dimension × metric shows."""
+
+    metric: str
+    dimension: str
+    levels: list[str]
+    series: list[DimensionSeries]
+
+
+def dimension_panels(models: PerModel, metric: str) -> list[DimensionPanel]:
+    """One panel per dimension of the space (`DecodingResult.space`), every model that
+    has it side by side; levels in the order the first model's record lists them."""
+    dims: dict[str, list[str]] = {}
+    for _, dec in models.values():
+        space = (dec.space or {}).get(metric)
+        for name, effect in (space.dimensions if space else {}).items():
+            known = dims.setdefault(name, [])
+            known += [lv.level for lv in effect.levels if lv.level not in known]
+    panels = []
+    for name, levels in dims.items():
+        series = [
+            _dimension_series(label, dec, metric, name, levels)
+            for label, (_, dec) in models.items()
+            if name in getattr((dec.space or {}).get(metric), "dimensions", {})
+        ]
+        panels.append(DimensionPanel(metric, name, levels, series))
+    return panels
+
+
+def _dimension_series(
+    label: str, dec: DecodingResult, metric: str, dimension: str, levels: list[str]
+) -> DimensionSeries:
+    effect = (dec.space or {})[metric].dimensions[dimension]
+    by_level: dict[str, list[float]] = {level: [] for level in levels}
+    for result in dec.templates.values():
+        level = (result.levels or {}).get(dimension)
+        score = result.metrics.get(metric)
+        if level in by_level and score is not None:
+            by_level[level].append(score)
+    means = {lv.level: lv.mean for lv in effect.levels}
+    return DimensionSeries(
+        model=label,
+        scores=[by_level[level] for level in levels],
+        means=[means.get(level) for level in levels],
+        share=effect.share,
+        share_low=effect.share_ci_low,
+        share_high=effect.share_ci_high,
+    )

@@ -14,6 +14,7 @@ from hakari._util.records import Record
 from hakari._util.redact import redact_tree
 from hakari.results.budget import BudgetRecord
 from hakari.results.paired import ModelGroups, PairedComparison
+from hakari.results.space import SpaceSummary
 from hakari.results.stats import AggregateStats, TemplateInterval
 from hakari.results.sweep import AlphaSweepPoint
 from hakari.results.vocab import Language, PromptFormat, QAMode
@@ -186,6 +187,7 @@ class DecodingResult(Record):
             "unreadable_cache_rows",
             "redacted_secrets",
             "budget",
+            "space",
         }
     )
 
@@ -230,6 +232,11 @@ class DecodingResult(Record):
     budget: BudgetRecord | None = None
     """A budgeted run: which part of the grid ran, how the numbers were estimated, the
     rounds (written for such runs only; then every number of this decoding is estimated)."""
+    space: dict[str, SpaceSummary] | None = None
+    """Metric -> what the prompt space tells: each dimension's share of the variance over
+    templates with its best and worst level, and the 5th, 50th and 95th percentiles of
+    the template scores (`hakari.aggregate.dimensions`); written when templates carry
+    levels (a task's `space:`)."""
 
 
 class TaskResult(Record):

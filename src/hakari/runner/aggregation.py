@@ -10,6 +10,7 @@ from typing import Any
 
 from hakari import aggregate as agg
 from hakari.aggregate import AlphaSweepPoint, BootstrapResult, PairedComparison
+from hakari.aggregate.dimensions import summarize
 from hakari.aggregate.multiple import ModelGroups, adjust, group_record
 from hakari.results import DecodingResult, EvalResults, TemplateResult
 from hakari.runner.collect import Collected
@@ -58,6 +59,7 @@ def score(
         per_template = {tid: r.metrics[m] for tid, r in dec.templates.items()}
         if not per_template:
             continue
+        boot = None
         if opts.n_boot > 0 and len(golds) > 1:
             # the bootstrap's statistics: its point estimates come from the same
             # per-template scores the replicates use
@@ -78,7 +80,19 @@ def score(
                 bootstraps[m] = boot
         else:
             dec.aggregate[m] = agg.aggregate(per_template, alpha=opts.alpha)
+        _space(dec, m, per_template, boot)
     return dec
+
+
+def _space(
+    dec: DecodingResult, metric: str, per_template: dict[str, float], boot: BootstrapResult | None
+) -> None:
+    """What a prompt space tells, from the same bootstrap as the aggregate (templates
+    with levels only: a run without a space writes nothing)."""
+    levels = {tid: r.levels for tid, r in dec.templates.items()}
+    space = summarize(per_template, levels, boot, corpus.get(metric).value_range)
+    if space is not None:
+        dec.space = {**(dec.space or {}), metric: space}
 
 
 def alpha_sweeps(results: EvalResults) -> dict[str, dict[str, dict[str, list[AlphaSweepPoint]]]]:

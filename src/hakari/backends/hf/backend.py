@@ -45,6 +45,7 @@ from hakari.backends.hf.scheduling import (
     Pair,
     all_set,
     left_pad,
+    prefix_groups,
     schedule,
 )
 from hakari.backends.hub import cached_commit
@@ -258,7 +259,9 @@ class HFBackend:
         moves to the continuation, the continuation's tokens are those of
         tokenize(context + continuation) past len(tokenize(context)), and an empty
         context is replaced by the BOS (else EOS) token. Rows whose model input is the
-        same (e.g. single-token continuations of one context) share one forward pass.
+        same (e.g. single-token continuations of one context) share one forward pass,
+        and rows that share a token prefix of at least `SHARED_MIN` tokens in a batch
+        (the prompts of one template) compute that prefix once.
         """
         size = batch_size or self.default_batch_size
         pairs = self._encode_pairs(requests)
@@ -296,7 +299,24 @@ class HFBackend:
         return Pair(inputs=tuple(tokens[:-1]), targets=tuple(cont[-(len(tokens) - 1) :]))
 
     def _score_rows(self, rows: Sequence[tuple[int, ...]], keep: int) -> torch.Tensor:
-        """Log-softmax of the last `keep` positions of each row: [rows, keep, vocab]."""
+        """Log-softmax of the last `keep` positions of each row: [rows, keep, vocab].
+        Rows that share a token prefix (the prompts of one template) run it once
+        (`prefix_groups`); the others run whole."""
+        out: list[torch.Tensor | None] = [None] * len(rows)
+        groups = prefix_groups(rows, keep)
+        alone = [i for shared, members in groups if not shared for i in members]
+        parts = [(alone, self._score_whole([rows[i] for i in alone], keep))] if alone else []
+        for shared, members in groups:
+            if shared:
+                parts.append(
+                    (members, self._score_shared([rows[i] for i in members], shared, keep))
+                )
+        for members, scores in parts:
+            for row, i in enumerate(members):
+                out[i] = scores[row]
+        return torch.stack([t for t in out if t is not None])
+
+    def _score_whole(self, rows: Sequence[tuple[int, ...]], keep: int) -> torch.Tensor:
         input_ids, attention = left_pad([list(r) for r in rows], self.pad_token_id)
         positions = (attention.cumsum(-1) - 1).clamp(min=0)
         with torch.inference_mode():
@@ -306,6 +326,30 @@ class HFBackend:
                 position_ids=positions.to(self.device),
                 logits_to_keep=keep,
                 use_cache=False,
+            )
+        return torch.log_softmax(out.logits.float(), dim=-1)
+
+    def _score_shared(
+        self, rows: Sequence[tuple[int, ...]], shared: int, keep: int
+    ) -> torch.Tensor:
+        """The common first `shared` tokens once (batch 1, its keys and values kept),
+        then every row's rest against copies of them: each rest is left-padded after
+        the prefix, the padding masked, positions continuing from the prefix, so the
+        model computes what it would on the whole row."""
+        prefix = torch.tensor([rows[0][:shared]], dtype=torch.long, device=self.device)
+        rest, rest_mask = left_pad([list(r[shared:]) for r in rows], self.pad_token_id)
+        attention = torch.cat([torch.ones(len(rows), shared, dtype=torch.long), rest_mask], 1)
+        positions = (attention.cumsum(-1) - 1)[:, shared:]
+        with torch.inference_mode():
+            cache = self.model(input_ids=prefix, use_cache=True, logits_to_keep=1).past_key_values
+            cache.batch_repeat_interleave(len(rows))
+            out = self.model(
+                input_ids=rest.to(self.device),
+                attention_mask=attention.to(self.device),
+                position_ids=positions.to(self.device),
+                past_key_values=cache,
+                logits_to_keep=keep,
+                use_cache=True,
             )
         return torch.log_softmax(out.logits.float(), dim=-1)
 

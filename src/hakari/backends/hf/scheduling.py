@@ -7,7 +7,10 @@ first (an out-of-memory error shows at once). Prompts are left-padded.
 
 Log-likelihood: `LoglikScheduler` feeds unique model inputs through the scorer (rows
 whose input is the same, e.g. single-token continuations of one context, share one
-forward pass) and reports each request once all its continuations are scored.
+forward pass) and reports each request once all its continuations are scored. Requests
+are ordered by their first `SHARED_MIN` tokens, then longest first: the prompts of one
+template (its instruction and few-shot examples) land in the same batches, where
+`prefix_groups` finds the token prefix they share, which the backend runs once.
 """
 
 from __future__ import annotations
@@ -21,6 +24,31 @@ import torch
 from hakari.backends.base import GenerationRequest, LoglikResult, OnBatch
 
 T = TypeVar("T")
+
+SHARED_MIN = 16  # tokens: a shorter common prefix is not worth a pass of its own
+
+
+def prefix_groups(
+    rows: Sequence[Sequence[int]], keep: int, shared_min: int = SHARED_MIN
+) -> list[tuple[int, list[int]]]:
+    """Consecutive rows that share a token prefix of at least `shared_min` tokens, as
+    (prefix length, row positions); the prefix leaves each row at least `keep` tokens
+    (the positions whose log-probs are read). A row that shares with no neighbour comes
+    as (0, [position])."""
+    groups: list[tuple[int, list[int]]] = []
+    for i, row in enumerate(rows):
+        if groups:
+            shared, members = groups[-1]
+            first = rows[members[0]]
+            limit = min(shared, len(row) - keep)
+            common = 0
+            while common < limit and first[common] == row[common]:
+                common += 1
+            if common >= shared_min:
+                groups[-1] = (common, [*members, i])
+                continue
+        groups.append((max(len(row) - keep, 0), [i]))
+    return [(shared if len(m) > 1 else 0, m) for shared, m in groups]
 
 
 def left_pad(rows: Sequence[list[int]], pad: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -92,10 +120,11 @@ class LoglikScheduler:
         self.open: list[int] = []
 
     def run(self) -> list[LoglikResult]:
-        order = sorted(
-            range(len(self.pairs)),
-            key=lambda i: -max((len(p.inputs) for p in self.pairs[i]), default=0),
-        )
+        def key(i: int) -> tuple[tuple[int, ...], int]:
+            inputs = [p.inputs for p in self.pairs[i]] or [()]
+            return inputs[0][:SHARED_MIN], -max(map(len, inputs))
+
+        order = sorted(range(len(self.pairs)), key=key)
         for i in order:
             self.open.append(i)
             for j, pair in enumerate(self.pairs[i]):
