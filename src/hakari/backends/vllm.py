@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from hakari.backends.adapters import AdapterRef
+from hakari.backends.vllm_startup import captured_stderr, cpu_memory_share, failure_line
 from hakari.backends.base import (
     GenerationRequest,
     GenerationResult,
@@ -592,10 +593,14 @@ def llm_kwargs(
         "dtype": dtype,
         "trust_remote_code": trust_remote_code,
         "tensor_parallel_size": opts.tensor_parallel_size,
-        "gpu_memory_utilization": opts.gpu_memory_utilization,
         "structured_outputs_config": {"backend": "guidance"},
         "seed": 0,
     }
+    share = opts.gpu_memory_utilization
+    if share is None and _on_cpu():
+        share = cpu_memory_share()  # vLLM's 0.9 of the machine refuses a busy host
+    if share is not None:
+        kwargs["gpu_memory_utilization"] = share
     if opts.max_model_len is not None:
         kwargs["max_model_len"] = opts.max_model_len
     if opts.enforce_eager:
@@ -611,12 +616,29 @@ def llm_kwargs(
     return kwargs
 
 
+def _on_cpu() -> bool:
+    """Whether vLLM runs on its CPU backend (False where that cannot be told)."""
+    try:
+        from vllm.platforms import current_platform
+    except ImportError:
+        return False
+    return bool(current_platform.is_cpu())
+
+
 def start_engines(kwargs: dict[str, Any], data_parallel_size: int) -> tuple[list[Any], bool]:
     """One in-process engine, or one Ray actor per data-parallel rank (`RAY_ADDRESS`
     joins a running cluster)."""
     try:
         if data_parallel_size == 1:
-            return [VLLMEngine(kwargs)], False
+            log: list[str] = []
+            try:
+                with captured_stderr(log):  # the root cause, not ~100 lines of it
+                    return [VLLMEngine(kwargs)], False
+            except (OSError, ValueError, RuntimeError) as exc:
+                line = failure_line(exc, log[1], Path(log[0])) if log else str(exc)
+                raise ModelLoadError(
+                    f"vLLM cannot start {kwargs['model']}: {line}", field="--model"
+                ) from exc
         try:
             import ray
         except ImportError:
