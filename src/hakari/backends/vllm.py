@@ -40,7 +40,6 @@ from pathlib import Path
 from typing import Any
 
 from hakari.backends.adapters import AdapterRef
-from hakari.backends.vllm_startup import captured_stderr, cpu_memory_share, failure_line
 from hakari.backends.base import (
     GenerationRequest,
     GenerationResult,
@@ -59,6 +58,7 @@ from hakari.backends.serving import (
     reask_stops,
     split_engine_arg,
 )
+from hakari.backends.vllm_startup import captured_stderr, cpu_memory_share, failure_line
 from hakari.backends.weights import folder_revision
 from hakari.errors import HakariInputError, ModelLoadError
 

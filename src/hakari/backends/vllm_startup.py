@@ -83,9 +83,7 @@ def captured_stderr(found: list[str]) -> Iterator[None]:
     block runs; `found` gets the file's path and its text afterwards. The text is
     written to the real standard error, and the file removed, when the block succeeds."""
     fd = 2
-    log = tempfile.NamedTemporaryFile(  # noqa: SIM115 - kept when the start fails
-        prefix="hakari-vllm-start-", suffix=".log", delete=False
-    )
+    log = tempfile.NamedTemporaryFile(prefix="hakari-vllm-start-", suffix=".log", delete=False)
     sys.stderr.flush()
     saved = os.dup(fd)
     os.dup2(log.fileno(), fd)

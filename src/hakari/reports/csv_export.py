@@ -105,7 +105,7 @@ def write_csv(data: ReportData, out_dir: Path, inputs: Sequence[Path] = ()) -> l
                                 template_id,
                                 metric,
                                 value,
-                                tr.fallback_rate,
+                                tr.fallback_rate if tr.n > 0 else None,  # never run
                                 tr.n,
                             ]
                         )

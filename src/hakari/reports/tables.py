@@ -15,16 +15,11 @@ from hakari.aggregate.multiple import ModelGroups
 from hakari.aggregate.paired import PairedComparison, PairedStatistic, Verdict
 from hakari.aggregate.summary import AggregateStats
 from hakari.reports.markup import ci, esc, num, pct, table
+from hakari.reports.rows import mean_fallback
 from hakari.results import DecodingResult, TaskResult
 
 # A metric whose natural range is [-1, 1] is coloured on that range, the rest on [0, 1].
 SIGNED_METRICS = {"mcc", "pearson", "spearman", "kendall"}
-
-
-def mean_fallback(dec: DecodingResult) -> float | None:
-    if not dec.templates:
-        return None
-    return sum(t.fallback_rate for t in dec.templates.values()) / len(dec.templates)
 
 
 def ranks(values: Mapping[str, float | None]) -> dict[str, int]:
@@ -163,7 +158,7 @@ def heatmap(
             bg, fg = _colour(float(value), low, high)
             fallback = (
                 f'<small class="fb">fb {pct(tr.fallback_rate)}</small>'
-                if tr.fallback_rate > 0
+                if tr.fallback_rate > 0 and tr.n > 0
                 else ""
             )
             cells.append(

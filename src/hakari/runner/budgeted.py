@@ -148,6 +148,20 @@ def check_task_fits(task: Task) -> None:
                 )
 
 
+def check_budget_fits(
+    plan: Plan, tasks: Sequence[Task], baselines: dict[str, tuple[int, Any]], opts: RunOptions
+) -> None:
+    """The budget buys every task's grid enough cells for an estimate (`Budget.too_small`),
+    known once the rows are counted, before any model loads."""
+    if plan.budget is None:
+        return
+    for task in tasks:
+        n_templates = len(select_templates(task.spec, opts.templates))
+        small = plan.budget.too_small(n_templates, baselines[task.name][0])
+        if small:
+            raise HakariInputError(f"task {task.name}: {small}", field="--budget")
+
+
 @dataclass
 class TaskPlan:
     """One task's grid, design and rounds."""

@@ -145,6 +145,7 @@ def evaluate(
         builtin_loader=backend_factory is None,
     )
     baselines = {task.name: preflight.scan_rows(task, opts, decoding_list) for task in loaded}
+    budgeted.check_budget_fits(plan, loaded, baselines, opts)
     preflight.check_bootstrap_memory(loaded, baselines, len(models), opts, decoding_list)
     factory = backend_factory or default_factory(opts)
     cache = ResponseCache.in_dir(opts.cache_dir) if opts.use_cache else None

@@ -51,7 +51,7 @@ def check_options(opts: RunOptions) -> None:
     checks.optional_integer(opts.limit, "--limit", low=1)
     check_sampling(opts.sample, opts.limit, opts.seed)
     checks.number(opts.alpha, "--alpha", low=0.0)  # Sharpe: mean / (alpha · std + 1)
-    checks.integer(opts.n_boot, "--n-boot", low=0)  # 0: no bootstrap
+    checks.bootstrap_replicates(opts.n_boot, "--n-boot")  # 0: no bootstrap
     if opts.batch_size is not None:  # None: the backend chooses
         checks.integer(opts.batch_size, "--batch-size", low=1)
     opts.serving.check()

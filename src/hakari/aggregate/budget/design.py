@@ -36,6 +36,8 @@ import numpy as np
 
 from hakari.aggregate.budget.records import DesignRecord
 
+# the fewest cells a budget must buy per template for a budgeted estimate to be published
+MIN_CELLS_PER_TEMPLATE = 2
 _MULTIPLE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*[xX×]\s*$")
 
 
@@ -57,6 +59,20 @@ class Budget:
         else:
             wanted = self.value
         return int(min(grid, max(1, math.ceil(wanted - 1e-9))))
+
+    def too_small(self, n_templates: int, n_instances: int) -> str | None:
+        """Why this budget buys too few cells for any estimate on a T × N grid (fewer
+        than `MIN_CELLS_PER_TEMPLATE` per template: a template seen once or never has
+        no score of its own, only the completion model's guess), or None."""
+        need = MIN_CELLS_PER_TEMPLATE * n_templates
+        got = self.cells(n_templates, n_instances)
+        if got >= need or got >= n_templates * n_instances:
+            return None
+        return (
+            f"{self} buys {got} of the {n_templates * n_instances} cells, fewer than "
+            f"{MIN_CELLS_PER_TEMPLATE} per template ({need} for {n_templates} templates): "
+            "no estimate from it means anything; give at least that, or run the full grid"
+        )
 
     def __str__(self) -> str:
         if self.kind == "multiple":

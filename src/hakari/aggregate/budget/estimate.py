@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from hakari._util import checks
 from hakari.aggregate.budget.completion import ModelChoice, impute
 from hakari.aggregate.budget.grid import AnswerGrid
 from hakari.aggregate.budget.records import EstimatorRecord
@@ -419,6 +420,7 @@ def estimate(
 ) -> tuple[dict[str, BudgetEstimate], Completion]:
     """Every metric's estimates from the observed cells of `grid` (one completion shared
     by all metrics); `metric_options[metric]` are passed to hakari's metric."""
+    checks.bootstrap_replicates(n_boot, "n_boot", confidence=confidence)  # 0: no intervals
     if completion is None:
         completion = complete(grid, n_draws=n_draws, seed=seed)
     options = metric_options or {}
