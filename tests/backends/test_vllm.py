@@ -215,7 +215,7 @@ def test_the_dtype_asked_for_is_the_engines_and_the_identity_records_the_engines
         chosen = "bfloat16" if kwargs["dtype"] == "auto" else kwargs["dtype"]
         return [ScriptedEngine(lambda ids: "", dtype=chosen)], False
 
-    monkeypatch.setattr(vllm_backend, "start_engines", start)
+    monkeypatch.setattr(vllm_backend.backend, "start_engines", start)  # where it is called
     monkeypatch.setitem(sys.modules, "vllm", ModuleType("vllm"))
     asked = load_backend(f"vllm:{smollm2_folder}", dtype="float32")
     assert started[-1]["dtype"] == "float32" and asked.identity.dtype == "float32"
@@ -291,7 +291,7 @@ CPU_START_FAILURE = Path(__file__).parents[1] / "fixtures" / "vllm" / "cpu-start
 
 
 def test_the_root_cause_of_a_captured_start_failure() -> None:
-    from hakari.backends.vllm_startup import failure_line, fix_for, root_cause
+    from hakari.backends.vllm.startup import failure_line, fix_for, root_cause
 
     log = CPU_START_FAILURE.read_text(encoding="utf-8")
     cause = root_cause(log)
@@ -326,13 +326,15 @@ def test_the_memory_share_on_a_cpu_host_is_what_is_free(
     stand_in: ModuleType, smollm2_folder: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """hakari passed 0.9 explicitly; vLLM's CPU backend refuses to start with less free."""
-    import hakari.backends.vllm_startup as startup
+    import hakari.backends.vllm.startup as startup
 
-    monkeypatch.setattr(vllm_backend, "_on_cpu", lambda: True)
+    import hakari.backends.vllm.options as engine_options
+
+    monkeypatch.setattr(engine_options, "_on_cpu", lambda: True)
     monkeypatch.setattr(startup.checks, "available_memory", lambda: 13 << 30)
     monkeypatch.setattr(startup, "_total_memory", lambda: 16 << 30)
     load(f"vllm:{smollm2_folder}").close()
-    monkeypatch.setattr(vllm_backend, "_on_cpu", lambda: False)
+    monkeypatch.setattr(engine_options, "_on_cpu", lambda: False)
     load(f"vllm:{smollm2_folder}").close()
     load(f"vllm:{smollm2_folder}", options=ServingOptions(gpu_memory_utilization=0.4)).close()
     shares = [c.get("gpu_memory_utilization") for kind, c in stand_in.CALLS if kind == "LLM"]

@@ -86,6 +86,13 @@ def probability(value: object, option: str, *, open_low: bool = False) -> float:
     return number(value, option, low=0.0, high=1.0, low_open=open_low)
 
 
+def flag(value: object, option: str) -> bool:
+    """A yes/no option: True or False, nothing that merely looks like one ("no", 1)."""
+    if not isinstance(value, bool):
+        raise HakariInputError(f"must be true or false (got {value!r:.40})", field=option)
+    return value
+
+
 def choice(value: str, option: str, choices: Collection[T]) -> T:
     """`value` if it is one of `choices` (the error lists them)."""
     for known in choices:

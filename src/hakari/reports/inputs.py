@@ -189,6 +189,17 @@ def _group_of(line: str) -> tuple[str, str, str, int] | None:
     return model, task, template, int(m.group(4))
 
 
+def _wanted(kept: dict[tuple[str, str], list[int]], per_template: int, line: str) -> bool:
+    """Whether a samples.jsonl line may hold an instance still to show (read from its
+    head, without parsing the long prompt and output)."""
+    head = _group_of(line)
+    if head is None:
+        return True
+    _, task, template, index = head
+    indices = kept.get((task, template), [])
+    return index in indices or len(indices) < per_template
+
+
 def read_samples(data: ReportData, per_template: int) -> dict[str, list[SampleBlock]]:
     """task -> the first `per_template` instances of every template, with every model's
     and decoding's answer to each. A line that is no sample record (a line cut by a
@@ -210,12 +221,8 @@ def read_samples(data: ReportData, per_template: int) -> dict[str, list[SampleBl
                 except UnicodeDecodeError:
                     skipped.append(lineno)
                     continue
-                head = _group_of(line)
-                if head is not None:
-                    _, task, template, index = head
-                    indices = kept.get((task, template), [])
-                    if index not in indices and len(indices) >= per_template:
-                        continue
+                if not _wanted(kept, per_template, line):
+                    continue
                 rec = _sample_record(line)
                 if rec is None:
                     if line.strip():

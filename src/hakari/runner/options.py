@@ -100,7 +100,7 @@ def run_config(
         em_f1="SQuAD v1.1 (en) / JGLUE JSQuAD char-level (ja) scorers, "
         + ("golds NFKC like outputs" if opts.qa_mode == "first-line" else "golds as they are"),
         qa_mode=opts.qa_mode,
-        generation_budgets={t.name: generation_budget(t, opts) for t in tasks},
+        generation_budgets={t.name: answer_limits(t, opts) for t in tasks},
         batch_size=opts.batch_size,
         prompt_format=opts.prompt_format,
         dtype=opts.dtype,
@@ -120,8 +120,9 @@ def _sampled_rows(tasks: Sequence[Task], opts: RunOptions) -> dict[str, list[int
     return {t.name: sampled_rows(t, opts.sample, opts.seed, data_dir=opts.data_dir) for t in tasks}
 
 
-def generation_budget(task: Task, opts: RunOptions) -> GenerationBudget:
-    """The generation budget of the task's templates: the answer's characters (after
+def answer_limits(task: Task, opts: RunOptions) -> GenerationBudget:
+    """The length limits of the task's answers (results.json's `generation_budgets`; not
+    the grid's cell budget, `plan.Plan.grid_budget`): the answer's characters (after
     leading whitespace) and the token cap; greedy stops at a newline only after the
     first non-whitespace character, constrained where the regex ends. Templates with a
     budget of their own are listed under `templates`."""
@@ -134,11 +135,11 @@ def generation_budget(task: Task, opts: RunOptions) -> GenerationBudget:
     values = list(per_template.values())
     common = max(values, key=values.count)
     own = {tid: b for tid, b in per_template.items() if b != common}
-    budget = GenerationBudget(
+    limits = GenerationBudget(
         max_new_chars=common.max_new_chars,
         max_new_tokens=common.max_new_tokens,
         greedy_stop=["\n"],
     )
     if own:
-        budget.templates = own
-    return budget
+        limits.templates = own
+    return limits

@@ -13,21 +13,28 @@ seconds, not a model load or an hour of generation, and ends as one `HakariInput
 * rows: every row the run will use (not just the first), streamed once: the target
   field and each field a selected template reads exist and are not null, the gold is
   a label of the task (or a number), every prompt renders. The same pass counts the
-  instances and computes the chance-rate baseline, which every model shares.
+  instances and computes the chance-rate baseline, which every model shares;
+* budgets: a budgeted run on a grid too small to estimate honestly
+  (`aggregate.budget.floor`) says so in one line and runs the full grid, or is refused
+  with the smallest honest budget.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hakari._util import checks
 from hakari.aggregate import bootstrap_bytes
+from hakari.aggregate.budget.floor import grid_verdict
 from hakari.backends import registry
 from hakari.backends.serving import engine_options_given
 from hakari.errors import HakariInputError
 from hakari.runner.collect import task_instances
 from hakari.runner.options import Decoding, RunOptions, skip_reason
+from hakari.runner.requests import request_needs
 from hakari.runner.sampling import check_sampling
 from hakari.tasks.chance import chance_rates
 from hakari.tasks.data import Row, get_path, resolve_split_file
@@ -43,11 +50,16 @@ from hakari.tasks.loader import (
 from hakari.tasks.prompts import render, select_templates
 from hakari.tasks.spec import INSTANCE_REF, Template
 
+if TYPE_CHECKING:
+    from hakari.runner.plan import Plan
+
 Baseline = tuple[int, dict[str, float]]  # instances evaluated, chance rate per metric
+log = logging.getLogger(__name__)
 
 
 def check_options(opts: RunOptions) -> None:
     checks.choice(opts.qa_mode, "--qa-mode", QA_MODES)
+    checks.flag(opts.use_cache, "--no-cache")
     checks.optional_integer(opts.limit, "--limit", low=1)
     check_sampling(opts.sample, opts.limit, opts.seed)
     checks.number(opts.alpha, "--alpha", low=0.0)  # Sharpe: mean / (alpha · std + 1)
@@ -104,7 +116,7 @@ def check_models(
                 device=opts.device,
                 prompt_format=opts.prompt_format,
                 serving=opts.serving,
-                decodings=decodings,
+                needs=request_needs(decodings),
             )
             if opts.prompt_format == "chat" and registry.has_chat_template(spec) is False:
                 raise HakariInputError(
@@ -257,3 +269,25 @@ def _gold_problem(task: Task, value: Any, exc: Exception) -> str:
     if spec.answer_type == "number":
         return f"gold {value!r} is not a number"
     return f"gold {value!r} is not a string or a list of strings ({exc})"
+
+
+def check_budget_floor(
+    tasks: Sequence[Task], baselines: dict[str, Baseline], plan: Plan, opts: RunOptions
+) -> Plan:
+    """The plan with the tasks whose grid is too small to estimate honestly from the
+    budget (`aggregate.budget.floor.grid_verdict`) run in full, each said in one line; a
+    `HakariInputError` naming `--budget` and the smallest honest budget when the grid is
+    not cheap to run in full. A sequential run is judged on its first round."""
+    if not plan.active:
+        return plan
+    full: set[str] = set(plan.full_grid)
+    for task in tasks:
+        n_templates = len(select_templates(task.spec, opts.templates))
+        n_instances = baselines[task.name][0]
+        verdict = grid_verdict(n_templates, n_instances, plan.rounds(n_templates, n_instances)[0])
+        if verdict.action == "refuse":
+            raise HakariInputError(str(verdict.message), file=str(task.path), field="--budget")
+        if verdict.action == "full":
+            log.warning("%s: %s", task.name, verdict.message)
+            full.add(task.name)
+    return dataclasses.replace(plan, full_grid=frozenset(full))

@@ -36,8 +36,6 @@ import numpy as np
 
 from hakari.aggregate.budget.records import DesignRecord
 
-# the fewest cells a budget must buy per template for a budgeted estimate to be published
-MIN_CELLS_PER_TEMPLATE = 2
 _MULTIPLE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*[xX×]\s*$")
 
 
@@ -60,24 +58,15 @@ class Budget:
             wanted = self.value
         return int(min(grid, max(1, math.ceil(wanted - 1e-9))))
 
-    def too_small(self, n_templates: int, n_instances: int) -> str | None:
-        """Why this budget buys too few cells for any estimate on a T × N grid (fewer
-        than `MIN_CELLS_PER_TEMPLATE` per template: a template seen once or never has
-        no score of its own, only the completion model's guess), or None."""
-        need = MIN_CELLS_PER_TEMPLATE * n_templates
-        got = self.cells(n_templates, n_instances)
-        if got >= need or got >= n_templates * n_instances:
-            return None
-        return (
-            f"{self} buys {got} of the {n_templates * n_instances} cells, fewer than "
-            f"{MIN_CELLS_PER_TEMPLATE} per template ({need} for {n_templates} templates): "
-            "no estimate from it means anything; give at least that, or run the full grid"
-        )
-
     def __str__(self) -> str:
         if self.kind == "multiple":
             return f"{self.value:g}x"
-        return f"{self.value:g}" if self.kind == "fraction" else str(int(self.value))
+        if self.kind == "fraction":  # with its point: "1.0" is the grid, "1" one cell
+            text = f"{self.value:g}"
+            if "e" in text:
+                text = f"{self.value:.{12 - math.floor(math.log10(self.value))}f}".rstrip("0")
+            return text if "." in text else f"{text}.0"
+        return str(int(self.value))
 
 
 def parse_budget(text: str) -> Budget:
