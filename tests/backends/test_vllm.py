@@ -326,9 +326,8 @@ def test_the_memory_share_on_a_cpu_host_is_what_is_free(
     stand_in: ModuleType, smollm2_folder: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """hakari passed 0.9 explicitly; vLLM's CPU backend refuses to start with less free."""
-    import hakari.backends.vllm.startup as startup
-
     import hakari.backends.vllm.options as engine_options
+    import hakari.backends.vllm.startup as startup
 
     monkeypatch.setattr(engine_options, "_on_cpu", lambda: True)
     monkeypatch.setattr(startup.checks, "available_memory", lambda: 13 << 30)

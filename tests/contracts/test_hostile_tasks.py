@@ -339,13 +339,16 @@ def _refused_class(task: dict) -> str | None:
     metrics = spec.get("metrics")
     if isinstance(metrics, list) and len(metrics) != len({json.dumps(m) for m in metrics}):
         return "duplicate metric"
-    for t in spec.get("templates") or []:
+    templates = spec.get("templates")
+    for t in templates if isinstance(templates, list) else []:
         prompt = t.get("prompt") if isinstance(t, dict) else None
         if isinstance(prompt, str) and "{label}" in prompt and spec.get("target") == "label":
             return "the gold in the prompt"
         if prompt in ("Q:", "", "yes", "no", "label", "0-0", "x" * 300):
             return "a prompt without an instance field"
-    rows = (spec.get("data") or {}).get("instances") or []
+    data = spec.get("data")
+    rows = data.get("instances") if isinstance(data, dict) else None
+    rows = rows if isinstance(rows, list) else []
     if any(isinstance(r, dict) and isinstance(r.get("question"), dict | list) for r in rows):
         return "a mapping or list in the prompt"
     return None

@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from hakari.backends.adapters import AdapterRef
-from hakari.backends.vllm.startup import cpu_memory_share
 from hakari.backends.serving import (
     ServingOptions,
     split_engine_arg,
 )
+from hakari.backends.vllm.startup import cpu_memory_share
 from hakari.errors import HakariInputError, ModelLoadError
 
 PREFIX = "vllm:"
