@@ -12,6 +12,7 @@ from sklearn.metrics import accuracy_score, matthews_corrcoef
 
 from hakari import aggregate as agg
 from hakari.aggregate import aggregate, alpha_sweep, bootstrap, sharpe_score
+from hakari.errors import HakariInputError
 from hakari.scoring import corpus
 from hakari.scoring.corpus import mcc as mcc_module
 
@@ -196,12 +197,12 @@ def test_bootstrap_equals_a_naive_implementation() -> None:
     rng = np.random.default_rng(11)
     preds, refs = _classification_data(rng, 60, 3, [0, 1])
     by_template = {f"{t}-0": p for t, p in enumerate(preds)}
-    result = bootstrap(by_template, refs, "mcc", alpha=1.0, n_boot=30, seed=5)
+    result = bootstrap(by_template, refs, "mcc", alpha=1.0, n_boot=40, seed=5)
 
     naive = np.random.default_rng(5)
-    idx = naive.integers(0, 60, size=(30, 60))
-    picked = naive.integers(0, 3, size=(30, 3))
-    for b in range(30):
+    idx = naive.integers(0, 60, size=(40, 60))
+    picked = naive.integers(0, 3, size=(40, 3))
+    for b in range(40):
         scores = [
             corpus.compute("mcc", [preds[t][i] for i in idx[b]], [refs[i] for i in idx[b]])
             for t in picked[b]
@@ -268,8 +269,9 @@ def test_bootstrap_ci_shrinks_with_more_instances() -> None:
 
 
 def test_bootstrap_rejects_bad_arguments() -> None:
-    with pytest.raises(ValueError, match="n_boot"):
-        bootstrap({"a": [1]}, [1], "accuracy", n_boot=0)
+    for n_boot in (0, 2):  # the Python API refuses as the CLI does (issue 27 §2)
+        with pytest.raises(HakariInputError, match="n_boot"):
+            bootstrap({"a": [1]}, [1], "accuracy", n_boot=n_boot)
     with pytest.raises(ValueError, match="confidence"):
         bootstrap({"a": [1]}, [1], "accuracy", confidence=1.0)
     with pytest.raises(ValueError, match="no templates"):

@@ -283,3 +283,58 @@ def test_an_adapter_rank_vllm_cannot_take_is_one_line(
         check_spec(f"vllm:{smollm2_folder}+adapter:{adapter}")  # before the run starts
     with pytest.raises(ModelLoadError, match="rank"):
         load_backend(f"vllm:{smollm2_folder}+adapter:{adapter}")
+
+
+# -- issue 27 §8: a CPU host that runs anything else ------------------------------------
+
+CPU_START_FAILURE = Path(__file__).parents[1] / "fixtures" / "vllm" / "cpu-start-failure.log"
+
+
+def test_the_root_cause_of_a_captured_start_failure() -> None:
+    from hakari.backends.vllm.startup import failure_line, fix_for, root_cause
+
+    log = CPU_START_FAILURE.read_text(encoding="utf-8")
+    cause = root_cause(log)
+    assert cause is not None and cause.startswith("ValueError: Available memory on node 0")
+    assert "(0.9, 14.48 GiB)" in cause
+    assert "--gpu-memory-utilization" in (fix_for(cause) or "")
+    wrapper = RuntimeError("Engine core initialization failed. See root cause above.")
+    line = failure_line(wrapper, log, Path("/tmp/x.log"))
+    assert "\n" not in line and "See root cause above" not in line and "/tmp/x.log" in line
+    assert failure_line(wrapper, "no exception here\n", None).startswith("Engine core")
+
+
+def test_an_engine_that_fails_to_start_is_one_line_with_the_fix(
+    stand_in: ModuleType, smollm2_folder: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    stand_in.START_FAILURE_LOG = CPU_START_FAILURE.read_text(encoding="utf-8")
+    try:
+        with pytest.raises(ModelLoadError) as caught:
+            load(f"vllm:{smollm2_folder}")
+    finally:
+        stand_in.START_FAILURE_LOG = None
+    message = str(caught.value)
+    assert "\n" not in message and "Available memory on node 0" in message
+    assert "--gpu-memory-utilization" in message and "See root cause above" not in message
+    assert "Traceback" not in capfd.readouterr().err  # the log is in a file, not on screen
+    log = Path(message.rsplit("vLLM's log: ", 1)[1].rstrip(")"))
+    assert "EngineCore failed to start" in log.read_text(encoding="utf-8")
+    log.unlink()
+
+
+def test_the_memory_share_on_a_cpu_host_is_what_is_free(
+    stand_in: ModuleType, smollm2_folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """hakari passed 0.9 explicitly; vLLM's CPU backend refuses to start with less free."""
+    import hakari.backends.vllm.options as engine_options
+    import hakari.backends.vllm.startup as startup
+
+    monkeypatch.setattr(engine_options, "_on_cpu", lambda: True)
+    monkeypatch.setattr(startup.checks, "available_memory", lambda: 13 << 30)
+    monkeypatch.setattr(startup, "_total_memory", lambda: 16 << 30)
+    load(f"vllm:{smollm2_folder}").close()
+    monkeypatch.setattr(engine_options, "_on_cpu", lambda: False)
+    load(f"vllm:{smollm2_folder}").close()
+    load(f"vllm:{smollm2_folder}", options=ServingOptions(gpu_memory_utilization=0.4)).close()
+    shares = [c.get("gpu_memory_utilization") for kind, c in stand_in.CALLS if kind == "LLM"]
+    assert shares == [pytest.approx(0.9 * 13 / 16, abs=1e-3), None, 0.4]

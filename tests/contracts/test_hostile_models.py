@@ -148,3 +148,94 @@ def test_completion_without_text_is_a_fault_too(servers: list[StubServer]) -> No
     finally:
         backend.close()
     assert result.text == "ok" and result.finish_reason != "refused"
+
+
+# --- issue 27 §7: an adapter of another base model -------------------------------------
+
+
+def _adapter(folder: Path, base: str) -> Path:
+    import numpy as np
+    from safetensors.numpy import save_file
+
+    folder.mkdir()
+    config = {"peft_type": "LORA", "r": 8, "base_model_name_or_path": base}
+    (folder / "adapter_config.json").write_text(json.dumps(config))
+    save_file({"w": np.zeros((2, 2), dtype=np.float32)}, str(folder / "adapter_model.safetensors"))
+    return folder
+
+
+def test_adapter_of_another_base_model_is_refused_before_loading(
+    tmp_path: Path, no_model_loads: list[str]
+) -> None:
+    """It was found only after the base model had loaded (peft's shape mismatch)."""
+    folder = _adapter(tmp_path / "adapter", "google/gemma-3-270m")
+    code, out = invoke("--model", f"smollm2-135m+adapter:{folder}")
+    assert_one_line(code, out, "--model", "'google/gemma-3-270m'", "smollm2-135m")
+    assert not no_model_loads
+
+
+@pytest.mark.parametrize(
+    "base",
+    ["HuggingFaceTB/SmolLM2-135M-Instruct", "/cache/models/smollm2-135m-0123456789abcdef/", ""],
+)
+def test_adapter_of_its_own_base_model_passes(tmp_path: Path, base: str) -> None:
+    from hakari.backends.registry import check_spec
+
+    folder = _adapter(tmp_path / "adapter", base)
+    check_spec(f"smollm2-135m+adapter:{folder}")
+
+
+# --- issue 27 §4: options that do not apply are said so --------------------------------
+
+ENGINE_OPTION_CASES = {
+    "engine-arg-on-a-server": (
+        ["--model", "openai:m@http://127.0.0.1:9/v1", "--engine-arg", "max_num_seqs=4"],
+        "--engine-arg",
+    ),
+    "enforce-eager-in-process": (["--model", "smollm2-135m", "--enforce-eager"], "--enforce-eager"),
+    "tensor-parallel-in-process": (
+        ["--model", "smollm2-135m", "--tensor-parallel-size", "2"],
+        "--tensor-parallel-size",
+    ),
+    "memory-share-on-a-server": (
+        ["--model", "openai:m@http://127.0.0.1:9/v1", "--gpu-memory-utilization", "0.5"],
+        "--gpu-memory-utilization",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ENGINE_OPTION_CASES))
+def test_engine_options_without_a_vllm_model_are_refused(
+    no_model_loads: list[str], case: str
+) -> None:
+    """They were ignored, and recorded in config.serving as if they had been used."""
+    args, flag = ENGINE_OPTION_CASES[case]
+    assert_one_line(*invoke(*args), flag, "vllm: models only")
+    assert not no_model_loads
+
+
+def test_a_vllm_spec_without_vllm_is_found_before_the_first_model(
+    no_model_loads: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It was found when its turn came, after the models before it had run."""
+    import importlib.util
+
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "vllm" else find_spec(name, *a),
+    )
+    code, out = invoke("--model", "smollm2-135m", "--model", "vllm:Qwen/Qwen2.5-0.5B-Instruct")
+    assert_one_line(code, out, "--model", "vllm:Qwen/Qwen2.5-0.5B-Instruct", "not installed")
+    assert not no_model_loads
+
+
+@pytest.mark.parametrize(
+    "second", ["openai:m@http://127.0.0.1:9/v1/", "openai:m@http://127.0.0.1:9/v1 "]
+)
+def test_one_server_given_twice_is_one_model(no_model_loads: list[str], second: str) -> None:
+    """`…/v1` and `…/v1/` ran one model twice and compared it with itself."""
+    code, out = invoke("--model", "openai:m@http://127.0.0.1:9/v1", "--model", second)
+    assert_one_line(code, out, "--model", "given twice", "http://127.0.0.1:9/v1")
+    assert not no_model_loads

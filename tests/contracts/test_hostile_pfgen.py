@@ -366,3 +366,30 @@ def test_build_reference_refuses_an_ng_regex_the_matcher_cannot_take(tmp_path: P
 def test_ng_rules_run_in_linear_time() -> None:
     kept = within_deadline(lambda: drop_ng([EVIL, "ok"], ["(a+)+$", "ok$"]))
     assert kept == [EVIL]
+
+
+# --- issue 27 §7: left from round two -------------------------------------------------
+
+
+def test_copied_trial_rows_are_refused(tmp_path: Path, data: Path) -> None:
+    """The file concatenated with part of itself was scored, each copy counted again."""
+    good = rows(3)
+    path = write_trials(tmp_path / "t.jsonl", good + good[:2])
+    code, out = pfgen("score", str(path), "--data-dir", str(data), "--cache-dir", str(tmp_path))
+    assert_one_line(code, out, "t.jsonl", "line 7", "line 1", "trial")
+
+
+def test_json_into_a_missing_folder_outside_the_working_folder(
+    tmp_path: Path, data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--json /nonexistent-dir/x.json` made /nonexistent-dir."""
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    typo = tmp_path / "nonexistent-dir" / "x.json"
+    code, out = score(tmp_path, data, "--json", str(typo))
+    assert_one_line(code, out, "--json", "nonexistent-dir", "does not exist")
+    assert not typo.parent.exists()
+    code, out = score(tmp_path, data, "--json", "made/here/x.json")  # inside the working folder
+    assert code == 0, out
+    assert (work / "made" / "here" / "x.json").is_file()

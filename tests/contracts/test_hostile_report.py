@@ -252,3 +252,104 @@ def test_template_interval_out_of_order_is_one_line(
     result = runner.invoke(app, ["report", str(run), "--html", str(tmp_path / "r.html")])
     assert_one_line(result.exit_code, result.output, "results.json", "ci.accuracy", "low ≤ high")
     assert not (tmp_path / "r.html").exists()
+
+
+# --- issue 27 §6: hand-edited or foreign results ---------------------------------------
+
+
+@pytest.fixture(scope="module")
+def budgeted_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A budgeted run of two models (model_groups written), half the grid."""
+    run = tmp_path_factory.mktemp("budgeted") / "run"
+    evaluate(
+        models=["a", "b"],
+        tasks=["demo_sentiment_en"],
+        decodings=["greedy"],
+        limit=8,
+        budget="0.5",
+        output_dir=run,
+        use_cache=False,
+        n_boot=50,
+        backend_factory=lambda spec: FakeBackend(lambda r: "1" if spec == "a" else "2", name=spec),
+    )
+    return run
+
+
+def _edited(run: Path, folder: Path, edit: object) -> Path:
+    data = json.loads((run / "results.json").read_text(encoding="utf-8"))
+    edit(data)  # type: ignore[operator]
+    folder.mkdir()
+    (folder / "results.json").write_text(json.dumps(data), encoding="utf-8")
+    return folder
+
+
+def _decodings(data: dict) -> list[dict]:
+    return [
+        dec
+        for model in data["models"].values()
+        for task in model["tasks"].values()
+        for dec in task["decodings"].values()
+    ]
+
+
+def _cells_run_1e9(data: dict) -> None:
+    _decodings(data)[0]["budget"]["design"]["cells_run"] = 10**9
+
+
+def _no_budget_record(data: dict) -> None:
+    for dec in _decodings(data):
+        del dec["budget"]
+
+
+def _group_of_a_stranger(data: dict) -> None:
+    groups = data["model_groups"]["demo_sentiment_en"]["greedy"]["accuracy"]
+    groups["groups"] = [["a", "ghost"], ["b"]]
+
+
+def _no_models(data: dict) -> None:
+    data["models"] = {}
+
+
+EDIT_CASES = {
+    "cells-run-beyond-the-grid": (_cells_run_1e9, ["cells_run", "1000000000", "grid"]),
+    "budget-record-removed": (_no_budget_record, ["estimated", "budget record"]),
+    "model-group-of-a-model-not-in-the-file": (_group_of_a_stranger, ["model_groups", "'ghost'"]),
+    "no-models": (_no_models, ["no model", "nothing to report"]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(EDIT_CASES))
+@pytest.mark.parametrize("form", ["terminal", "html"])
+def test_hand_edited_results_are_one_line(
+    tmp_path: Path, budgeted_run: Path, no_model_loads: list[str], case: str, form: str
+) -> None:
+    edit, needles = EDIT_CASES[case]
+    folder = _edited(budgeted_run, tmp_path / "edited", edit)
+    extra = ["--html", str(tmp_path / "r.html")] if form == "html" else []
+    assert_one_line(*report(str(folder), *extra), "results.json", *needles)
+    assert not (tmp_path / "r.html").exists()
+    assert not no_model_loads
+
+
+def test_the_budgeted_run_itself_is_reported(budgeted_run: Path, tmp_path: Path) -> None:
+    code, out = report(str(budgeted_run), "--html", str(tmp_path / "r.html"))
+    assert code == 0, out
+
+
+@pytest.mark.parametrize(
+    "garbage", [b"{not json\n", b"[1, 2]\n", b"\xff\xfe garbage\n", b'{"task": {"x": 1}}\n']
+)
+def test_a_garbage_line_in_samples_keeps_the_browser(tmp_path: Path, garbage: bytes) -> None:
+    """One garbage line dropped the whole sample browser, without a word."""
+    run = finished_run(tmp_path / "run")
+    code, out = report(str(run), "--html", str(tmp_path / "clean.html"))
+    assert code == 0, out
+    clean = (tmp_path / "clean.html").read_text(encoding="utf-8").count('<article class="blk')
+    samples = run / "samples.jsonl"
+    lines = samples.read_bytes().splitlines(keepends=True)
+    samples.write_bytes(b"".join([lines[0], garbage, *lines[1:]]))
+    code, out = report(str(run), "--html", str(tmp_path / "r.html"))
+    assert code == 0, out
+    html = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert clean > 0 and html.count('<article class="blk') == clean
+    assert "samples.jsonl" in out and "line 2" in out

@@ -822,3 +822,54 @@ def test_a_bad_cached_row_is_regenerated_and_counted(
         ]
         == 0
     )
+
+
+# --- issue 27 §2: degenerate statistics are never published ----------------------------
+
+
+@pytest.mark.parametrize("n_boot", ["1", "2", "39"])
+def test_too_few_bootstrap_replicates_are_refused(
+    tmp_path: Path, no_model_loads: list[str], n_boot: str
+) -> None:
+    """`--n-boot 1` or `2` gave zero-width "intervals" that excluded their own estimate."""
+    path = write(tmp_path, GOOD, good_rows(4))
+    code, out = invoke("--tasks", str(path), "--n-boot", n_boot)
+    assert_one_line(code, out, "--n-boot", f"{n_boot} bootstrap replicates", "at least 40")
+    assert not no_model_loads
+
+
+def test_the_python_api_refuses_too_few_replicates_too() -> None:
+    from hakari.aggregate import bootstrap
+    from hakari.runner import evaluate
+
+    with pytest.raises(HakariInputError, match="at least 40"):
+        bootstrap({"0-0": ["a", "b"], "0-1": ["b", "b"]}, ["a", "b"], "accuracy", n_boot=2)
+    with pytest.raises(HakariInputError, match="--n-boot"):
+        evaluate(models=["fake:x"], tasks=["demo_sentiment_en"], n_boot=2, use_cache=False)
+
+
+def test_a_budget_of_one_cell_is_refused(tmp_path: Path, no_model_loads: list[str]) -> None:
+    """`--budget 1` (one cell of the grid) published a mean and intervals."""
+    path = write(tmp_path, GOOD, good_rows(64))
+    code, out = invoke("--tasks", str(path), "--budget", "1")
+    assert_one_line(code, out, "--budget", "task.yaml")
+    assert not no_model_loads
+
+
+def test_a_template_that_never_ran_has_no_fallback_rate(tmp_path: Path) -> None:
+    """A budgeted run's template with no cell showed "fallback 0.0%"."""
+    from hakari.backends.fake import FakeBackend
+    from hakari.reports.rows import table_rows
+    from hakari.runner import evaluate
+
+    path = write(tmp_path, GOOD, good_rows(8))
+    results = evaluate(
+        models=["m"], tasks=[str(path)], decodings=["greedy"], budget="4", n_boot=0,
+        use_cache=False, backend_factory=lambda spec: FakeBackend(lambda r: "maybe"),
+    )  # fmt: skip
+    task = results.models["m"].tasks["tiny"]
+    dec = task.decodings["greedy"]
+    assert all(t.n > 0 for t in dec.templates.values())  # 4 cells: 2 for each template
+    dec.templates["0-1"] = dec.templates["0-1"].model_copy(update={"n": 0})
+    rows = {r[0]: r for r in table_rows(task, dec)}
+    assert rows["0-1"][-2] == "not run" and rows["0-0"][-2] == "100.0%"

@@ -16,11 +16,17 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 import hakari
 from hakari.cli import app
-from tests.helpers.cli import assert_one_line
+from hakari.errors import HakariInputError
+from hakari.runner import preflight
+from hakari.runner.options import RunOptions
+from hakari.tasks.loader import load_task
+from tests.helpers.cli import assert_one_line, invoke
 from tests.helpers.deadline import within_deadline
 from tests.helpers.outputs import hakari_process, open_full_stdout, stderr_lines, stdout_link
 from tests.helpers.tasks import GOOD, mutate
@@ -183,3 +189,198 @@ def test_export_refuses_a_regex_the_matcher_cannot_take(tmp_path: Path) -> None:
     path = _text_task(tmp_path, "(?<=Q)[a-z]+", "abc")
     args = ["tasks", "export", str(path), "--output", str(tmp_path / "out.jsonl")]
     assert_one_line(*_invoke(args), "task.yaml", "template 0-0", "look-behind")
+
+
+# --- issue 27 §3: task files that load but mean something else --------------------
+
+
+INLINE = [{"question": f"q{i}?", "label": "yes" if i % 2 else "no"} for i in range(6)]
+
+
+def _inline(task: dict) -> dict:
+    task = json.loads(json.dumps(task))
+    task["data"] = {"instances": json.loads(json.dumps(INLINE))}
+    return task
+
+
+TASK_FILE_CASES = {
+    # YAML keeps the last of two equal keys: the first `name` was silently dropped
+    "duplicate-key": (yaml.safe_dump(_inline(GOOD)) + "name: other\n", ["'name'", "twice", "line"]),
+    "fallback-kind-of-another-answer-type": (
+        yaml.safe_dump(_inline(mutate(fallback={"kind": "number", "value": 1}))),
+        ["fallback.kind", "'number'", "label"],
+    ),
+    "template-without-an-instance-field": (
+        yaml.safe_dump(_inline(mutate(templates__1__prompt="Is it yes (0) or no (1)?\nA:"))),
+        ["template 0-1", "no field of the instance"],
+    ),
+    "template-showing-the-gold": (
+        yaml.safe_dump(_inline(mutate(templates__0__prompt="Q: {question} ({label})\nA:"))),
+        ["template 0-0", "{label}", "target", "answer"],
+    ),
+    "duplicate-metric": (
+        yaml.safe_dump(_inline(mutate(metrics=["accuracy", "accuracy"]))),
+        ["field metrics", "'accuracy'", "twice"],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TASK_FILE_CASES))
+def test_task_files_that_mean_something_else_are_refused(
+    tmp_path: Path, no_model_loads: list[str], case: str
+) -> None:
+    text, needles = TASK_FILE_CASES[case]
+    path = tmp_path / "task.yaml"
+    path.write_text(text, encoding="utf-8")
+    assert_one_line(*invoke("--tasks", str(path)), "task.yaml", *needles)
+    assert not no_model_loads
+
+
+def test_a_mapping_where_the_prompt_wants_text_is_refused(
+    tmp_path: Path, no_model_loads: list[str]
+) -> None:
+    """The prompt showed the row's value as Python writes it: `Q: {'deep': ['x']}`."""
+    task = _inline(GOOD)
+    task["data"]["instances"][3]["question"] = {"deep": ["x"]}
+    path = tmp_path / "task.yaml"
+    path.write_text(yaml.safe_dump(task), encoding="utf-8")
+    assert_one_line(*invoke("--tasks", str(path)), "row 3", "template 0-0", "'question'", "mapping")
+    assert not no_model_loads
+    task["data"]["splits"] = {"train": {"file": "train.jsonl"}}
+    (tmp_path / "train.jsonl").write_text(
+        "".join(json.dumps(r) + "\n" for r in task["data"].pop("instances")), "utf-8"
+    )
+    task["data"]["eval_split"] = "train"
+    path.write_text(yaml.safe_dump(task), encoding="utf-8")
+    code, out = export(path, tmp_path / "out.jsonl")
+    assert_one_line(code, out, "instance 3", "'question'", "mapping")
+
+
+# The fuzzer: mutations of a valid task file. Every outcome is a task that passes the
+# run's checks or one HakariInputError; never a traceback, a hang, or a task of one of
+# the refused classes passing.
+
+_LEAVES = [
+    ("name",), ("language",), ("target",), ("answer_type",), ("labels",), ("fallback",),
+    ("fallback", "kind"), ("fallback", "value"), ("metrics",), ("templates",),
+    ("templates", 0, "id"), ("templates", 0, "prompt"), ("templates", 0, "regex"),
+    ("templates", 0, "answers"), ("templates", 1, "answers", "0"), ("templates", 1, "prompt"),
+    ("data", "instances", 0, "question"), ("data", "instances", 1, "label"),
+    ("max_new_chars",), ("fields",), ("prompt_suffix",),
+]  # fmt: skip
+_VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 3),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from(
+        [
+            "",
+            "yes",
+            "no",
+            "0",
+            "label",
+            "text",
+            "number",
+            "first_label",
+            "Q: {label}",
+            "Q: {question}",
+            "{{question}}",
+            "(yes|no)",
+            "[01]",
+            "Q:",
+            "accuracy",
+            "f1",
+            "{",
+            "x" * 300,
+            "ja",
+            "0-0",
+        ]
+    ),
+    st.lists(st.sampled_from(["yes", "no", "accuracy", "mcc", 0]), max_size=3),
+    st.dictionaries(st.sampled_from(["deep", "kind", "yes", "0"]), st.just(["x"]), max_size=2),
+)
+
+
+def _set(task: dict, path: tuple, value: object) -> bool:
+    node: object = task
+    for key in path[:-1]:
+        try:
+            node = node[key]  # type: ignore[index]
+        except (KeyError, IndexError, TypeError):
+            return False
+    if not isinstance(node, dict | list):
+        return False
+    try:
+        if value is _DELETE:
+            del node[path[-1]]  # type: ignore[arg-type]
+        else:
+            node[path[-1]] = value  # type: ignore[index]
+    except (KeyError, IndexError, TypeError):
+        return False
+    return True
+
+
+_DELETE = object()
+
+
+def _check_whole(path: Path) -> None:
+    """What `hakari run` checks before any model loads, in its order."""
+    task = load_task(path)
+    opts = RunOptions(n_boot=0)
+    decodings = ["greedy", "constrained", "loglik"]
+    preflight.check_tasks([task], opts, preflight.running_decodings([task], decodings))
+    preflight.scan_rows(task, opts, decodings)
+
+
+def _refused_class(task: dict) -> str | None:
+    """The issue's class a mutated task falls in, if it is one."""
+    spec = task if isinstance(task, dict) else {}
+    metrics = spec.get("metrics")
+    if isinstance(metrics, list) and len(metrics) != len({json.dumps(m) for m in metrics}):
+        return "duplicate metric"
+    templates = spec.get("templates")
+    for t in templates if isinstance(templates, list) else []:
+        prompt = t.get("prompt") if isinstance(t, dict) else None
+        if isinstance(prompt, str) and "{label}" in prompt and spec.get("target") == "label":
+            return "the gold in the prompt"
+        if prompt in ("Q:", "", "yes", "no", "label", "0-0", "x" * 300):
+            return "a prompt without an instance field"
+    data = spec.get("data")
+    rows = data.get("instances") if isinstance(data, dict) else None
+    rows = rows if isinstance(rows, list) else []
+    if any(isinstance(r, dict) and isinstance(r.get("question"), dict | list) for r in rows):
+        return "a mapping or list in the prompt"
+    return None
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    edits=st.lists(
+        st.tuples(st.sampled_from(_LEAVES), st.one_of(_VALUES, st.just(_DELETE))),
+        min_size=1,
+        max_size=3,
+    ),
+    duplicate_key=st.booleans(),
+)
+def test_fuzzed_task_files_load_or_are_one_error(
+    tmp_path: Path, edits: list[tuple[tuple, object]], duplicate_key: bool
+) -> None:
+    task = _inline(GOOD)
+    for where, value in edits:
+        _set(task, where, value)
+    text = yaml.safe_dump(task, allow_unicode=True, sort_keys=False)
+    if duplicate_key:
+        text += "language: en\n"
+    path = tmp_path / "fuzzed.yaml"
+    path.write_text(text, encoding="utf-8")
+    refused = "a duplicate key" if duplicate_key else _refused_class(task)
+    try:
+        within_deadline(lambda: _check_whole(path))
+    except HakariInputError as exc:
+        line = str(exc)
+        assert "\n" not in line and ("fuzzed.yaml" in line or "field" in line), line
+        return
+    assert refused is None, f"{refused} was accepted:\n{text}"

@@ -41,8 +41,8 @@ pytestmark = pytest.mark.skipif(
 @pytest.fixture(scope="module")
 def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, list[str], Path]]:
     folder = tmp_path_factory.mktemp("browser")
-    run = make_run(folder, limit=6, n_boot=30)
-    add_paired(run, n_boot=30)
+    run = make_run(folder, limit=6, n_boot=40)
+    add_paired(run, n_boot=40)
     hostile = make_hostile_copy(run, folder)
     html_path = folder / "report.html"
     meta = make_meta(folder, n_boot=50)

@@ -105,7 +105,7 @@ def test_one_model_gets_the_per_template_chart_with_its_intervals(
     run, _ = runs
     data = json.loads((run / "results.json").read_text(encoding="utf-8"))
     data["models"] = {"oracle-7b": data["models"]["oracle-7b"]}
-    for key in ("paired", "alpha_sweep"):
+    for key in ("paired", "alpha_sweep", "model_groups"):  # of the models dropped
         data.pop(key, None)
     one = tmp_path / "one"
     one.mkdir()
@@ -262,13 +262,17 @@ def test_csv_guards_formulas(tmp_path: Path, runs: tuple[Path, Path]) -> None:
     run, _ = runs
     data = json.loads((run / "results.json").read_text(encoding="utf-8"))
     data["models"] = {"=HYPERLINK(1)": data["models"]["oracle-7b"]}
+    data.pop("model_groups", None)  # of the models dropped
     (tmp_path / "results.json").write_text(json.dumps(data), encoding="utf-8")
     paths = write_csv(load_inputs([tmp_path]), tmp_path / "csv")
     assert "'=HYPERLINK(1)" in paths[0].read_text(encoding="utf-8")
 
 
-def test_cli_html_csv_and_markdown(runs: tuple[Path, Path], tmp_path: Path) -> None:
+def test_cli_html_csv_and_markdown(
+    runs: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     run, _ = runs
+    monkeypatch.chdir(tmp_path)  # missing folders are made inside the working folder only
     out = tmp_path / "sub" / "report.html"
     result = CliRunner().invoke(
         app, ["report", str(run), "--html", str(out), "--csv", str(tmp_path / "c")]

@@ -137,6 +137,7 @@ def test_export_is_the_cartesian_product_with_targets_in_each_answer_format(
     task = load_task(name)
     spec = task.spec
     out = tmp_path / "out" / f"{name}.jsonl"
+    out.parent.mkdir()  # an output's missing folder is made only inside the working folder
     n = export_training_data(name, split="train", output=out, data_dir=train_dir)
     rows = read_jsonl(out)
     n_instances = 2 if name == "jsquad" else len(TRAIN[name][1])

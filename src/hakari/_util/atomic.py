@@ -81,16 +81,37 @@ def check_output(
     *,
     inputs: Iterable[PathLike] = (),
     owner: bool = False,
+    in_given_folder: bool = False,
 ) -> Output:
     """`path` as an `Output`, or one `HakariInputError` naming the file and `option` when
-    it must not be written (see the module docstring). Call it before any work."""
+    it must not be written (see the module docstring). Call it before any work.
+
+    A missing folder above the file is made only inside the working folder, or where it
+    is the folder the option named (`in_given_folder`: `--csv DIR`): `--json
+    /nonexistent/x.json` is a typo, and must not make a folder at the file system root."""
     out = (
         path
         if isinstance(path, Output)
         else Output(Path(path), option, tuple(Path(p) for p in inputs), owner)
     )
-    _destination(out)
+    where, kind = _destination(out)
+    if kind != "stream":
+        _check_new_folders(out, where.parent.parent if in_given_folder else where.parent)
     return out
+
+
+def _check_new_folders(out: Output, folder: Path) -> None:
+    """`folder` exists, or the folders to make lie inside the working folder."""
+    if folder.is_dir():
+        return
+    cwd = Path(os.path.realpath(os.getcwd()))
+    if folder == cwd or cwd in folder.parents:
+        return
+    raise _refused(
+        out,
+        f"the folder {folder} does not exist (hakari makes missing folders only inside the "
+        "working folder); create it first",
+    )
 
 
 def check_output_folder(

@@ -102,6 +102,28 @@ def choice(value: str, option: str, choices: Collection[T]) -> T:
     raise HakariInputError(f"unknown value {value!r:.60}; choose from {listed}", field=option)
 
 
+def bootstrap_replicates(value: object, option: str, *, confidence: float = 0.95) -> int:
+    """0 (no intervals) or enough replicates for a `confidence` interval to mean
+    something: each tail beyond the interval must hold at least one replicate, so
+    n ≥ 2 / (1 − confidence) (40 at 95 %). With fewer, a percentile "interval" is the
+    smallest and largest replicate, or one replicate twice: zero width, and it can
+    exclude its own estimate."""
+    n = integer(value, option, low=0)
+    least = min_bootstrap_replicates(confidence)
+    if 0 < n < least:
+        raise HakariInputError(
+            f"{n} bootstrap replicates cannot give a {confidence:.0%} interval (at least "
+            f"{least}, or 0 for no intervals)",
+            field=option,
+        )
+    return n
+
+
+def min_bootstrap_replicates(confidence: float = 0.95) -> int:
+    """The fewest replicates with one beyond each end of a `confidence` interval."""
+    return math.ceil(2 / (1 - confidence) - 1e-9)
+
+
 def available_memory() -> int | None:
     """Bytes the machine can give a new allocation now (see the module docstring), or
     None where that cannot be read."""

@@ -20,12 +20,19 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Self
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, ValidationInfo
 
 from hakari.errors import HakariInputError
 
 _READ_KEY = "hakari.records"
 _READ = {_READ_KEY: "read from a file"}
+
+
+def read_from_file(info: ValidationInfo) -> bool:
+    """Whether a validator runs on a record read from a file (`from_json`, `from_data`),
+    not on one built or changed in code: for the checks of what a hand-edited or
+    foreign file may hold that code builds in steps."""
+    return isinstance(info.context, dict) and _READ_KEY in info.context
 
 
 class Record(BaseModel):

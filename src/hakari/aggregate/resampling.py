@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from hakari._util import checks
 from hakari.aggregate.intervals import (
     CI_METHODS,
     DEFAULT_CI_METHOD,
@@ -38,6 +39,7 @@ from hakari.aggregate.scorers import (
     multiplicities,
 )
 from hakari.aggregate.summary import AggregateStats, aggregate
+from hakari.errors import HakariInputError
 from hakari.scoring import corpus
 
 # Replicates are processed in chunks of about this many (replicate, instance) cells, which
@@ -83,10 +85,12 @@ def bootstrap_bytes(n_boot: int, *, kept_templates: int, widest: int) -> int:
 
 
 def check_bootstrap_options(n_boot: int, confidence: float, ci_method: str) -> None:
-    if n_boot < 1:
-        raise ValueError(f"n_boot must be >= 1, got {n_boot}")
+    """The same rule as the CLI's `--n-boot` (`checks.bootstrap_replicates`), for the
+    Python API: an interval needs replicates beyond both of its ends."""
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must lie in (0, 1), got {confidence}")
+    if checks.bootstrap_replicates(n_boot, "n_boot", confidence=confidence) == 0:
+        raise HakariInputError("0 replicates give no interval; ask for none", field="n_boot")
     if ci_method not in CI_METHODS:
         raise ValueError(f"unknown CI method {ci_method!r}; expected one of {CI_METHODS}")
 

@@ -26,6 +26,7 @@ ADAPTER_WEIGHTS = ("adapter_model.safetensors", "adapter_model.bin")
 class AdapterRef:
     path: Path  # the adapter folder, resolved
     sha256: str  # of adapter_config.json and the weights file
+    base_model: str | None = None  # adapter_config.json's base_model_name_or_path
 
     @property
     def short_hash(self) -> str:
@@ -73,7 +74,36 @@ def check_adapter(folder: Path) -> AdapterRef:
         )
     if weights[0].suffix == ".safetensors":
         _check_safetensors(weights[0])
-    return AdapterRef(path=folder.resolve(), sha256=_hash_files([config_path, weights[0]]))
+    base = config.get("base_model_name_or_path")
+    return AdapterRef(
+        path=folder.resolve(),
+        sha256=_hash_files([config_path, weights[0]]),
+        base_model=base.strip() if isinstance(base, str) and base.strip() else None,
+    )
+
+
+def check_adapter_base(adapter: AdapterRef, base_spec: str, names: set[str]) -> None:
+    """The adapter was trained on the model it is put on: its config's
+    `base_model_name_or_path` is one of the model's `names` (hub ids, folder paths,
+    packaged names), compared by their last path component, case aside. A packaged
+    model's converted folder is named `<name>-<hash>`. An adapter that does not say is
+    taken as it is."""
+    if adapter.base_model is None:
+        return
+    known = {_last_part(n) for n in names if n}
+    trained_on = _last_part(adapter.base_model)
+    if trained_on in known or any(trained_on.startswith(f"{n}-") for n in known):
+        return
+    raise ModelLoadError(
+        f"the adapter {adapter.path} was trained on {adapter.base_model!r} "
+        f"({ADAPTER_CONFIG}: base_model_name_or_path), not on {base_spec!r}; put it on "
+        "its own base model",
+        field="--model",
+    )
+
+
+def _last_part(name: str) -> str:
+    return name.strip().rstrip("/\\").replace("\\", "/").rsplit("/", 1)[-1].lower()
 
 
 def _check_safetensors(path: Path) -> None:

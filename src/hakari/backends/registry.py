@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from hakari.backends import weights
-from hakari.backends.adapters import AdapterRef, parse_adapter_spec
+from hakari.backends.adapters import AdapterRef, check_adapter_base, parse_adapter_spec
 from hakari.backends.base import Backend, Needs
 from hakari.backends.packaged import PACKAGED_MODELS, PackagedModel
 from hakari.backends.packaged import list_packaged_models as _list_packaged
@@ -127,7 +127,10 @@ def _load_openai(spec: str, adapter: AdapterRef | None, opts: LoadOptions) -> Ba
 
 
 def _check_vllm(spec: str, adapter: AdapterRef | None, opts: LoadOptions) -> None:
+    import importlib.util
+
     from hakari.backends.vllm import (
+        INSTALL_HINT,
         check_dtype,
         check_engine_args,
         check_lora_loglik,
@@ -140,6 +143,8 @@ def _check_vllm(spec: str, adapter: AdapterRef | None, opts: LoadOptions) -> Non
     lora_rank(adapter)  # a rank vLLM can take
     check_engine_args(opts.serving.engine_args)  # against vLLM's EngineArgs
     check_lora_loglik(adapter, loglik=opts.needs.loglik)
+    if importlib.util.find_spec("vllm") is None:  # found now, not when its turn comes
+        raise ModelLoadError(f"{spec}: {INSTALL_HINT}", field="--model")
 
 
 def _load_vllm(spec: str, adapter: AdapterRef | None, opts: LoadOptions) -> Backend:
@@ -218,6 +223,27 @@ def spec_form(spec: str) -> tuple[SpecForm, str, AdapterRef | None]:
     raise ModelLoadError(_unknown_spec_message(spec), field="--model")
 
 
+def model_key(spec: str) -> str:
+    """What makes two specs the same model: the spec without surrounding spaces, and for
+    a server its model and base URLs as requests use them (no trailing slash, the scheme
+    and host in lower case), so `…/v1` and `…/v1/ ` are one model."""
+    spec = spec.strip()
+    if not spec.startswith("openai:"):
+        return spec
+    from urllib.parse import urlsplit, urlunsplit
+
+    from hakari.backends.openai import parse_spec
+
+    parsed = parse_spec(spec)
+    urls = []
+    for url in parsed.base_urls:
+        parts = urlsplit(url)
+        urls.append(
+            urlunsplit(parts._replace(scheme=parts.scheme.lower(), netloc=parts.netloc.lower()))
+        )
+    return f"openai:{parsed.model}@{','.join(urls)}"
+
+
 def check_spec(
     spec: str,
     *,
@@ -231,6 +257,8 @@ def check_spec(
     that it can do what the run `needs` in `prompt_format`; `evaluate` runs it for every
     `--model` before the first model loads."""
     form, base, adapter = spec_form(spec)
+    if adapter is not None:  # trained on this model? known before the model loads
+        check_adapter_base(adapter, base, weights.model_names(base))
     opts = LoadOptions(
         dtype=dtype,
         device=device,
@@ -253,6 +281,8 @@ def load_backend(
 ) -> Backend:
     """The backend for a model spec; raises `ModelLoadError` with one clear message."""
     form, base, adapter = spec_form(spec)
+    if adapter is not None:  # trained on this model? known before the model loads
+        check_adapter_base(adapter, base, weights.model_names(base))
     opts = LoadOptions(
         dtype, device, prompt_format, trust_remote_code, cache_dir, serving or ServingOptions()
     )

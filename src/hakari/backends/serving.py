@@ -54,7 +54,8 @@ class ServingOptions:
     tensor_parallel_size: int = 1
     data_parallel_size: int = 1
     distributed_executor_backend: str | None = None  # "ray" for several nodes
-    gpu_memory_utilization: float = 0.9
+    # None: vLLM's own default on a GPU; on a CPU host, what is free (`backends.vllm`)
+    gpu_memory_utilization: float | None = None
     max_model_len: int | None = None
     enforce_eager: bool = False  # no compiled graphs: starts in ~1 min on a CPU, not 4-5
     # any other field of vLLM's EngineArgs, as given: "KEY=VALUE" (VALUE read as JSON
@@ -77,7 +78,10 @@ class ServingOptions:
         checks.number(self.max_retry_time, "max_retry_time", low=0.0, low_open=True)
         checks.number(self.backoff_base, "backoff_base", low=0.0)
         checks.number(self.backoff_cap, "backoff_cap", low=0.0)
-        checks.probability(self.gpu_memory_utilization, "--gpu-memory-utilization", open_low=True)
+        if self.gpu_memory_utilization is not None:
+            checks.probability(
+                self.gpu_memory_utilization, "--gpu-memory-utilization", open_low=True
+            )
         checks.optional_integer(self.max_model_len, "--max-model-len", low=1)
         if self.distributed_executor_backend is not None:
             checks.choice(
@@ -92,6 +96,28 @@ class ServingOptions:
             )
         for arg in self.engine_args:
             split_engine_arg(arg)
+
+
+# The options only an in-process vLLM engine (a `vllm:` spec) reads, by CLI flag.
+ENGINE_OPTIONS = {
+    "tensor_parallel_size": "--tensor-parallel-size",
+    "data_parallel_size": "--data-parallel-size",
+    "distributed_executor_backend": "--distributed-executor-backend",
+    "gpu_memory_utilization": "--gpu-memory-utilization",
+    "max_model_len": "--max-model-len",
+    "enforce_eager": "--enforce-eager",
+    "engine_args": "--engine-arg",
+}
+
+
+def engine_options_given(opts: ServingOptions) -> list[str]:
+    """The flags of `ENGINE_OPTIONS` set away from their defaults."""
+    default = ServingOptions()
+    return [
+        flag
+        for name, flag in ENGINE_OPTIONS.items()
+        if getattr(opts, name) != getattr(default, name)
+    ]
 
 
 def split_engine_arg(arg: str) -> tuple[str, str]:

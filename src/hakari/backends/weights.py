@@ -109,6 +109,26 @@ def check_local_spec(spec: str) -> None:
     hub.hub_model(source, revision)  # in the local cache, or on a hub that answers
 
 
+def model_names(spec: str) -> set[str]:
+    """What a packaged, `hf:` or `vllm:` spec's model is called, known without loading
+    it: its packaged name and hub id, its hub id, or its folder's path and the
+    `_name_or_path` of its config.json (for comparing with an adapter's base model)."""
+    if spec in PACKAGED_MODELS:
+        return {spec, PACKAGED_MODELS[spec].upstream}
+    source = parse_hf(HF_PREFIX + spec.removeprefix("vllm:").removeprefix(HF_PREFIX))[0]
+    folder = Path(source).expanduser()
+    names = {source}
+    if folder.is_dir():
+        names.add(str(folder.resolve()))
+        try:
+            config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            config = None
+        if isinstance(config, dict) and isinstance(config.get("_name_or_path"), str):
+            names.add(config["_name_or_path"])
+    return names
+
+
 def has_chat_template(spec: str) -> bool | None:
     """Whether a packaged or `hf:` spec's tokenizer has a chat template, known without
     loading it: packaged models by their table, local folders by their tokenizer files;

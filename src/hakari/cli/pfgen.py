@@ -315,7 +315,7 @@ def build_reference(
         check_output_folder(output_dir, "--output-dir", inputs=[folder])
         read = [*question_files(folder), *answers, *([ng_rules] if ng_rules else [])]
         for path in [*question_files(folder), folder / "questions.jsonl"]:
-            check_output(output_dir / path.name, "--output-dir", inputs=read)
+            check_output(output_dir / path.name, "--output-dir", inputs=read, in_given_folder=True)
         known = {
             json.loads(p.read_text(encoding="utf-8"))["question"] for p in question_files(folder)
         }

@@ -59,6 +59,8 @@ def _report(
         from hakari.reports.page import build_html
 
         write_output(html_out, build_html(data, samples_per_template=samples, title=title))
+        for note in data.notes:
+            console.print(f"note: {note}", highlight=False, markup=False)
         console.print(f"report: {html}", highlight=False, markup=False)
     if csv_dir is not None:
         from hakari.reports.csv_export import write_csv

@@ -171,8 +171,13 @@ class Serving:
         str | None, typer.Option(help="vllm: mp or ray (several nodes).", rich_help_panel=SERVING)
     ] = None
     gpu_memory_utilization: Annotated[
-        float, typer.Option(help="vllm: share of GPU memory.", rich_help_panel=SERVING)
-    ] = 0.9
+        float | None,
+        typer.Option(
+            help="vllm: share of the device's memory (default: vLLM's on a GPU, what is "
+            "free on a CPU).",
+            rich_help_panel=SERVING,
+        ),
+    ] = None
     max_model_len: Annotated[
         int | None, typer.Option(help="vllm: context length.", rich_help_panel=SERVING)
     ] = None

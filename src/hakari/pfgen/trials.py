@@ -55,10 +55,12 @@ def read_trials(path: Path) -> TrialsFile:
         raw = path.read_bytes()
     except OSError as exc:
         raise HakariInputError(f"cannot read: {exc.strerror or exc}", file=str(path)) from exc
-    rows = [
-        _checked_row(path, lineno, row)
+    numbered = [
+        (lineno, _checked_row(path, lineno, row))
         for lineno, row in iter_jsonl(path, data=_decompressed(path, raw))
     ]
+    _check_no_copies(path, numbered)
+    rows = [row for _, row in numbered]
     if not rows:
         raise HakariInputError("the trials file has no answers", file=str(path))
     config_path = path.parent / "config.json"
@@ -69,6 +71,29 @@ def read_trials(path: Path) -> TrialsFile:
         except (OSError, UnicodeDecodeError, json.JSONDecodeError):
             config = None
     return TrialsFile(path, hashlib.sha1(raw).hexdigest(), rows, config)
+
+
+def _check_no_copies(path: Path, numbered: list[tuple[int, dict[str, Any]]]) -> None:
+    """One answer per question and trial: a row whose question was already answered in
+    the same trial (the same `trial`, else the same `timestamp`) is a copy (a file
+    concatenated with itself), which would count one generation twice. Rows with
+    neither field cannot be told apart from equal answers of two trials."""
+    seen: dict[tuple[str, str, str], int] = {}
+    for lineno, row in numbered:
+        for name in ("trial", "timestamp"):
+            if row.get(name) is not None:
+                key = (row["question"], name, json.dumps(row[name]))
+                break
+        else:
+            continue
+        if key in seen:
+            raise HakariInputError(
+                f"line {lineno} answers the question of line {seen[key]} again in the same "
+                f"trial ({key[1]} {row[key[1]]!r}): a copied row would be scored twice",
+                file=str(path),
+                field=key[1],
+            )
+        seen[key] = lineno
 
 
 def check_questions(trials: TrialsFile, known: set[str]) -> None:

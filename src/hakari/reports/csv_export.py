@@ -55,7 +55,10 @@ def _write(path: Output, header: list[str], rows: list[list[Any]]) -> None:
 def csv_outputs(out_dir: Path, inputs: Sequence[Path] = ()) -> list[Output]:
     """The three files `write_csv` writes into `out_dir`, checked (`check_output`)."""
     check_output_folder(out_dir, "--csv")
-    return [check_output(out_dir / name, "--csv", inputs=inputs) for name in CSV_FILES]
+    return [
+        check_output(out_dir / name, "--csv", inputs=inputs, in_given_folder=True)
+        for name in CSV_FILES
+    ]
 
 
 def write_csv(data: ReportData, out_dir: Path, inputs: Sequence[Path] = ()) -> list[Path]:
@@ -102,7 +105,7 @@ def write_csv(data: ReportData, out_dir: Path, inputs: Sequence[Path] = ()) -> l
                                 template_id,
                                 metric,
                                 value,
-                                tr.fallback_rate,
+                                tr.fallback_rate if tr.n > 0 else None,  # never run
                                 tr.n,
                             ]
                         )

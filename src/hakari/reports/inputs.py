@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hakari._util.jsonl import iter_jsonl_lenient
 from hakari.errors import HakariInputError
 from hakari.reports.correctness import is_correct
 from hakari.results import EvalResults, ModelResult
@@ -39,6 +38,8 @@ class ReportData:
     runs: list[Run]
     models: dict[str, ModelResult]  # report label -> results, in input order
     meta: list[tuple[Path, dict[str, Any]]] = field(default_factory=list)
+    # what the report left out of its inputs, one line each ("FILE: skipped line 7 ...")
+    notes: list[str] = field(default_factory=list)
 
     @property
     def tasks(self) -> list[str]:
@@ -100,6 +101,11 @@ def load_inputs(paths: Iterable[Path]) -> ReportData:
             meta.append((results_path, obj))
             continue
         results = EvalResults.from_data(obj, source=str(results_path))
+        if not results.models:
+            failed = f" (failed: {', '.join(results.failed)})" if results.failed else ""
+            raise HakariInputError(
+                f"holds no model's results{failed}: nothing to report", file=str(results_path)
+            )
         samples = results_path.parent / "samples.jsonl"
         runs.append(Run(results_path, results, samples if samples.exists() else None))
     if not runs and not meta:
@@ -196,7 +202,9 @@ def _wanted(kept: dict[tuple[str, str], list[int]], per_template: int, line: str
 
 def read_samples(data: ReportData, per_template: int) -> dict[str, list[SampleBlock]]:
     """task -> the first `per_template` instances of every template, with every model's
-    and decoding's answer to each."""
+    and decoding's answer to each. A line that is no sample record (a line cut by a
+    kill, a hand edit, bytes that are not UTF-8) is skipped and said in `data.notes`:
+    the rest of the file is still shown."""
     blocks: dict[tuple[str, str, int], SampleBlock] = {}
     kept: dict[tuple[str, str], list[int]] = {}
     for run in data.runs:
@@ -205,40 +213,72 @@ def read_samples(data: ReportData, per_template: int) -> dict[str, list[SampleBl
         names = {r.identity.get("name", k): run.labels[k] for k, r in run.results.models.items()}
         names.update({k: run.labels[k] for k in run.results.models})
         qa_mode = run.results.config.qa_mode or "first-line"
-        wanted = functools.partial(_wanted, kept, per_template)
-        for rec in iter_jsonl_lenient(run.samples, keep=wanted):
-            try:
-                task, template, index = rec["task"], str(rec["template_id"]), rec["index"]
-            except (KeyError, TypeError):
-                continue  # not a sample row: the rest of the file is still useful
-            indices = kept.setdefault((task, template), [])
-            if index not in indices:
-                if len(indices) >= per_template:
+        skipped: list[int] = []
+        with run.samples.open("rb") as fh:
+            for lineno, raw in enumerate(fh, start=1):
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    skipped.append(lineno)
                     continue
-                indices.append(index)
-            key = (task, template, index)
-            block = blocks.get(key)
-            if block is None:
-                block = blocks[key] = SampleBlock(
-                    task, template, index, str(rec.get("prompt", "")), rec.get("gold")
+                if not _wanted(kept, per_template, line):
+                    continue
+                rec = _sample_record(line)
+                if rec is None:
+                    if line.strip():
+                        skipped.append(lineno)
+                    continue
+                task, template, index = rec["task"], str(rec["template_id"]), rec["index"]
+                indices = kept.setdefault((task, template), [])
+                if index not in indices:
+                    if len(indices) >= per_template:
+                        continue
+                    indices.append(index)
+                key = (task, template, index)
+                block = blocks.get(key)
+                if block is None:
+                    block = blocks[key] = SampleBlock(
+                        task, template, index, str(rec.get("prompt", "")), rec.get("gold")
+                    )
+                model = names.get(str(rec.get("model")), str(rec.get("model")))
+                block.rows.append(
+                    SampleRow(
+                        model=model,
+                        decoding=str(rec.get("decoding", "")),
+                        output=str(rec.get("output", "")),
+                        answer=rec.get("answer"),
+                        fallback=bool(rec.get("fallback")),
+                        correct=is_correct(
+                            rec.get("answer"),
+                            rec.get("gold"),
+                            language=data.language(task),
+                            qa_mode=qa_mode,
+                        ),
+                    )
                 )
-            model = names.get(str(rec.get("model")), str(rec.get("model")))
-            block.rows.append(
-                SampleRow(
-                    model=model,
-                    decoding=str(rec.get("decoding", "")),
-                    output=str(rec.get("output", "")),
-                    answer=rec.get("answer"),
-                    fallback=bool(rec.get("fallback")),
-                    correct=is_correct(
-                        rec.get("answer"),
-                        rec.get("gold"),
-                        language=data.language(task),
-                        qa_mode=qa_mode,
-                    ),
-                )
+        if skipped:
+            more = f" and {len(skipped) - 1} more" if len(skipped) > 1 else ""
+            data.notes.append(
+                f"{run.samples}: skipped line {skipped[0]}{more}: not a sample record "
+                "(the other samples are shown)"
             )
     out: dict[str, list[SampleBlock]] = {}
     for block in blocks.values():
         out.setdefault(block.task, []).append(block)
     return out
+
+
+def _sample_record(line: str) -> dict[str, Any] | None:
+    """A samples.jsonl line as a record with a task, template id and index, or None."""
+    try:
+        rec = json.loads(line)
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(rec, dict):
+        return None
+    ok = (
+        isinstance(rec.get("task"), str)
+        and isinstance(rec.get("template_id"), str | int)
+        and isinstance(rec.get("index"), int)
+    )
+    return rec if ok else None

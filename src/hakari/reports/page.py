@@ -339,10 +339,11 @@ def build_html(
         for i, t in enumerate(data.tasks)
     )
     overview = _overview(data)
+    notes = "".join(f"<p class=note>{esc(note)}</p>" for note in data.notes)
     sections = [
         f'<header class="top"><h1>{esc(title)}</h1>'
         f'<p class="meta">{len(data.models)} models · {len(data.tasks)} tasks · '
-        f"{len(data.runs)} run(s)</p><nav>{nav}</nav></header>",
+        f"{len(data.runs)} run(s)</p>{notes}<nav>{nav}</nav></header>",
         f'<section id="runs"><h2>How these results were made</h2>{runs}</section>'
         if data.runs
         else "",

@@ -80,6 +80,17 @@ def estimate_note(dec: DecodingResult) -> str | None:
     )
 
 
+def mean_fallback(dec: DecodingResult) -> float | None:
+    """The mean fallback rate of the templates that ran (a budgeted run may leave some
+    with no cell: they have no rate, not a rate of 0); None when none ran."""
+    ran = [t.fallback_rate for t in dec.templates.values() if t.n > 0]
+    return sum(ran) / len(ran) if ran else None
+
+
+def fallback_text(rate: float | None) -> str:
+    return "not run" if rate is None else f"{rate:.1%}"
+
+
 def table_rows(task: TaskResult, dec: DecodingResult) -> Iterator[list[str]]:
     metrics = task.metrics
     mark = ESTIMATED_MARK if dec.budget is not None else ""
@@ -87,7 +98,7 @@ def table_rows(task: TaskResult, dec: DecodingResult) -> Iterator[list[str]]:
         yield [
             template_id,
             *(mark + fmt(tr.metrics.get(m)) for m in metrics),
-            f"{tr.fallback_rate:.1%}",
+            fallback_text(tr.fallback_rate if tr.n > 0 else None),
             str(tr.n),
         ]
     if task.chance:
@@ -158,7 +169,7 @@ def summary_rows(results: EvalResults) -> Iterator[list[str]]:
             for decoding, dec in tres.decodings.items():
                 if dec.skipped or not dec.templates:
                     continue
-                fallback = sum(t.fallback_rate for t in dec.templates.values()) / len(dec.templates)
+                fallback = mean_fallback(dec)
                 mark = ESTIMATED_MARK if dec.budget is not None else ""
                 for metric in tres.metrics:
                     a = dec.aggregate.get(metric)
@@ -172,7 +183,7 @@ def summary_rows(results: EvalResults) -> Iterator[list[str]]:
                         mark + sharpe_text(a) + sharpe_ci_text(a),
                         fmt(a.min if a else None) + "–" + fmt(a.max if a else None),
                         fmt(tres.chance.get(metric)),
-                        f"{fallback:.1%}",
+                        fallback_text(fallback),
                     ]
 
 

@@ -12,18 +12,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from hakari.reports.markup import ci, esc, num, pct, table
+from hakari.reports.rows import mean_fallback
 from hakari.results import DecodingResult, TaskResult
 from hakari.results.paired import ModelGroups, PairedComparison, PairedStatistic, Verdict
 from hakari.results.stats import AggregateStats
 
 # A metric whose natural range is [-1, 1] is coloured on that range, the rest on [0, 1].
 SIGNED_METRICS = {"mcc", "pearson", "spearman", "kendall"}
-
-
-def mean_fallback(dec: DecodingResult) -> float | None:
-    if not dec.templates:
-        return None
-    return sum(t.fallback_rate for t in dec.templates.values()) / len(dec.templates)
 
 
 def ranks(values: Mapping[str, float | None]) -> dict[str, int]:
@@ -162,7 +157,7 @@ def heatmap(
             bg, fg = _colour(float(value), low, high)
             fallback = (
                 f'<small class="fb">fb {pct(tr.fallback_rate)}</small>'
-                if tr.fallback_rate > 0
+                if tr.fallback_rate > 0 and tr.n > 0
                 else ""
             )
             cells.append(

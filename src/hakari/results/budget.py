@@ -4,7 +4,9 @@ runner; typed here so that reading a results.json does not import scipy."""
 
 from __future__ import annotations
 
-from hakari._util.records import Record
+from pydantic import ValidationInfo, model_validator
+
+from hakari._util.records import Record, read_from_file
 
 
 class DesignRecord(Record):
@@ -20,6 +22,23 @@ class DesignRecord(Record):
     """Cells of the full grid: templates × instances."""
     fraction: float
     """`cells_run / grid_size`."""
+
+    @model_validator(mode="after")
+    def _within_the_grid(self, info: ValidationInfo) -> DesignRecord:
+        # a hand-edited record printed "estimated from 520000000% of the grid"
+        if not read_from_file(info):
+            return self
+        if self.grid_size < 1 or not 0 <= self.cells_run <= self.grid_size:
+            raise ValueError(
+                f"cells_run {self.cells_run} is not within the grid of {self.grid_size} "
+                "cells: a damaged or hand-edited budget record"
+            )
+        if abs(self.fraction - self.cells_run / self.grid_size) > 1e-6:
+            raise ValueError(
+                f"fraction {self.fraction} is not cells_run / grid_size "
+                f"({self.cells_run} / {self.grid_size}): a damaged or hand-edited budget record"
+            )
+        return self
 
 
 class EstimatorRecord(Record):

@@ -7,10 +7,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from hakari._util.atomic import json_text, write_text_atomic
-from hakari._util.records import Record
+from hakari._util.records import Record, read_from_file
 from hakari._util.redact import redact_tree
 from hakari.results.budget import BudgetRecord
 from hakari.results.paired import ModelGroups, PairedComparison
@@ -238,6 +238,21 @@ class DecodingResult(Record):
     the template scores (`hakari.aggregate.dimensions`); written when templates carry
     levels (a task's `space:`)."""
 
+    @model_validator(mode="after")
+    def _estimates_have_their_record(self, info: ValidationInfo) -> DecodingResult:
+        # without it, estimated numbers would be shown as a full run's
+        if (
+            read_from_file(info)
+            and self.budget is None
+            and any(t.estimated for t in self.templates.values())
+        ):
+            raise ValueError(
+                "its templates are marked estimated (from part of the grid) but it has no "
+                "budget record: a hand-edited file; estimated numbers cannot be shown as "
+                "measured ones"
+            )
+        return self
+
 
 class TaskResult(Record):
     """One model × task."""
@@ -344,6 +359,22 @@ class EvalResults(Record):
     multiple-comparison correction, and the groups of tied models
     (`hakari.aggregate.multiple`); written for runs of three or more models and budgeted
     runs of two or more (with a bootstrap)."""
+
+    @model_validator(mode="after")
+    def _groups_name_models_of_the_file(self, info: ValidationInfo) -> EvalResults:
+        if not read_from_file(info) or not self.models:  # none: the readers say so
+            return self
+        for task, per_decoding in (self.model_groups or {}).items():
+            for decoding, per_metric in per_decoding.items():
+                for metric, groups in per_metric.items():
+                    named = {*groups.scores, *(m for g in groups.groups for m in g)}
+                    unknown = sorted(named - self.models.keys())
+                    if unknown:
+                        raise ValueError(
+                            f"model_groups.{task}.{decoding}.{metric} names {unknown[0]!r}, "
+                            "which is not one of the file's models"
+                        )
+        return self
 
     @field_validator("schema_version")
     @classmethod

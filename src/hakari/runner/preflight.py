@@ -30,6 +30,7 @@ from hakari._util import checks
 from hakari.aggregate import bootstrap_bytes
 from hakari.aggregate.budget.floor import grid_verdict
 from hakari.backends import registry
+from hakari.backends.serving import engine_options_given
 from hakari.errors import HakariInputError
 from hakari.runner.collect import task_instances
 from hakari.runner.options import Decoding, RunOptions, skip_reason
@@ -62,7 +63,7 @@ def check_options(opts: RunOptions) -> None:
     checks.optional_integer(opts.limit, "--limit", low=1)
     check_sampling(opts.sample, opts.limit, opts.seed)
     checks.number(opts.alpha, "--alpha", low=0.0)  # Sharpe: mean / (alpha · std + 1)
-    checks.integer(opts.n_boot, "--n-boot", low=0)  # 0: no bootstrap
+    checks.bootstrap_replicates(opts.n_boot, "--n-boot")  # 0: no bootstrap
     if opts.batch_size is not None:  # None: the backend chooses
         checks.integer(opts.batch_size, "--batch-size", low=1)
     opts.serving.check()
@@ -99,12 +100,15 @@ def check_models(
     the prompt format asked for; none repeats (results are keyed by spec)."""
     if not models:
         raise HakariInputError("no model given", field="--model")
-    seen: set[str] = set()
+    seen: dict[str, str] = {}
     for spec in models:
-        if spec in seen:
-            raise HakariInputError(f"model {spec!r} is given twice", field="--model")
-        seen.add(spec)
+        key = registry.model_key(spec) if builtin_loader else spec
+        if key in seen:
+            also = "" if seen[key] == spec else f" (as {seen[key]!r} too)"
+            raise HakariInputError(f"model {spec!r} is given twice{also}", field="--model")
+        seen[key] = spec
     if builtin_loader:
+        _check_engine_options(models, opts)
         for spec in models:
             registry.check_spec(
                 spec,
@@ -120,6 +124,18 @@ def check_models(
                     "(chat where a model has a template) or completion",
                     field="--prompt-format",
                 )
+
+
+def _check_engine_options(models: Sequence[str], opts: RunOptions) -> None:
+    """vLLM's engine options apply to `vllm:` models only: given to a run without one,
+    they would be recorded in config.serving and change nothing."""
+    given = engine_options_given(opts.serving)
+    if given and not any(registry.spec_form(m)[0].name == "vllm" for m in models):
+        raise HakariInputError(
+            f"{given[0]} applies to vllm: models only, and no --model is one (an openai: "
+            "server takes its engine options where it is started)",
+            field=given[0],
+        )
 
 
 def running_decodings(tasks: Sequence[Task], decodings: Sequence[Decoding]) -> list[Decoding]:

@@ -86,6 +86,10 @@ def _render(task: Task, template: Template, row: dict[str, Any], index: int) -> 
             file=str(task.path),
             template=template.id,
         ) from None
+    except TypeError as exc:  # a mapping or list where the prompt wants text
+        raise HakariInputError(
+            f"instance {index}: {exc}", file=str(task.path), template=template.id, field="prompt"
+        ) from None
     except ValueError as exc:  # a gold outside the label set
         raise HakariInputError(
             f"instance {index}: {exc}", file=str(task.path), template=template.id, field="labels"

@@ -68,6 +68,29 @@ def resolve_task_path(path_or_name: str | Path) -> Path:
     )
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's safe loader, refusing a key given twice in one mapping (plain YAML keeps
+    the last one silently)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        seen: set[object] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if isinstance(key, list | dict):
+                continue  # unhashable: the base class reports it
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"the key {key!r} is given twice", key_node.start_mark
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+_UniqueKeyLoader.add_constructor(
+    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _UniqueKeyLoader.construct_mapping
+)
+
+
 def load_task(path_or_name: str | Path) -> Task:
     """Load and validate a task by built-in name or YAML path."""
     path = resolve_task_path(path_or_name)
@@ -85,9 +108,9 @@ def load_task(path_or_name: str | Path) -> Task:
 def read_task_file(path: Path) -> dict[str, Any]:
     """A task file's YAML mapping (one error naming the file otherwise)."""
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8-sig"))
+        raw = yaml.load(path.read_text(encoding="utf-8-sig"), Loader=_UniqueKeyLoader)
     except yaml.YAMLError as exc:
-        raise HakariInputError(f"not valid YAML: {exc}", file=str(path)) from exc
+        raise HakariInputError(f"not valid YAML: {_yaml_problem(exc)}", file=str(path)) from None
     except UnicodeDecodeError as exc:
         raise HakariInputError(not_utf8_message(path, exc), file=str(path)) from None
     except OSError as exc:
@@ -102,6 +125,16 @@ def validated_spec(raw: dict[str, Any], path: Path) -> TaskSpec:
         return TaskSpec.model_validate(raw)
     except ValidationError as exc:
         raise _describe_validation_error(exc, raw, path) from exc
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    """A YAML error on one line: its problem and where (the library's own text spans
+    several lines, with a copy of the offending line)."""
+    if isinstance(exc, yaml.MarkedYAMLError) and exc.problem:
+        mark = exc.problem_mark
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        return f"{exc.problem}{where}"
+    return " ".join(str(exc).split())
 
 
 def _describe_validation_error(exc: ValidationError, raw: dict, path: Path) -> HakariInputError:

@@ -45,12 +45,24 @@ class _FieldView(dict[str, Any]):
         self._row = row
 
     def __missing__(self, key: str) -> Any:
-        return get_path(self._row, self._spec.field_path(key))
+        return field_text(self._spec, self._row, key)
+
+
+def field_text(spec: TaskSpec, row: Row, name: str) -> str:
+    """The value of field `name` as the text a prompt or regex shows. A mapping or list
+    is refused (TypeError): its Python repr, `{'deep': ['x']}`, is no text to prompt with."""
+    value = get_path(row, spec.field_path(name))
+    if isinstance(value, dict | list | tuple):
+        raise TypeError(
+            f"field {name!r} is a {'mapping' if isinstance(value, dict) else 'list'}, "
+            "not text (map a text field inside it with `fields:`)"
+        )
+    return str(value)
 
 
 def _fill_refs(pattern: str, spec: TaskSpec, row: Row, *, escape: bool) -> str:
     def value(m: re.Match[str]) -> str:
-        text = str(get_path(row, spec.field_path(m.group(1))))
+        text = field_text(spec, row, m.group(1))
         return regex_escape(text) if escape else text
 
     return INSTANCE_REF.sub(value, pattern)

@@ -95,7 +95,19 @@ class Fallback(_Strict):
     def _value_needed(self) -> Fallback:
         if self.kind in ("label", "number") and self.value is None:
             raise ValueError(f"fallback kind {self.kind!r} needs a `value`")
+        if self.kind == "number" and (
+            isinstance(self.value, bool) or not isinstance(self.value, int | float)
+        ):
+            raise ValueError(f"fallback kind 'number' needs a number `value`, not {self.value!r}")
         return self
+
+
+# the fallback kinds that give an answer of each answer type
+FALLBACK_KINDS: dict[str, tuple[str, ...]] = {
+    "label": ("label", "first_label"),
+    "number": ("number",),
+    "text": ("text",),
+}
 
 
 class Template(_Strict):
@@ -192,6 +204,15 @@ class TaskSpec(_Strict):
     fallback: Fallback
     # corpus metrics by name (`hakari.scoring.corpus`): each must score this answer type
     metrics: list[str] = Field(min_length=1)
+
+    @field_validator("metrics")
+    @classmethod
+    def _metrics_once(cls, v: list[str]) -> list[str]:
+        twice = sorted({m for m in v if v.count(m) > 1})
+        if twice:
+            raise ValueError(f"metric {twice[0]!r} is listed twice")
+        return v
+
     # Generation budget. `max_new_chars` counts the answer's characters (after leading
     # whitespace), the same for every tokenizer; the token cap then defaults to what any
     # tokenizer needs for it (4 a character). `max_new_tokens` alone is a plain token cap.
@@ -215,6 +236,12 @@ class TaskSpec(_Strict):
             if t.id in seen:
                 raise ValueError(f"duplicate template id {t.id!r}")
             seen.add(t.id)
+            self._check_fields_read(t)
+        if self.fallback.kind not in FALLBACK_KINDS[self.answer_type]:
+            raise ValueError(
+                f"fallback.kind {self.fallback.kind!r} does not give a {self.answer_type!r} "
+                f"answer (use {' or '.join(FALLBACK_KINDS[self.answer_type])})"
+            )
         if self.answer_type == "label":
             if not self.labels:
                 raise ValueError("a label task needs `labels`")
@@ -230,8 +257,6 @@ class TaskSpec(_Strict):
                         )
             if self.fallback.kind == "label" and str(self.fallback.value) not in label_keys:
                 raise ValueError(f"fallback label {self.fallback.value!r} is not in labels")
-        elif self.fallback.kind in ("label", "first_label"):
-            raise ValueError(f"fallback kind {self.fallback.kind!r} needs answer_type 'label'")
         for name in self.metrics:
             metric = corpus.get(name)  # ValueError naming the known metrics
             if self.answer_type not in metric.answer_types:
@@ -240,6 +265,23 @@ class TaskSpec(_Strict):
                     f"not {self.answer_type!r} ones"
                 )
         return self
+
+    def _check_fields_read(self, t: Template) -> None:
+        """A prompt must read the instance (else every prompt is the same) and must not
+        read the gold (else it hands the model the answer)."""
+        placeholders = t.placeholders()
+        if not placeholders:
+            raise ValueError(
+                f"template {t.id}: the prompt uses no field of the instance, so every "
+                "prompt is the same"
+            )
+        gold = self.field_path(self.target)
+        for name in placeholders:
+            if self.field_path(name) == gold:
+                raise ValueError(
+                    f"template {t.id}: the prompt's {{{name}}} is the target field "
+                    f"{gold!r}: it hands the model the answer"
+                )
 
     # --- derived helpers -------------------------------------------------------------
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import SimpleNamespace
@@ -38,6 +39,9 @@ _LLM_ARGS = {f.name for f in dataclasses.fields(EngineArgs)}
 _DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 MAX_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)  # vllm/config/lora.py
 END_TOKENS = {"<end_of_turn>": 106}  # Gemma's: in generation_config's eos_token_id
+# What the engine's child process writes to the shared standard error before the engine
+# fails to start (None: it starts): vLLM's parent then raises only its wrapper.
+START_FAILURE_LOG: str | None = None
 
 
 def fake_logprob(pos: int, token_id: int) -> float:
@@ -67,6 +71,11 @@ class LLM:
         if rank not in MAX_LORA_RANKS:
             raise ValueError(f"max_lora_rank: Input should be one of {MAX_LORA_RANKS}")
         CALLS.append(("LLM", {"model": model, **kwargs}))
+        if START_FAILURE_LOG is not None:
+            os.write(2, START_FAILURE_LOG.encode())
+            raise RuntimeError(
+                "Engine core initialization failed. See root cause above. Failed core proc(s): {}"
+            )
         self.model = model
         self.kwargs = kwargs
         hf_config = SimpleNamespace(model_type="llama")  # no _commit_hash

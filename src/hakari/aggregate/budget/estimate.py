@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from hakari._util import checks
 from hakari.aggregate.budget.completion import ModelChoice, impute
 from hakari.aggregate.budget.covariates import covariate_design
 from hakari.aggregate.budget.grid import AnswerGrid
@@ -395,6 +396,7 @@ def estimate(
     results.json); templates that share levels are then shrunk towards each other (see
     `covariates`). Without it, or with levels that explain nothing, the estimate is the
     same as without covariates."""
+    checks.bootstrap_replicates(n_boot, "n_boot", confidence=confidence)  # 0: no intervals
     if completion is None:
         completion = complete(grid, n_draws=n_draws, seed=seed)
     options = metric_options or {}

@@ -27,12 +27,14 @@ models too big or runs too long for transformers' loop. Needs `pip install 'haka
 
 Modules: `options.py` (the spec and the engine options, checked before any model loads),
 `engine.py` (one `vllm.LLM` per data-parallel rank, its outputs as plain data),
-`backend.py` (the `Backend` protocol).
+`backend.py` (the `Backend` protocol), `startup.py` (a failed start as one line with
+vLLM's root cause; the memory share a CPU host can give).
 """
 
 from hakari.backends.vllm.backend import VLLMBackend
 from hakari.backends.vllm.engine import Raw, VLLMEngine, raw_output, sampling_kwargs, start_engines
 from hakari.backends.vllm.options import (
+    INSTALL_HINT,
     PREFIX,
     check_dtype,
     check_engine_args,
@@ -44,6 +46,7 @@ from hakari.backends.vllm.options import (
 )
 
 __all__ = [
+    "INSTALL_HINT",
     "PREFIX",
     "Raw",
     "VLLMBackend",

@@ -7,11 +7,13 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from hakari.backends.base import (
     GenerationRequest,
 )
+from hakari.backends.vllm.startup import captured_stderr, failure_line
 from hakari.errors import ModelLoadError
 
 
@@ -131,7 +133,15 @@ def start_engines(kwargs: dict[str, Any], data_parallel_size: int) -> tuple[list
     joins a running cluster)."""
     try:
         if data_parallel_size == 1:
-            return [VLLMEngine(kwargs)], False
+            log: list[str] = []
+            try:
+                with captured_stderr(log):  # the root cause, not ~100 lines of it
+                    return [VLLMEngine(kwargs)], False
+            except (OSError, ValueError, RuntimeError) as exc:
+                line = failure_line(exc, log[1], Path(log[0])) if log else str(exc)
+                raise ModelLoadError(
+                    f"vLLM cannot start {kwargs['model']}: {line}", field="--model"
+                ) from exc
         try:
             import ray
         except ImportError:

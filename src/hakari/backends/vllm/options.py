@@ -17,6 +17,7 @@ from hakari.backends.serving import (
     ServingOptions,
     split_engine_arg,
 )
+from hakari.backends.vllm.startup import cpu_memory_share
 from hakari.errors import HakariInputError, ModelLoadError
 
 PREFIX = "vllm:"
@@ -182,6 +183,15 @@ def engine_revision(engine_args: dict[str, Any]) -> str:
     return "+engine-" + hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
+def _on_cpu() -> bool:
+    """Whether vLLM runs on its CPU backend (False where that cannot be told)."""
+    try:
+        from vllm.platforms import current_platform
+    except ImportError:
+        return False
+    return bool(current_platform.is_cpu())
+
+
 def llm_kwargs(
     model: str,
     revision: str | None,
@@ -198,10 +208,14 @@ def llm_kwargs(
         "dtype": dtype,
         "trust_remote_code": trust_remote_code,
         "tensor_parallel_size": opts.tensor_parallel_size,
-        "gpu_memory_utilization": opts.gpu_memory_utilization,
         "structured_outputs_config": {"backend": "guidance"},
         "seed": 0,
     }
+    share = opts.gpu_memory_utilization
+    if share is None and _on_cpu():
+        share = cpu_memory_share()  # vLLM's 0.9 of the machine refuses a busy host
+    if share is not None:
+        kwargs["gpu_memory_utilization"] = share
     if opts.max_model_len is not None:
         kwargs["max_model_len"] = opts.max_model_len
     if opts.enforce_eager:
