@@ -9,7 +9,16 @@ from typing import Annotated
 import typer
 
 from hakari.backends.base import check_prompt_format
-from hakari.cli.common import SERVING, console, fail, print_error, recorded_argv, split_csv
+from hakari.cli.common import (
+    SERVING,
+    console,
+    err_console,
+    fail,
+    print_error,
+    quiet_libraries,
+    recorded_argv,
+    split_csv,
+)
 from hakari.errors import HakariInputError
 
 
@@ -159,6 +168,27 @@ def run(
             rich_help_panel=SERVING,
         ),
     ] = False,
+    quiet: Annotated[
+        bool,
+        typer.Option(
+            "--quiet",
+            "-q",
+            help="Print only the path of results.json (no progress, tables or verdict).",
+        ),
+    ] = False,
+    json_out: Annotated[
+        bool,
+        typer.Option("--json", help="Print results.json on stdout and nothing else (for scripts)."),
+    ] = False,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose",
+            "-v",
+            help="Show the libraries' own progress bars and log messages (downloads, "
+            "weight loading).",
+        ),
+    ] = False,
     engine_arg: Annotated[
         list[str] | None,
         typer.Option(
@@ -169,11 +199,17 @@ def run(
         ),
     ] = None,
 ) -> None:
-    """Evaluate models on tasks across all their templates (default: the demo suite)."""
+    """Evaluate models on tasks across all their templates (default: the demo suite).
+
+    Each task's table prints as soon as a model has finished it; the run ends with the
+    summary, the verdict (several models) and where the files are."""
     from hakari.backends.serving import ServingOptions
-    from hakari.reports.terminal import print_report
+    from hakari.reports.live import RunView
     from hakari.runner import DEFAULT_MODEL, DEFAULT_TASKS, evaluate
     from hakari.runner.rundir import RUNS_ROOT
+
+    quiet_libraries(verbose=verbose)
+    view = RunView(console, err_console, mode="json" if json_out else "quiet" if quiet else "full")
 
     try:
         chosen_format = check_prompt_format(prompt_format)
@@ -201,7 +237,9 @@ def run(
             dtype=dtype,
             device=device,
             n_boot=n_boot,
-            progress=True,
+            progress=view.shows_progress,
+            on_task_done=view.task_done,
+            on_status=view.status,
             qa_mode=qa_mode,  # type: ignore[arg-type]
             argv=recorded_argv(),
             budget=budget,
@@ -227,6 +265,4 @@ def run(
     except KeyboardInterrupt as exc:
         print_error("interrupted", getattr(exc, "__notes__", None))
         raise typer.Exit(code=130) from None
-    print_report(results, console)
-    out_dir = Path(results.output_dir or ".")
-    console.print(f"results: {out_dir / 'results.json'}  samples: {out_dir / 'samples.jsonl'}")
+    view.finish(results)

@@ -53,9 +53,9 @@ from hakari.results import (
     BudgetRound,
     DecodingResult,
     ModelResult,
-    TaskResult,
     TemplateResult,
 )
+from hakari.runner import preflight
 from hakari.runner.aggregation import metric_options
 from hakari.runner.collect import CellsCollected, SampleWriter, run_decodings, task_instances
 from hakari.runner.options import Decoding, ProgressHook, RunOptions, skip_reason
@@ -325,7 +325,7 @@ def run_budgeted(
     cache: ResponseCache | None,
     hook: ProgressHook,
     write_sample: SampleWriter,
-    baselines: dict[str, tuple[int, dict[str, float]]],
+    baselines: dict[str, preflight.Baseline],
 ) -> tuple[dict[str, ModelResult], dict[tuple[str, str], Outcome]]:
     """Every round of every task × decoding for every model; the model results (estimated
     numbers, marked) and each task × decoding's outcome (for the comparisons)."""
@@ -447,7 +447,7 @@ def _model_results(
     plans: dict[str, TaskPlan],
     runs: dict[tuple[str, str], dict[str, Cells]],
     outcomes: dict[tuple[str, str], Outcome],
-    baselines: dict[str, tuple[int, dict[str, float]]],
+    baselines: dict[str, preflight.Baseline],
     identities: dict[str, dict[str, str]],
     plan: Plan,
     decision_level: float,
@@ -457,8 +457,7 @@ def _model_results(
         result = ModelResult(identity=identities.get(model, {}))
         for task in tasks:
             spec = task.spec
-            n_rows, chance = baselines[task.name]
-            task_result = TaskResult.for_task(spec, n_rows, chance)
+            task_result = baselines[task.name].task_result(spec)
             for decoding in decodings:
                 key = (task.name, decoding)
                 skipped = skip_reason(decoding, spec.answer_type)

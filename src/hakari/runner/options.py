@@ -15,7 +15,7 @@ from typing import Any, Literal, cast
 from hakari.backends.base import Backend, PromptFormat
 from hakari.backends.serving import ServingOptions
 from hakari.errors import HakariInputError
-from hakari.results import GenerationBudget, RunConfig, TemplateBudget
+from hakari.results import GenerationBudget, RunConfig, TaskResult, TemplateBudget
 from hakari.runner.sampling import sampled_rows
 from hakari.tasks.extract import DEFAULT_QA_MODE, QAMode
 from hakari.tasks.loader import Task
@@ -43,6 +43,12 @@ BackendFactory = Callable[[str], Backend]
 in any `hakari.backends.base.Backend`; it is called once per model, after validation."""
 
 ProgressHook = Callable[[str, int, int], Any]  # (label, total, advanced) -> None
+TaskDoneHook = Callable[[str, str, "TaskResult"], Any]
+"""(model spec, task name, its result) -> None: called as soon as a model finished a task
+(every decoding scored), so that a view can show it before the run ends."""
+StatusHook = Callable[[str], Any]
+"""What the run does now, in words, for the steps without a progress bar (reading a
+task's rows, loading a model)."""
 
 
 @dataclass
@@ -64,6 +70,8 @@ class RunOptions:
     qa_mode: QAMode = DEFAULT_QA_MODE
     serving: ServingOptions = field(default_factory=ServingOptions)
     argv: Sequence[str] | None = None  # the command line, secrets scrubbed (CLI runs only)
+    on_task_done: TaskDoneHook | None = None  # not recorded: a view's callback
+    on_status: StatusHook | None = None  # "loading MODEL", "reading TASK's rows"...
 
 
 def parse_decodings(value: str | Sequence[str]) -> list[Decoding]:

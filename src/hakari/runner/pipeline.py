@@ -18,7 +18,7 @@ from hakari.backends import registry
 from hakari.backends.base import Backend, PromptFormat
 from hakari.backends.cache import ResponseCache
 from hakari.backends.serving import ServingOptions
-from hakari.results import DecodingResult, EvalResults, ModelResult, TaskResult, library_versions
+from hakari.results import DecodingResult, EvalResults, ModelResult, library_versions
 from hakari.runner import budgeted, preflight
 from hakari.runner.aggregation import (
     BootstrapStore,
@@ -36,6 +36,8 @@ from hakari.runner.options import (
     Decoding,
     ProgressHook,
     RunOptions,
+    StatusHook,
+    TaskDoneHook,
     parse_decodings,
     run_config,
     skip_reason,
@@ -75,6 +77,8 @@ def evaluate(
     budget: str | float | int | None = None,
     target_ci: float | None = None,
     until_decided: bool = False,
+    on_task_done: TaskDoneHook | None = None,
+    on_status: StatusHook | None = None,
 ) -> EvalResults:
     """Evaluate every model on every task with every decoding and template.
 
@@ -108,6 +112,10 @@ def evaluate(
     this) and `until_decided` (stop when every pair of models differs) run part of each
     task's template × instance grid and estimate every number from it, marked as
     estimated (`hakari.runner.budgeted`). Without them the run is the full grid, as always.
+
+    `on_task_done(model_spec, task_name, task_result)` is called as soon as a model has
+    finished a task (a full run; a budgeted run's estimates exist only at its end);
+    `on_status(text)` says what the run does in the steps without a progress bar.
     """
     opts = RunOptions(
         templates=templates,
@@ -127,6 +135,8 @@ def evaluate(
         qa_mode=qa_mode,
         serving=serving or ServingOptions(),
         argv=tuple(argv) if argv is not None else None,
+        on_task_done=on_task_done,
+        on_status=on_status,
     )
     preflight.check_options(opts)
     plan = budgeted.make_plan(
@@ -144,7 +154,10 @@ def evaluate(
         preflight.running_decodings(loaded, decoding_list),
         builtin_loader=backend_factory is None,
     )
-    baselines = {task.name: preflight.scan_rows(task, opts, decoding_list) for task in loaded}
+    baselines = {}
+    for task in loaded:
+        _status(opts, f"reading {task.name}: every row checked, baselines computed")
+        baselines[task.name] = preflight.scan_rows(task, opts, decoding_list)
     preflight.check_bootstrap_memory(loaded, baselines, len(models), opts, decoding_list)
     factory = backend_factory or default_factory(opts)
     cache = ResponseCache.in_dir(opts.cache_dir) if opts.use_cache else None
@@ -224,6 +237,7 @@ def _run(
             for model_spec in models:
                 mark = writer.mark() if writer is not None else None
                 try:
+                    _status(opts, f"loading {model_spec}")
                     backend = factory(model_spec)
                     try:
                         results.models[model_spec] = evaluate_model(
@@ -250,6 +264,11 @@ def _run(
             cache.close()
     _finish(results, writer, bootstraps)
     return results
+
+
+def _status(opts: RunOptions, text: str) -> None:
+    if opts.on_status is not None:
+        opts.on_status(text)
 
 
 def _discard(record: dict[str, object]) -> None:
@@ -405,8 +424,8 @@ def evaluate_model(
     use_chat = resolve_chat(backend, opts.prompt_format)
     for task in tasks:
         spec = task.spec
-        n_rows, chance = baselines[task.name]
-        task_result = TaskResult.for_task(spec, n_rows, chance)
+        n_rows = baselines[task.name].n_rows
+        task_result = baselines[task.name].task_result(spec)
         runs: dict[Decoding, DecodingRun] = {}
         for together in _passes(spec.answer_type, decodings):
             label = f"{model_spec} · {spec.name} · {'+'.join(together)}"
@@ -441,4 +460,6 @@ def evaluate_model(
             dec.wall_s = round(run.wall_s + time.perf_counter() - started, 3)
             task_result.decodings[decoding] = dec
         result.tasks[spec.name] = task_result
+        if opts.on_task_done is not None:
+            opts.on_task_done(model_spec, spec.name, task_result)
     return result

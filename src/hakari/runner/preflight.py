@@ -18,17 +18,24 @@ seconds, not a model load or an hour of generation, and ends as one `HakariInput
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from hakari._util import checks
 from hakari.aggregate import bootstrap_bytes
 from hakari.backends import registry
 from hakari.errors import HakariInputError
+from hakari.results import TaskResult
 from hakari.runner.collect import task_instances
 from hakari.runner.options import Decoding, RunOptions, skip_reason
 from hakari.runner.sampling import check_sampling
-from hakari.tasks.chance import chance_rates
+from hakari.tasks.chance import (
+    chance_rates,
+    majority_answer_rates,
+    split_golds,
+    uniform_guess_rates,
+)
 from hakari.tasks.data import Row, get_path, resolve_split_file
 from hakari.tasks.extract import QA_MODES, gold_answer
 from hakari.tasks.loader import (
@@ -40,9 +47,29 @@ from hakari.tasks.loader import (
     rendered_regex,
 )
 from hakari.tasks.prompts import render, select_templates
-from hakari.tasks.spec import INSTANCE_REF, Template
+from hakari.tasks.spec import INSTANCE_REF, TaskSpec, Template
 
-Baseline = tuple[int, dict[str, float]]  # instances evaluated, chance rate per metric
+
+class Baseline(NamedTuple):
+    """What the row scan learns of a task, shared by every model: the instances evaluated
+    and the trivial baselines per metric (`hakari.tasks.chance`)."""
+
+    n_rows: int
+    chance: dict[str, float]  # the paper's fallback-only score
+    uniform_guess: dict[str, float]
+    majority_answer: dict[str, float]
+    notes: tuple[str, ...] = ()
+
+    def task_result(self, spec: TaskSpec) -> TaskResult:
+        """The task's result before any decoding has run, its baselines filled in."""
+        out = TaskResult.for_task(spec, self.n_rows, self.chance)
+        if self.uniform_guess:
+            out.uniform_guess = self.uniform_guess
+        if self.majority_answer:
+            out.majority_answer = self.majority_answer
+        if self.notes:
+            out.notes = list(self.notes)
+        return out
 
 
 def check_options(opts: RunOptions) -> None:
@@ -183,7 +210,40 @@ def scan_rows(task: Task, opts: RunOptions, decodings: Sequence[Decoding]) -> Ba
                 )
     if not golds:
         raise HakariInputError("no instances to evaluate", file=source, field="data")
-    return len(golds), chance_rates(spec, golds)
+    notes = (_label_mix_note(task, golds, opts),) if opts.limit is not None else ()
+    return Baseline(
+        len(golds),
+        chance_rates(spec, golds),
+        uniform_guess_rates(spec),
+        majority_answer_rates(spec, golds),
+        tuple(n for n in notes if n),
+    )
+
+
+LABEL_MIX_DISTANCE = 0.2  # total variation distance that makes --limit's label mix "far"
+
+
+def _label_mix_note(task: Task, golds: list[Any], opts: RunOptions) -> str | None:
+    """One line when the first --limit instances hold a label mix far from the split's
+    (JGLUE's files are ordered by label): the numbers would describe another task."""
+    spec = task.spec
+    if spec.answer_type != "label" or not spec.labels:
+        return None
+    split = [gold_answer(spec, g) for g in split_golds(task, data_dir=opts.data_dir)]
+    if len(split) <= len(golds):
+        return None
+    share_run, share_all = Counter(golds), Counter(split)
+    distance = 0.5 * sum(
+        abs(share_run[x] / len(golds) - share_all[x] / len(split)) for x in spec.labels
+    )
+    if distance <= LABEL_MIX_DISTANCE:
+        return None
+    mix = ", ".join(f"{x} {share_run[x] / len(golds):.0%}" for x in spec.labels)
+    whole = ", ".join(f"{x} {share_all[x] / len(split):.0%}" for x in spec.labels)
+    return (
+        f"--limit {opts.limit} takes the split's first rows: labels {mix} (whole split: "
+        f"{whole}); --sample {opts.limit} draws a seeded random subset instead"
+    )
 
 
 def data_source(task: Task, opts: RunOptions) -> str:
