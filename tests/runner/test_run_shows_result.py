@@ -8,11 +8,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from hakari.backends.fake import FakeBackend
 from hakari.cli import app
 from hakari.runner import evaluate
+from tests.helpers.cli import assert_one_line, invoke
 from tests.helpers.tasks import GOOD
 
 runner = CliRunner()
@@ -129,3 +131,23 @@ def test_task_done_is_called_before_the_next_model_loads(tmp_path: Path) -> None
         ),
     )
     assert events == ["load yes", "done yes tiny 0.75", "load no", "done no tiny 0.25"]
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--limt", "3"], "no such option: --limt (did you mean --limit?)"),
+        (["--tasks", "jnli_x"], "unknown task 'jnli_x' (did you mean jnli?)"),
+        (["--model", "smollm2-13m"], "unknown model 'smollm2-13m' (did you mean smollm2-135m?)"),
+        (["--decoding", "greddy"], "unknown decoding 'greddy' (did you mean greedy?)"),
+        (["--qa-mode", "firstline"], "unknown value 'firstline' (did you mean first-line?)"),
+    ],
+)
+def test_a_typo_gets_did_you_mean_on_one_line(args: list[str], needle: str) -> None:
+    code, out = invoke(*args)
+    assert_one_line(code, out, needle)
+
+
+def test_a_missing_data_dir_is_named_at_once(tmp_path: Path) -> None:
+    code, out = invoke("--tasks", "jnli", "--data-dir", str(tmp_path / "nowhere"))
+    assert_one_line(code, out, "--data-dir", "nowhere does not exist")

@@ -81,6 +81,10 @@ def check_options(opts: RunOptions) -> None:
     if opts.batch_size is not None:  # None: the backend chooses
         checks.integer(opts.batch_size, "--batch-size", low=1)
     opts.serving.check()
+    if opts.data_dir is not None and not opts.data_dir.is_dir():
+        # named at once, not after the hub was asked (and retried) for every task
+        what = "is not a folder" if opts.data_dir.exists() else "does not exist"
+        raise HakariInputError(f"{opts.data_dir} {what}", field="--data-dir")
 
 
 def check_bootstrap_memory(
