@@ -101,9 +101,7 @@ def choice(value: str, option: str, choices: Collection[T]) -> T:
             return known
     listed = ", ".join(sorted(choices))
     hint = did_you_mean(value, [str(c) for c in choices])
-    raise HakariInputError(
-        f"unknown value {value!r:.60}{hint}; choose from {listed}", field=option
-    )
+    raise HakariInputError(f"unknown value {value!r:.60}{hint}; choose from {listed}", field=option)
 
 
 def available_memory() -> int | None:

@@ -44,7 +44,7 @@ VLLM_SETTINGS = frozenset(
 def serving_settings(config: RunConfig) -> dict[str, Any]:
     """The serving options that applied to the run's models: the client's for openai:
     specs, the engine's for vllm: specs, none for in-process and fake models."""
-    models = [str(m) for m in config.models]
+    models = [str(m) for m in config.models or []]
     served = any(m.startswith("openai:") for m in models)
     in_vllm = any(m.startswith("vllm:") for m in models)
     return {

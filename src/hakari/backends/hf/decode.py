@@ -95,7 +95,7 @@ class _Forward:
         self.takes_logits_to_keep = "logits_to_keep" in accepted
         # transformers 5.x renamed the cache argument and output field past_key_values ->
         # cache (the old name warns, then goes); use whichever this version takes
-        prepare = inspect.signature(model.prepare_inputs_for_generation).parameters
+        prepare = inspect.signature(model.prepare_inputs_for_generation).parameters  # type: ignore[arg-type]
         self.cache_name = "cache" if "cache" in prepare else "past_key_values"
 
     def __call__(
