@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -114,8 +115,24 @@ def _open_tables(data_dir: Path, cache_dir: Path | None) -> Any:
     from hakari.pfgen.tables import open_tables
 
     cache_dir = checked_cache_dir(cache_dir)
+    started: list[float] = []
+
     with _progress("building n-gram tables (once per data version)") as update:
-        return open_tables(data_dir, cache_dir, on_build=lambda d, n, _name: update(d, n))
+
+        def on_build(done: int, total: int, _name: str) -> None:
+            if not started:  # said in words too: the bar is for terminals only
+                started.append(time.perf_counter())
+                console.print(
+                    f"building the n-gram tables of {total} questions into {cache_dir}"
+                    " (once per pfgen-bench data version; a minute or two on a laptop CPU) …",
+                    soft_wrap=True,
+                )
+            update(done, total)
+
+        tables = open_tables(data_dir, cache_dir, on_build=on_build)
+    if started:
+        console.print(f"n-gram tables built in {time.perf_counter() - started[0]:.0f} s")
+    return tables
 
 
 def _score_paths(
