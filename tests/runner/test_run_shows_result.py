@@ -151,3 +151,14 @@ def test_a_typo_gets_did_you_mean_on_one_line(args: list[str], needle: str) -> N
 def test_a_missing_data_dir_is_named_at_once(tmp_path: Path) -> None:
     code, out = invoke("--tasks", "jnli", "--data-dir", str(tmp_path / "nowhere"))
     assert_one_line(code, out, "--data-dir", "nowhere does not exist")
+
+
+def test_the_markdown_report_has_the_verdict_and_the_baselines(tmp_path: Path) -> None:
+    code, out = run_cli(tmp_path, "-m", "fake:yes", "-m", "fake:no", "--quiet")
+    assert code == 0, out
+    report = runner.invoke(app, ["report", str(tmp_path / "run"), "--markdown"])
+    assert report.exit_code == 0, report.output
+    md = report.output
+    assert "| uniform guess | majority | chance (fallback only) |" in md
+    assert "- fake:yes is better overall" in md
+    assert "- warning: fake:no is below a trivial baseline on tiny · greedy" in md
