@@ -162,3 +162,21 @@ def test_the_markdown_report_has_the_verdict_and_the_baselines(tmp_path: Path) -
     assert "| uniform guess | majority | chance (fallback only) |" in md
     assert "- fake:yes is better overall" in md
     assert "- warning: fake:no is below a trivial baseline on tiny · greedy" in md
+
+
+def test_library_progress_bars_are_off_unless_verbose(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from hakari.cli.common import QUIET_LIBRARIES
+
+    for name in QUIET_LIBRARIES:  # setenv first: monkeypatch restores what was there
+        monkeypatch.setenv(name, "x")
+        monkeypatch.delenv(name)
+    runner.invoke(app, ["run", "--verbose", "--limt", "1"])
+    assert not any(name in os.environ for name in QUIET_LIBRARIES)
+    runner.invoke(app, ["run", "--limt", "1"])
+    assert os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] == "1"
+    assert os.environ["TRANSFORMERS_VERBOSITY"] == "error"
+    monkeypatch.setenv("TRANSFORMERS_VERBOSITY", "info")  # the user's own setting wins
+    runner.invoke(app, ["run", "--limt", "1"])
+    assert os.environ["TRANSFORMERS_VERBOSITY"] == "info"

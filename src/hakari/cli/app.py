@@ -27,7 +27,13 @@ from typer.core import TyperGroup
 
 from hakari._util.checks import did_you_mean
 from hakari.cli import finetune, meta, models, pfgen, report, run, score, tasks
-from hakari.cli.common import err_console, print_error, redacted_output, remember_argv
+from hakari.cli.common import (
+    err_console,
+    print_error,
+    quiet_libraries,
+    redacted_output,
+    remember_argv,
+)
 
 
 class _OneLineUsageErrors(TyperGroup):
@@ -44,7 +50,10 @@ class _OneLineUsageErrors(TyperGroup):
         standalone_mode: bool = True,
         **extra: Any,
     ) -> Any:
-        remember_argv(list(args) if args is not None else sys.argv[1:])
+        given = list(args) if args is not None else sys.argv[1:]
+        remember_argv(given)
+        # every command: the libraries' bars and advice off (`hakari run --verbose` keeps them)
+        quiet_libraries(verbose="--verbose" in given or "-v" in given)
         _never_fail_on_text()
         with redacted_output():
             return self._main(args, prog_name, complete_var, standalone_mode, **extra)
