@@ -233,7 +233,10 @@ def _label_mix_note(task: Task, golds: list[Any], opts: RunOptions) -> str | Non
     spec = task.spec
     if spec.answer_type != "label" or not spec.labels:
         return None
-    split = [gold_answer(spec, g) for g in split_golds(task, data_dir=opts.data_dir)]
+    try:
+        split = [gold_answer(spec, g) for g in split_golds(task, data_dir=opts.data_dir)]
+    except (HakariInputError, ValueError, TypeError):
+        return None  # rows past --limit are not the run's: a bad one there is no error
     if len(split) <= len(golds):
         return None
     share_run, share_all = Counter(golds), Counter(split)
