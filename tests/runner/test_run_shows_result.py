@@ -180,4 +180,3 @@ def test_library_progress_bars_are_off_unless_verbose(monkeypatch: pytest.Monkey
     monkeypatch.setenv("TRANSFORMERS_VERBOSITY", "info")  # the user's own setting wins
     runner.invoke(app, ["run", "--limt", "1"])
     assert os.environ["TRANSFORMERS_VERBOSITY"] == "info"
-
