@@ -14,9 +14,11 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
+from timing import add_smoke_flag, best_of_rounds
 
 from hakari.aggregate import bootstrap
 from hakari.scoring import corpus
@@ -88,7 +90,10 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--metrics", nargs="+", default=list(DATASETS), choices=list(DATASETS))
     parser.add_argument("--skip-naive", action="store_true", help="omit the naive-loop column")
+    add_smoke_flag(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.templates, args.instances, args.n_boot, args.repeats = 3, 50, 20, 1
 
     header = (
         f"{'metric':<12} {'templates':>9} {'instances':>9} {'n_boot':>7} "
@@ -99,12 +104,8 @@ def main() -> None:
     for metric in args.metrics:
         rng = np.random.default_rng(42)
         preds, refs = DATASETS[metric](rng, args.instances, args.templates)
-        timings = []
-        for _ in range(args.repeats):
-            start = time.perf_counter()
-            bootstrap(preds, refs, metric, n_boot=args.n_boot, seed=0)
-            timings.append(time.perf_counter() - start)
-        best = min(timings)
+        run = {metric: partial(bootstrap, preds, refs, metric, n_boot=args.n_boot, seed=0)}
+        best = best_of_rounds(run, args.repeats)[metric]
         if args.skip_naive:
             naive_text, speedup_text = "-", "-"
         else:

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import expit
+from timing import add_smoke_flag
 
 from hakari.aggregate.intervals import CI_METHODS, statistic_bounds
 from hakari.aggregate.resampling import replicate_statistics
@@ -110,7 +111,10 @@ def main() -> None:
     parser.add_argument("--alpha", type=float, default=1.0)
     parser.add_argument("--templates", type=int, nargs="+", default=[8, 12, 14, 18])
     parser.add_argument("--seed", type=int, default=0)
+    add_smoke_flag(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.datasets, args.n_boot, args.templates = 2, 20, [4]
 
     header = (
         f"{'scenario':<19} {'interval':<17} {'templates':>9} {'mean cov':>9} {'width':>6} "

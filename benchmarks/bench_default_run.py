@@ -42,6 +42,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import platformdirs
+from timing import add_smoke_flag
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -152,11 +155,17 @@ def load() -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--variant", action="append", type=parse_variant, required=True)
+    parser.add_argument("--variant", action="append", type=parse_variant)
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--limit", type=int, help="first N instances of each task (default: all)")
     parser.add_argument("--keep", type=Path, help="keep the run folders here")
+    add_smoke_flag(parser)
     args = parser.parse_args()
+    if args.smoke:  # this tree once on one instance, the converted model of HAKARI_CACHE_DIR
+        args.variant = args.variant or [parse_variant("this tree=")]
+        args.repeats, args.limit = 1, 1
+    elif not args.variant:
+        parser.error("give at least one --variant NAME=[REF][:OPTIONS]")
     work = Path(tempfile.mkdtemp(prefix="bench-default-run-"))
     try:
         bench(args, work)
@@ -169,11 +178,14 @@ def bench(args: argparse.Namespace, work: Path) -> None:
     keep = args.keep or work / "runs"
     keep.mkdir(parents=True, exist_ok=True)
     cache = work / "cache"  # converted models only: every timed run is --no-cache
+    if args.smoke:  # reuse the converted model (no untimed conversion run)
+        from_env = os.environ.get("HAKARI_CACHE_DIR")
+        cache = Path(from_env) if from_env else Path(platformdirs.user_cache_dir("hakari"))
     for variant in variants:
         if variant.ref:
             variant.src = checkout(variant.ref, work / "trees")
     warmed: set[Path] = set()
-    for variant in variants:  # the model conversion, once per tree, untimed
+    for variant in variants if not args.smoke else []:  # the conversion, once a tree, untimed
         if variant.src not in warmed:
             out = work / f"warm-{len(warmed)}"
             run_once(variant, out, cache, ["--limit", "1", "--n-boot", "0"])

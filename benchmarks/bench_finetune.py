@@ -20,6 +20,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from timing import add_smoke_flag
+
 CHILD = r"""
 import json, resource, sys, time
 from dataclasses import replace
@@ -88,7 +90,10 @@ def main() -> None:
     parser.add_argument("--save-steps", type=int, default=3)
     parser.add_argument("--batch-sizes", default="1,4,8")
     parser.add_argument("--modes", default="trainer,bare")
+    add_smoke_flag(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.steps, args.save_steps, args.batch_sizes = 1, 1, "1"
     print(f"model {args.model}, {args.steps} steps, CPU (Table 7 LoRA: r 64, alpha 16)")
     print(f"{'mode':8} {'batch':>5} {'examples/s':>11} {'s/step':>8} {'peak RSS MB':>12}")
     for batch_size in (int(b) for b in args.batch_sizes.split(",")):

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import argparse
 import random
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import torch
+from timing import add_smoke_flag, best_of_rounds
 
 from hakari.backends.base import GenerationRequest
 from hakari.backends.hf import HFBackend
@@ -60,12 +60,6 @@ def bare_loop(backend: HFBackend, prompts: list[str], batch_size: int, max_new: 
             tok.batch_decode(out[:, enc["input_ids"].shape[1] :], skip_special_tokens=True)
 
 
-def timed(fn: Callable[[], object]) -> float:
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="smollm2-135m")
@@ -75,7 +69,10 @@ def main() -> None:
     parser.add_argument("--dtype", default="float32")
     parser.add_argument("--cache-dir", type=Path, default=None)
     parser.add_argument("--rounds", type=int, default=2)
+    add_smoke_flag(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.n, args.batch_size, args.max_new_tokens, args.rounds = 4, 2, 2, 1
 
     backend = load_backend(args.model, dtype=args.dtype, cache_dir=args.cache_dir)
     assert isinstance(backend, HFBackend)
@@ -112,12 +109,7 @@ def main() -> None:
         # a run's greedy and constrained requests, as the runner sends them: in one call
         "HFBackend, 24 chars + regex": hakari(greedy + constrained),
     }
-    # Interleaved rounds, best of each: CPU contention from other processes only ever
-    # adds time, so the minimum is the least disturbed measurement.
-    best = {name: float("inf") for name in runs}
-    for _ in range(args.rounds):
-        for name, fn in runs.items():
-            best[name] = min(best[name], timed(fn))
+    best = best_of_rounds(runs, args.rounds)
     rows = list(best.items())
     base = rows[0][1]
     print(

@@ -19,10 +19,9 @@ from __future__ import annotations
 
 import argparse
 import random
-import time
-from collections.abc import Callable
 
 import torch
+from timing import add_smoke_flag, best_of_rounds, skip
 from tokenizers import Tokenizer, models, pre_tokenizers
 from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
 
@@ -84,16 +83,6 @@ def bare_loop(backend: HFBackend, texts: list[str], batch: int, new: int) -> Non
             tok.batch_decode(out[:, enc["input_ids"].shape[1] :], skip_special_tokens=True)
 
 
-def timed(fn: Callable[[], object], device: str) -> float:
-    if device.startswith("cuda"):
-        torch.cuda.synchronize()
-    started = time.perf_counter()
-    fn()
-    if device.startswith("cuda"):
-        torch.cuda.synchronize()
-    return time.perf_counter() - started
-
-
 def bench_size(
     size: str, args: argparse.Namespace, tokenizer: PreTrainedTokenizerFast, texts: list[str]
 ) -> tuple[str, int, float, float]:
@@ -109,10 +98,8 @@ def bench_size(
         "bare": lambda: bare_loop(backend, texts, args.batch_size, args.new_tokens),
         "hakari": lambda: backend.generate(requests, batch_size=args.batch_size),
     }
-    best = {name: float("inf") for name in runs}
-    for r in range(args.rounds):
-        for name in list(runs) if r % 2 == 0 else list(runs)[::-1]:
-            best[name] = min(best[name], timed(runs[name], args.device))
+    sync = torch.cuda.synchronize if args.device.startswith("cuda") else None
+    best = best_of_rounds(runs, args.rounds, alternate=True, sync=sync)
     print(f"{size}: hakari {best['hakari']:.1f} s, bare {best['bare']:.1f} s", flush=True)
     tokens = len(texts) * args.new_tokens
     return size, params, tokens / best["hakari"], tokens / best["bare"]
@@ -127,7 +114,13 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--new-tokens", type=int, default=64)
     parser.add_argument("--rounds", type=int, default=2)
+    add_smoke_flag(parser)
     args = parser.parse_args()
+    if args.smoke:  # the code path on the CPU, in seconds: the GPU numbers need a GPU run
+        args.sizes, args.device, args.dtype = "tiny", "cpu", "float32"
+        args.n, args.batch_size, args.new_tokens, args.rounds = 4, 2, 2, 1
+    elif args.device.startswith("cuda") and not torch.cuda.is_available():
+        skip("no CUDA device (--device cpu --sizes tiny runs on the CPU)")
     tokenizer, texts = word_tokenizer(), prompts(args.n)
     rows = []
     for size in args.sizes.split(","):

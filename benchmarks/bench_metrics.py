@@ -19,6 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from realsumm_jsonl import DEFAULT_SHARED, realsumm_rows
+from timing import add_smoke_flag, need_path
 
 from hakari.scoring.samples import MetricSuite, ScoringConfig
 
@@ -39,7 +40,11 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=2500)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--shared", type=Path, default=DEFAULT_SHARED)
+    add_smoke_flag(parser)
     args = parser.parse_args()
+    need_path(args.shared / "human-judgements", "REALSumm's summaries: --shared")
+    if args.smoke:
+        args.n, args.batch_size = 4, 4
     rows = list(realsumm_rows(args.shared))[: args.n]
     preds = [r["prediction"] for r in rows]
     refs = [r["reference"] for r in rows]

@@ -19,40 +19,26 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
+
+from timing import REPO, add_smoke_flag
+
+sys.path.insert(0, str(REPO))  # tests.helpers.servers: one way to start and stop a server
+
+from tests.helpers.servers import free_port, wait_ready
 
 from hakari.backends.base import GenerationRequest, GenerationResult
 from hakari.backends.cache import ResponseCache, cached_generate, generation_to_payload
 from hakari.backends.openai import OpenAIBackend, parse_spec
 from hakari.backends.serving import ServingOptions
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO
 LEVELS = (1, 4, 16)
 PER_REQUEST = (8, 32)  # --prompts-per-request rows, at concurrency 16
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def wait_ready(url: str, proc: subprocess.Popen[bytes], seconds: float = 180) -> None:
-    deadline = time.monotonic() + seconds
-    while True:
-        try:
-            urllib.request.urlopen(url + "/models", timeout=2).read()
-            return
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise SystemExit(f"server at {url} did not start") from None
-            time.sleep(0.3)
 
 
 def timed_run(backend: OpenAIBackend, requests: list[GenerationRequest]) -> tuple[float, float]:
@@ -67,7 +53,7 @@ def timed_run(backend: OpenAIBackend, requests: list[GenerationRequest]) -> tupl
     return len(requests) / wall, 1000 * cpu / len(requests)
 
 
-def bench_stub(n: int) -> list[tuple[str, int, int, float, float]]:
+def bench_stub(n: int, warm_n: int = 50) -> list[tuple[str, int, int, float, float]]:
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, str(ROOT / "tests" / "helpers" / "http_doubles.py"), "--port", str(port)],
@@ -85,7 +71,7 @@ def bench_stub(n: int) -> list[tuple[str, int, int, float, float]]:
                 prompt_format="completion",
                 options=ServingOptions(concurrency=level, prompts_per_request=per_request),
             )
-            warm = [GenerationRequest(prompt=f"warm {i}", max_new_tokens=5) for i in range(50)]
+            warm = [GenerationRequest(prompt=f"warm {i}", max_new_tokens=5) for i in range(warm_n)]
             backend.generate(warm)
             requests = [
                 GenerationRequest(prompt=f"c{level}/{per_request} prompt {i}", max_new_tokens=5)
@@ -180,8 +166,11 @@ def main() -> None:
     parser.add_argument("--n-stub", type=int, default=2000, help="requests per level, stub")
     parser.add_argument("--limit", type=int, default=4, help="demo instances per task, server")
     parser.add_argument("--no-server", action="store_true", help="skip transformers serve")
+    add_smoke_flag(parser)
     args = parser.parse_args()
-    rows = bench_stub(args.n_stub)
+    if args.smoke:  # the stub server and the cache only: transformers serve takes a minute
+        args.n_stub, args.no_server = 20, True
+    rows = bench_stub(args.n_stub, warm_n=5 if args.smoke else 50)
     if not args.no_server:
         rows += bench_server(args.limit)
     head = f"{'server':36} {'concurrency':>11} {'prompts/req':>11} {'prompts/s':>10}"
@@ -191,7 +180,7 @@ def main() -> None:
         per = str(per_request) if per_request else "-"
         print(f"{name:36} {shown:>11} {per:>11} {rps:10.1f} {cpu:21.2f}")
     print(f"\n{'response cache':44} {'µs per row':>10}")
-    for name, us in bench_commits():
+    for name, us in bench_commits(200 if args.smoke else 5000):
         print(f"{name:44} {us:10.1f}")
     print(json.dumps({"cpus": os.cpu_count(), "load": os.getloadavg()[0]}))
 

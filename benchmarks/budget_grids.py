@@ -1,5 +1,5 @@
 """Complete answer grids for `bench_budget.py`: the real ones `make_budget_grids.py`
-stored under `benchmarks/grids/`, and simulated ones.
+stored under `tests/fixtures/grids/`, and simulated ones.
 
 A `FullGrid` holds every cell of one model × task × decoding and gives the partly
 observed `AnswerGrid` of any mask, as a budgeted run would see it; its full-grid
@@ -37,7 +37,12 @@ import numpy as np
 from hakari.aggregate.budget.grid import AnswerGrid, label_grid, number_grid, score_grid
 from hakari.aggregate.resampling import template_scores
 
-GRID_DIR = Path(__file__).resolve().parent / "grids"
+# tests read them too: they live with the test fixtures
+GRID_DIR = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "grids"
+# Complete grids made outside the project (see the README there), with a template bank
+# that gives each template's level on the dimensions of its prompt space.
+EXTERNAL_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "real-grids"
+TEMPLATE_BANK = "qwen-template-bank.json"
 
 
 @dataclass(frozen=True, eq=False)
@@ -54,6 +59,8 @@ class FullGrid:
     item_scores: dict[str, np.ndarray] | None = None  # score: metric -> (T, N)
     language: str = "en"
     source: str = "real"
+    # template id -> {dimension: level}: the template covariates, when the grid has them
+    levels: dict[str, dict[str, str]] | None = None
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -129,17 +136,25 @@ class FullGrid:
         return values if template is None else float(values[0])
 
 
-def load_real(path: Path) -> FullGrid:
+def load_real(
+    path: Path, source: str = "real", levels: Sequence[dict[str, str]] | None = None
+) -> FullGrid:
     with gzip.open(path, "rt", encoding="utf-8") as fh:
         data = json.load(fh)
     name = f"{data['model']} {data['task']} {data['decoding']}"
-    common = dict(
+    template_ids = tuple(data["template_ids"])
+    common: dict[str, Any] = dict(
         name=name,
         kind=data["kind"],
-        template_ids=tuple(data["template_ids"]),
+        template_ids=template_ids,
         metrics=tuple(data["metrics"]),
         language=data["language"],
+        source=source,
     )
+    if levels is not None:
+        if len(levels) != len(template_ids):
+            raise ValueError(f"{path}: {len(template_ids)} templates, {len(levels)} in the bank")
+        common["levels"] = dict(zip(template_ids, levels, strict=True))
     if data["kind"] == "label":
         return FullGrid(
             answers=np.array(data["answers"], dtype=np.int64),
@@ -163,9 +178,33 @@ def load_real(path: Path) -> FullGrid:
     )
 
 
+def template_bank(directory: Path) -> list[dict[str, str]] | None:
+    """Each template's {dimension: level} (levels as their index, a string) in grid order."""
+    path = directory / TEMPLATE_BANK
+    if not path.exists():
+        return None
+    bank = json.loads(path.read_text(encoding="utf-8"))
+    return [{d: str(t[d]) for d in bank["dimensions"]} for t in bank["templates"]]
+
+
 def real_grids(names: Sequence[str] | None = None) -> list[FullGrid]:
-    paths = sorted(GRID_DIR.glob("*.json.gz"))
-    grids = [load_real(p) for p in paths]
+    """The project's own grids (source "real")."""
+    grids = [load_real(p) for p in sorted(GRID_DIR.glob("*.json.gz"))]
+    if names:
+        grids = [g for g in grids if any(n in g.name for n in names)]
+    return grids
+
+
+def external_grids(
+    names: Sequence[str] | None = None, directory: Path = EXTERNAL_DIR
+) -> list[FullGrid]:
+    """Grids made outside the project (source "external"), with the template bank's levels
+    when there is one; empty when the folder is absent."""
+    if not directory.is_dir():
+        return []
+    bank = template_bank(directory)
+    paths = sorted(directory.glob("*.json.gz"))
+    grids = [load_real(p, "external", bank) for p in paths]
     if names:
         grids = [g for g in grids if any(n in g.name for n in names)]
     return grids

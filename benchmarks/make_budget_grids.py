@@ -1,6 +1,6 @@
 """Make the complete template × instance answer grids that `bench_budget.py` treats as
 ground truth, by running hakari itself (its `evaluate`, its response cache), and store
-each one compactly under `benchmarks/grids/`.
+each one compactly under `tests/fixtures/grids/`.
 
 A grid is one model × task × decoding on a seeded `--sample` of the task's evaluation
 split, every template: what a budgeted run would estimate from a few of its cells. Each
@@ -41,7 +41,8 @@ from typing import Any
 import hakari
 from hakari.scoring import corpus
 
-GRID_DIR = Path(__file__).resolve().parent / "grids"
+# tests read them too: they live with the test fixtures
+GRID_DIR = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "grids"
 SCHEMA = 1
 
 

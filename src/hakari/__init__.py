@@ -1,6 +1,7 @@
 """hakari (秤): fair, variance-aware evaluation of LLMs across instruction templates.
 
-Public API: `evaluate` (a run, as `hakari run` does it), `load_task`, the `Backend`
+Public API: `evaluate` (a run, as `hakari run` does it) with its `EvalOptions`,
+`load_task`, the `Backend`
 protocol with its request and result types (the extension point for any model), the
 results (`EvalResults`) and the one error users see (`HakariInputError`). Corpus metrics:
 `hakari.scoring.corpus.compute`. The engine loads lazily, so `import hakari` stays fast.
@@ -24,6 +25,7 @@ from hakari.errors import HakariInputError
 __version__ = "0.1.0"
 __all__ = [
     "Backend",
+    "EvalOptions",
     "EvalResults",
     "GenerationRequest",
     "GenerationResult",
@@ -38,7 +40,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from hakari.results import EvalResults
-    from hakari.runner import evaluate
+    from hakari.runner import EvalOptions, evaluate
     from hakari.tasks.loader import load_task
 
 
@@ -47,6 +49,10 @@ def __getattr__(name: str) -> Any:
         from hakari.runner import evaluate
 
         return evaluate
+    if name == "EvalOptions":
+        from hakari.runner import EvalOptions
+
+        return EvalOptions
     if name == "load_task":
         from hakari.tasks.loader import load_task
 

@@ -17,6 +17,8 @@ from hakari._util.atomic import (
     atomic_open,
     check_output,
     publish_together,
+    staged_files,
+    staged_folder,
     write_json_atomic,
     write_text_atomic,
 )
@@ -103,3 +105,51 @@ def test_text_utf8_cannot_encode_is_written_as_its_escape(tmp_path: Path) -> Non
     write_json_atomic(tmp_path / "x.json", {"answer": "a\ud800b"})
     raw = (tmp_path / "x.json").read_bytes()
     assert b"a\\ud800b" in raw and json.loads(raw)["answer"] == "a\ud800b"
+
+
+def _hidden(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith("."))
+
+
+def test_a_staged_folder_appears_whole_or_not_at_all(tmp_path: Path) -> None:
+    target = tmp_path / "tables" / "v1"
+    with staged_folder(target) as staging:
+        (staging / "a.npz").write_bytes(b"a")
+        assert not target.exists()  # nothing visible while it is built
+    assert sorted(p.name for p in target.iterdir()) == ["a.npz"]
+    with pytest.raises(RuntimeError), staged_folder(tmp_path / "tables" / "v2") as staging:
+        (staging / "half").write_bytes(b"")
+        raise RuntimeError("killed while building")
+    assert not (tmp_path / "tables" / "v2").exists()
+    assert _hidden(tmp_path / "tables") == []  # no staging folder left behind
+
+
+def test_a_staged_folder_keeps_a_complete_one_and_replaces_the_rest(tmp_path: Path) -> None:
+    target = tmp_path / "model"
+    target.mkdir()
+    (target / "MARKER").write_text("done")
+    with staged_folder(target, complete=lambda f: (f / "MARKER").is_file()) as staging:
+        (staging / "MARKER").write_text("mine")  # another process published first
+    assert (target / "MARKER").read_text() == "done"
+    (target / "MARKER").unlink()
+    (target / "partial").write_text("from a killed run")
+    with staged_folder(target, complete=lambda f: (f / "MARKER").is_file()) as staging:
+        (staging / "MARKER").write_text("mine")
+    assert sorted(p.name for p in target.iterdir()) == ["MARKER"]
+    assert _hidden(tmp_path) == []
+
+
+def test_staged_files_replace_files_of_a_folder_and_keep_the_others(tmp_path: Path) -> None:
+    (tmp_path / "checkpoint-1").mkdir()
+    (tmp_path / "adapter_config.json").write_text("old")
+    with staged_files(tmp_path) as staging:
+        (staging / "adapter_config.json").write_text("new")
+        (staging / "adapter_model.safetensors").write_bytes(b"w")
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == ["adapter_config.json", "adapter_model.safetensors", "checkpoint-1"]
+    assert (tmp_path / "adapter_config.json").read_text() == "new"
+    with pytest.raises(RuntimeError), staged_files(tmp_path) as staging:
+        (staging / "adapter_config.json").write_text("torn")
+        raise RuntimeError
+    assert (tmp_path / "adapter_config.json").read_text() == "new"
+    assert _hidden(tmp_path) == []

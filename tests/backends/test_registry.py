@@ -54,7 +54,7 @@ def test_incomplete_folder_is_replaced(tmp_path: Path, monkeypatch: pytest.Monke
 
     def fake_convert(model: PackagedModel, gguf: Path, out: Path, digest: str) -> None:
         calls.append(gguf)
-        out.mkdir()
+        out.mkdir(exist_ok=True)  # the staged folder
         (out / MARKER).write_text(json.dumps({"gguf_sha256": digest}))
 
     monkeypatch.setattr(packaged, "_convert", fake_convert)

@@ -215,7 +215,7 @@ def test_the_dtype_asked_for_is_the_engines_and_the_identity_records_the_engines
         chosen = "bfloat16" if kwargs["dtype"] == "auto" else kwargs["dtype"]
         return [ScriptedEngine(lambda ids: "", dtype=chosen)], False
 
-    monkeypatch.setattr(vllm_backend, "start_engines", start)
+    monkeypatch.setattr(vllm_backend.backend, "start_engines", start)  # where it is called
     monkeypatch.setitem(sys.modules, "vllm", ModuleType("vllm"))
     asked = load_backend(f"vllm:{smollm2_folder}", dtype="float32")
     assert started[-1]["dtype"] == "float32" and asked.identity.dtype == "float32"

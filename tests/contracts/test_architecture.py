@@ -64,3 +64,35 @@ def test_help_loads_no_heavy_library() -> None:
     )
     assert "Usage" in done.stdout
     assert json.loads(done.stdout.strip().splitlines()[-1]) == []
+
+
+READING_A_RUN_MUST_NOT_LOAD = ("scipy", "hakari.aggregate", "hakari.runner")
+
+
+@pytest.mark.parametrize("view", [[], ["--markdown"]], ids=["terminal", "markdown"])
+def test_report_of_a_run_loads_neither_scipy_nor_the_aggregation(
+    tmp_path: Path, view: list[str]
+) -> None:
+    """`hakari report RUN_DIR` reads the schema (`hakari.results`) and shows it: the code
+    that computed the numbers, and scipy, stay unloaded (the import-linter contract
+    "reading-a-run" says the same of the modules' imports; this checks the command)."""
+    from tests.helpers import golden_run
+
+    golden_run.run(tmp_path / "run", tmp_path / "cache", bootstrap=True)
+    probe = (
+        "import json, sys\n"
+        "from hakari.cli import app\n"
+        "try:\n"
+        f"    app(['report', {str(tmp_path / 'run')!r}, *{view!r}], prog_name='hakari')\n"
+        "except SystemExit as exc:\n"
+        "    assert not exc.code, exc.code\n"
+        f"banned = {READING_A_RUN_MUST_NOT_LOAD!r}\n"
+        "loaded = [m for m in sys.modules\n"
+        "          if any(m == p or m.startswith(p + '.') for p in banned)]\n"
+        "print(json.dumps(sorted(loaded)))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=REPO
+    )
+    assert "steady" in done.stdout  # the report was shown
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == []

@@ -21,7 +21,6 @@ import importlib.util
 import json
 import logging
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -38,6 +37,7 @@ import hakari
 from hakari.backends.serving import ServingOptions
 from tests.helpers.cache import kill_once_cached
 from tests.helpers.http_doubles import FAULT_KINDS, FaultProxy
+from tests.helpers.servers import free_port
 
 pytestmark = pytest.mark.slow
 SECRET = "sk-hakari-server-test-9f8e7d6c5b4a"
@@ -69,12 +69,6 @@ def measure_latency(port: int, model: str) -> float:
         urllib.request.urlopen(request, timeout=300).read()
         times.append(time.monotonic() - started)
     return times[-1]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture(scope="module")

@@ -6,3 +6,6 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO.parent / "shared"
 STAND_INS = REPO / "tests" / "stand_ins"
+FIXTURES = REPO / "tests" / "fixtures"
+# a results.json of an older format (the published Japanese run before issue 7)
+OLDER_RESULTS = FIXTURES / "older_results" / "japanese-zero-shot.previous.results.json"

@@ -15,7 +15,6 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import subprocess
 import time
 import urllib.request
@@ -25,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.paths import REPO
+from tests.helpers.servers import free_port, kill_group
 
 VENV = Path(os.environ.get("HAKARI_VLLM_VENV") or REPO / ".venv-vllm")
 KV_CACHE_BYTES = 512 << 20  # SmolLM2-135M in fp32: ~11k tokens
@@ -62,19 +62,6 @@ def venv_env(cache_dir: Path | None = None) -> dict[str, str]:
     return env
 
 
-def kill_group(proc: subprocess.Popen[bytes], *, grace: float = 30.0) -> None:
-    """SIGTERM to the process's group, then SIGKILL to what is left of it."""
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGTERM)
-    try:
-        proc.wait(timeout=grace)
-    except subprocess.TimeoutExpired:
-        pass
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
-
-
 def run_hakari(
     args: Sequence[str], *, cache_dir: Path, log: Path, timeout: float = 1800.0
 ) -> subprocess.CompletedProcess[str]:
@@ -93,12 +80,6 @@ def run_hakari(
         finally:
             kill_group(proc, grace=5.0)  # the engine's processes, if any outlived it
     return subprocess.CompletedProcess(proc.args, code, log.read_text(errors="replace"), "")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 class VLLMServer:

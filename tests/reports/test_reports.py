@@ -18,7 +18,7 @@ from hakari.reports.inputs import load_inputs, read_samples
 from hakari.reports.page import build_html
 from hakari.reports.views import per_model, template_panels
 from hakari.results import EvalResults
-from tests.helpers.paths import REPO
+from tests.helpers.paths import OLDER_RESULTS
 from tests.helpers.report_fixtures import (
     HOSTILE_MODEL,
     HOSTILE_TASK,
@@ -31,7 +31,7 @@ from tests.helpers.report_fixtures import (
     make_run,
 )
 
-OLD_RESULTS = REPO / "docs" / "results" / "japanese-zero-shot.previous.results.json"
+OLD_RESULTS = OLDER_RESULTS
 OUR_TAGS = {
     "html", "head", "meta", "title", "style", "body", "header", "h1", "h2", "h3", "h4", "h5",
     "p", "nav", "a", "section", "pre", "div", "dl", "dt", "dd", "table", "caption", "thead",

@@ -22,9 +22,9 @@ from hakari.tasks.loader import load_task
 from hakari.tasks.prompts import iter_chunks
 from tests.helpers.cli import assert_one_line, invoke
 from tests.helpers.oracle import TASK, oracle_table
-from tests.helpers.paths import REPO
+from tests.helpers.paths import FIXTURES
 
-GRID = REPO / "benchmarks" / "grids" / "gemma3-270m__demo_sentiment_en__greedy.json.gz"
+GRID = FIXTURES / "grids" / "gemma3-270m__demo_sentiment_en__greedy.json.gz"
 
 
 def replay(grid_path: Path):

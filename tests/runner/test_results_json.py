@@ -9,7 +9,7 @@ two runs of the same command by nature: `config.started`, `output_dir`, every `w
 nulls must all be the same.
 
 Published results.json files are read through `EvalResults` and written back: the bytes
-must not change. docs/results/japanese-zero-shot.previous.results.json is in an older
+must not change. The older results.json of tests/fixtures/older_results/ is in an older
 format (no `sharpe_caveat`, `constraint_misses`, `paired`, `failed`, `n_samples`, fewer
 config keys) and was committed re-indented with one space where every hakari version
 writes two; for it the comparison is of the bytes outside the whitespace between JSON
@@ -28,11 +28,11 @@ from hakari._util.records import Record
 from hakari.errors import HakariInputError
 from hakari.results import EvalResults
 from tests.helpers import golden_run
-from tests.helpers.paths import REPO
+from tests.helpers.paths import OLDER_RESULTS, REPO
 
 PUBLISHED = REPO / "docs" / "results"
 CURRENT = PUBLISHED / "japanese-zero-shot.results.json"
-PREVIOUS = PUBLISHED / "japanese-zero-shot.previous.results.json"
+PREVIOUS = OLDER_RESULTS
 
 
 @pytest.mark.parametrize(

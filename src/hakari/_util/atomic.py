@@ -18,7 +18,9 @@ file of this process in the target's folder (`.<name>.<pid>-<random>.tmp`, so tw
 writers never share one), flushed, fsynced and renamed over the target; a crash or a kill
 leaves the old file or the new one, never a torn one, and an error leaves no temporary
 file. `StagedFile` is the same in two steps, for outputs published together (a run's
-results.json with its samples.jsonl). The folder itself is not fsynced: after a power
+results.json with its samples.jsonl). A folder is built the same way (`staged_folder`: a
+temporary sibling renamed into place; `staged_files`: files renamed into a folder one by
+one). The folder itself is not fsynced: after a power
 loss the rename may be lost, never the file's content.
 
 Text is UTF-8, lines end in "\\n" as written. A character UTF-8 cannot encode (a lone
@@ -37,9 +39,10 @@ import json
 import os
 import re
 import secrets
+import shutil
 import stat
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -206,6 +209,49 @@ class WriteError(HakariInputError):
 def temporary_sibling(path: Path, suffix: str = ".tmp") -> Path:
     """A name in `path`'s folder that no other writer uses."""
     return path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}{suffix}")
+
+
+@contextmanager
+def staged_folder(
+    target: Path, *, complete: Callable[[Path], bool] = lambda _: False
+) -> Iterator[Path]:
+    """A folder to build `target` in: a temporary sibling, renamed to `target` when the
+    block ends without an error and removed in every case, so a reader sees the old folder
+    or the new one, never a half-built one. Where `target` exists, `complete(target)` says
+    whether to keep it (another process published a complete one first) or replace it."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = temporary_sibling(target)
+    staging.mkdir()
+    try:
+        yield staging
+        try:
+            os.rename(staging, target)
+        except OSError:
+            if complete(target):
+                return
+            stale = temporary_sibling(target, ".stale")
+            with suppress(FileNotFoundError):
+                os.rename(target, stale)
+            shutil.rmtree(stale, ignore_errors=True)
+            os.rename(staging, target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+@contextmanager
+def staged_files(folder: Path) -> Iterator[Path]:
+    """A temporary folder inside `folder` to write files in; when the block ends without an
+    error each file is renamed into `folder` (whole, over the file of its name), for a
+    folder that holds other things too. The temporary folder is removed in every case."""
+    staging = temporary_sibling(folder / "staged")
+    staging.mkdir(parents=True)
+    try:
+        yield staging
+        for path in sorted(staging.iterdir()):
+            if path.is_file():
+                os.replace(path, folder / path.name)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 def _open(path: Path, mode: str, *, exclusive: bool = False) -> IO[Any]:

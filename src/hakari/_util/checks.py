@@ -94,6 +94,13 @@ def did_you_mean(value: str, choices: Iterable[str]) -> str:
     return f" (did you mean {close[0]}?)" if close else ""
 
 
+def flag(value: object, option: str) -> bool:
+    """A yes/no option: True or False, nothing that merely looks like one ("no", 1)."""
+    if not isinstance(value, bool):
+        raise HakariInputError(f"must be true or false (got {value!r:.40})", field=option)
+    return value
+
+
 def choice(value: str, option: str, choices: Collection[T]) -> T:
     """`value` if it is one of `choices` (the error lists them)."""
     for known in choices:

@@ -15,7 +15,7 @@ import itertools
 import json
 import math
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -142,22 +142,36 @@ def read_jsonl(path: Path, *, field: str | None = None) -> list[Row]:
     return rows
 
 
+def iter_jsonl_lenient(
+    path: Path, *, keep: Callable[[str], bool] | None = None, field: str | None = None
+) -> Iterator[Row]:
+    """The objects of a JSON Lines file that a kill may have cut short (a run's
+    samples.jsonl, a log this process or an earlier one appended to): a line that is not
+    a whole UTF-8 JSON object is skipped, not an error. Lines are bounded as
+    `iter_jsonl`'s (a longer one is a `HakariInputError`). `keep(text)`, when given, sees
+    each line's text first: a line it refuses is not parsed (a cheap filter of long lines)."""
+    with path.open("rb") as fh:
+        for raw in _bounded_lines(fh, path, field):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+            if keep is not None and not keep(text):
+                continue
+            try:
+                obj = json.loads(text)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(obj, dict):
+                yield obj
+
+
 def read_jsonl_lenient(path: Path) -> list[Row]:
-    """The rows of a JSONL file this process or an earlier one appended to, skipping
-    lines a kill cut short (a log); a missing file has no rows."""
+    """Every row `iter_jsonl_lenient` reads; a missing file has no rows."""
     try:
-        raw = path.read_bytes()
+        return list(iter_jsonl_lenient(path))
     except FileNotFoundError:
         return []
-    rows: list[Row] = []
-    for line in raw.split(b"\n"):
-        try:
-            obj = json.loads(line)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            continue
-        if isinstance(obj, dict):
-            rows.append(obj)
-    return rows
 
 
 def row_line(row: Row) -> int:

@@ -9,28 +9,28 @@ The stages, one module each:
 * `resampling`: the templates × instances bootstrap (replicates shared by models);
 * `intervals`: the inferential target and the interval methods (studentised by default);
 * `paired`: paired differences between models on the same replicates;
-* `sweep`: rankings of several models by Sharpe score for each alpha.
+* `multiple`: K models, every pair corrected together, groups of tied models.
 
-What results.json records of them is typed beside the code that computes it, one
-pydantic record each (`hakari._util.records.Record`, a docstring on every field):
-`AggregateStats` (summary), `TemplateInterval` (intervals), `PairedComparison` /
-`PairedStatistic` (paired), `AlphaSweepPoint` (sweep).
+This package computes; what results.json records of it is typed in `hakari.results` (the
+schema, which imports none of this code): `AggregateStats`, `TemplateInterval`,
+`PairedComparison` / `PairedStatistic`, `ModelGroups`, and the alpha sweep
+(`hakari.results.sweep`, a function of the published means and stds), re-exported here.
 """
 
 from __future__ import annotations
 
-from hakari.aggregate.intervals import CI_METHODS, DEFAULT_CI_METHOD, TemplateInterval
+from hakari.aggregate.intervals import CI_METHODS, DEFAULT_CI_METHOD
 from hakari.aggregate.paired import (
-    PairedComparison,
-    PairedStatistic,
     compare,
     compare_all,
     paired_bootstrap,
 )
 from hakari.aggregate.resampling import BootstrapResult, bootstrap, bootstrap_bytes
 from hakari.aggregate.scorers import resampled_template_scores
-from hakari.aggregate.summary import STD_KIND, AggregateStats, aggregate, sharpe_score
-from hakari.aggregate.sweep import AlphaSweepPoint, alpha_sweep, default_alphas, rank_models
+from hakari.aggregate.summary import aggregate
+from hakari.results.paired import PairedComparison, PairedStatistic
+from hakari.results.stats import STD_KIND, AggregateStats, TemplateInterval, sharpe_score
+from hakari.results.sweep import AlphaSweepPoint, alpha_sweep, default_alphas, rank_models
 
 __all__ = [
     "CI_METHODS",

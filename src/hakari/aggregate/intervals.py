@@ -56,9 +56,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from pydantic import ConfigDict, model_validator
 
-from hakari._util.records import Record
+from hakari.results.stats import TemplateInterval
 
 CI_METHODS = ("studentized", "percentile")
 DEFAULT_CI_METHOD = "studentized"
@@ -144,26 +143,6 @@ def percentile_interval(values: np.ndarray, confidence: float) -> tuple[float, f
     tail = (1.0 - confidence) / 2.0
     low, high = np.quantile(values, [tail, 1.0 - tail])
     return float(low), float(high)
-
-
-class TemplateInterval(Record):
-    """`templates[ID].ci[METRIC]` of results.json: the bootstrap interval of one
-    template's score, at the `confidence` of the task × decoding's aggregate (the same
-    `n_boot` replicates and `seed`): the percentile interval of the template's score over
-    the instance resamples, the template fixed. Written only when a bootstrap ran."""
-
-    model_config = ConfigDict(frozen=True)
-
-    low: float
-    """Lower end, on the metric's scale."""
-    high: float
-    """Upper end, on the metric's scale (≥ `low`)."""
-
-    @model_validator(mode="after")
-    def _ordered(self) -> TemplateInterval:
-        if not self.low <= self.high:  # NaN fails too
-            raise ValueError(f"an interval needs low ≤ high (got {self.low}, {self.high})")
-        return self
 
 
 def template_intervals(

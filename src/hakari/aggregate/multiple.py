@@ -26,13 +26,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
-from pydantic import ConfigDict
 
-from hakari._util.records import Record
 from hakari.aggregate.intervals import Replicates
+from hakari.results.paired import GroupTest, ModelGroups
 
 CORRECTION = "romano-wolf step-down (max-|t| bootstrap); holm alongside"
 
@@ -159,56 +158,6 @@ def tied_groups(
 
     expand(set(), set(models), set())
     return sorted(groups, key=lambda g: (models.index(g[0]), len(g)))
-
-
-class GroupTest(Record):
-    """One pair of models after the correction: an item of `model_groups[...].tests`."""
-
-    model_config = ConfigDict(frozen=True)
-
-    model_a: str
-    """Model A's spec (A ran before B)."""
-    model_b: str
-    """Model B's spec."""
-    diff: float
-    """A − B of the Sharpe scores (the published point estimates)."""
-    p_value: float
-    """The pair's own two-sided bootstrap-t p-value (as in `paired`)."""
-    p_adjusted: float
-    """Romano-Wolf step-down adjusted p-value: the family-wise error of calling this pair
-    (and every pair with a smaller one) different."""
-    p_holm: float
-    """Holm's adjusted p-value, for comparison (never below `p_adjusted` in practice)."""
-    simultaneous_ci_low: float
-    """Lower end of the difference's simultaneous interval: all pairs' intervals hold
-    together with the family's confidence (max-|t| quantile)."""
-    simultaneous_ci_high: float
-    """Upper end of the simultaneous interval."""
-    verdict: Literal["a_better", "b_better", "tied"]
-    """"a_better" / "b_better" when `p_adjusted` is below `level`, else "tied"."""
-
-
-class ModelGroups(Record):
-    """Which models differ: `model_groups[TASK][DECODING][METRIC]` in results.json (runs
-    with at least three models, and budgeted runs with two or more)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    statistic: str
-    """The statistic compared: "sharpe"."""
-    correction: str
-    """The multiple-comparison correction, in words (`hakari.aggregate.multiple`)."""
-    level: float
-    """The family-wise error level of the verdicts and groups, e.g. 0.05."""
-    scores: dict[str, float]
-    """Model -> its Sharpe score (the published point estimate)."""
-    tests: list[GroupTest]
-    """Every pair of models, in run order."""
-    groups: list[list[str]]
-    """Maximal sets of models with no significant difference between any two, each best
-    first, ordered by their best member: models in no common group differ."""
-    estimated: bool
-    """True when the scores were estimated from part of the grid (a budgeted run)."""
 
 
 def group_record(

@@ -23,15 +23,12 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, get_args
+from typing import Any
 
 import numpy as np
-from pydantic import ConfigDict, Field, PrivateAttr
 
-from hakari._util.records import Record
 from hakari.aggregate.intervals import (
     DEFAULT_CI_METHOD,
-    Replicates,
     difference_bounds,
     template_statistics,
 )
@@ -42,100 +39,14 @@ from hakari.aggregate.resampling import (
     check_bootstrap_options,
     statistic_replicates,
 )
+from hakari.results.paired import (
+    PairedComparison,
+    PairedStatistic,
+    verdict_of,
+)
 from hakari.scoring import corpus
 
-Verdict = Literal["a_better", "b_better", "inconclusive"]
-VERDICTS: tuple[Verdict, ...] = get_args(Verdict)
 PAIRED_STATISTICS = ("mean", "sharpe")
-
-
-def verdict_of(ci_low: float, ci_high: float) -> Verdict:
-    """What the CI of A − B says: "a_better" above 0, "b_better" below 0, else
-    "inconclusive"."""
-    if ci_low > 0:
-        return "a_better"
-    if ci_high < 0:
-        return "b_better"
-    return "inconclusive"
-
-
-class PairedStatistic(Record):
-    """One statistic (mean or Sharpe score) of A and of B, their difference A − B and its
-    CI; on the metric's scale (differences: twice its range at most)."""
-
-    model_config = ConfigDict(frozen=True)
-    WRITTEN_WHEN_GIVEN = frozenset({"grid_ci_low", "grid_ci_high"})
-
-    a: float
-    """Model A's published point estimate (its `aggregate[METRIC]` value)."""
-    b: float
-    """Model B's published point estimate."""
-    diff: float
-    """`a - b` exactly."""
-    ci_low: float
-    """Lower end of the CI of the difference, from both models scored on the same
-    resampled templates × instances (level and method: the comparison's)."""
-    ci_high: float
-    """Upper end of the CI of the difference."""
-    p_value: float
-    """Two-sided bootstrap-t p-value of "no difference" (add-one estimate, in (0, 1])."""
-    verdict: Verdict
-    """"a_better" when the CI lies above 0, "b_better" below 0, else "inconclusive"
-    (every hakari metric is higher-is-better)."""
-    ci_clipped: list[str] = Field(default_factory=list)
-    """The ends of the CI that were cut to the range a difference can take ("low",
-    "high"; `intervals.difference_bounds`, which contains 0: no verdict changes); absent
-    in files written before issue 17."""
-    grid_ci_low: float | None = None
-    """Estimated comparisons only (a budgeted run): lower end of the interval of the
-    difference the full grid would have given."""
-    grid_ci_high: float | None = None
-    """Estimated comparisons only: upper end of the full-grid interval of the difference."""
-
-
-class PairedComparison(Record):
-    """Model A against model B on one task × decoding × metric: one item of
-    `paired[TASK][DECODING]` in results.json, its keys in this order."""
-
-    model_config = ConfigDict(frozen=True)
-    WRITTEN_WHEN_GIVEN = frozenset({"estimated"})
-
-    model_a: str
-    """Model A's spec (A ran before B)."""
-    model_b: str
-    """Model B's spec."""
-    metric: str
-    """The metric compared."""
-    alpha: float
-    """The alpha of the Sharpe scores compared (the run's `--alpha`)."""
-    mean: PairedStatistic
-    """The difference of the means over templates."""
-    sharpe: PairedStatistic
-    """The difference of the Sharpe scores; its verdict is the report's."""
-    n_templates: int
-    """Templates both models were scored on."""
-    n_instances: int
-    """Instances both models were scored on."""
-    n_boot: int
-    """Bootstrap replicates (shared by both models: the same draws)."""
-    confidence: float
-    """Confidence level of both CIs, e.g. 0.95."""
-    seed: int
-    """Seed of the shared draws."""
-    ci_method: str
-    """How the CIs were read: "studentized" or "percentile" (`hakari.aggregate.intervals`)."""
-    estimated: bool | None = None
-    """True when both models' numbers were estimated from the same part of the grid (a
-    budgeted run; the CIs then carry the imputation's uncertainty too). Written for such
-    runs only."""
-
-    _replicates: dict[str, Replicates] = PrivateAttr(default_factory=dict)
-
-    @property
-    def replicates(self) -> dict[str, Replicates]:
-        """The difference's replicates per statistic (empty for a comparison read from a
-        file: only one computed in this process has them)."""
-        return self._replicates
 
 
 def _difference(alpha: float) -> StatisticFn:

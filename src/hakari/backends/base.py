@@ -14,13 +14,13 @@ from typing import Literal, Protocol, TypeVar, cast, runtime_checkable
 
 from hakari._util.regex import Subject, compile_re2
 from hakari.errors import HakariInputError
+from hakari.results.vocab import PromptFormat
 
 Role = Literal["system", "user", "assistant"]
 
 # How a request's text reaches the model: `completion` (the text as it is), `chat` (the
 # tokenizer's or the server's chat template around it), `auto` (chat where the model has a
 # chat template, else completion).
-PromptFormat = Literal["auto", "chat", "completion"]
 PROMPT_FORMATS: tuple[PromptFormat, ...] = ("auto", "chat", "completion")
 
 
@@ -73,14 +73,14 @@ class GenerationRequest:
        before the earliest occurrence of any stop string that starts at or after that
        character; generation ends there (finish_reason "stop"). Output that is only
        whitespace never stops on a stop string.
-    2. **Character budget.** With `max_new_chars`, the text holds at most that many
+    2. **Answer length limit (characters).** With `max_new_chars`, the text holds at most that many
        characters after its leading whitespace; generation ends once it has them
        (finish_reason "length"). Leading whitespace is kept and not counted. Counting
        characters, not tokens, gives every tokenizer the same room: a byte-level
        tokenizer may spend 3 tokens on one Japanese character.
     3. **No partial characters.** The text never ends in an incomplete UTF-8 sequence:
-       bytes of a character the token budget cut short are held back, so U+FFFD never
-       appears in an output because of the budget.
+       bytes of a character the token limit cut short are held back, so U+FFFD never
+       appears in an output because of the limit.
     4. **Stop after a match.** With `stop_after` (a `StopAfter`: an RE2 pattern and a
        number of characters), the text (after rules 1 and 2) is cut `stop_after.chars`
        characters past the start of the pattern's leftmost match, once it is that long;
@@ -92,9 +92,9 @@ class GenerationRequest:
        greedy answer once its extracted label is decided
        (`hakari.tasks.extract.decided_answer_stop`).
 
-    Budget. `max_new_tokens` is a hard cap on generated tokens (the only cap when
+    Token limit. `max_new_tokens` is a hard cap on generated tokens (the only cap when
     `max_new_chars` is None). With `max_new_chars`, set it to at least
-    `tokens_for_chars(max_new_chars)` so any tokenizer can spend the character budget.
+    `tokens_for_chars(max_new_chars)` so any tokenizer can reach the character limit.
 
     Regex. With a `regex` the output is constrained to it and generation ends as soon as
     the regex cannot be extended (finish_reason "regex_done"); stop strings do not apply
@@ -203,6 +203,22 @@ class LoglikRequest:
 
 
 @dataclass(frozen=True)
+class Needs:
+    """What a run will ask of a backend, in the backend's terms (not the runner's decoding
+    names): generation constrained by a regex, log-likelihoods of continuations. A server
+    checks before the run that it can do them (chat or completion prompts: the
+    `PromptFormat`)."""
+
+    regex: bool = False
+    loglik: bool = False
+
+
+FinishReason = Literal["stop", "length", "eos", "regex_done"]
+"""Why an engine stopped an answer: a stop rule ("stop"), the length limit ("length"), the
+model's end of sequence ("eos"), or a regex that cannot be extended ("regex_done")."""
+
+
+@dataclass(frozen=True)
 class GenerationResult:
     """`finish_reason` "refused": the server gave no text (a null or missing content)
     however often it was asked; `text` is then empty, the answer is scored as the task's
@@ -210,7 +226,7 @@ class GenerationResult:
 
     text: str
     n_tokens: int
-    finish_reason: Literal["stop", "length", "eos", "regex_done", "cached", "refused"] = "stop"
+    finish_reason: Literal[FinishReason, "cached", "refused"] = "stop"
     # occurrences of a configured API key replaced by *** in `text` before it was cached
     # or returned (`hakari._util.redact.redact_keys`; a server that reflects the key)
     redactions: int = 0

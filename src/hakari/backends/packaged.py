@@ -17,11 +17,11 @@ import json
 import logging
 import os
 import shutil
-import tempfile
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
 
+from hakari._util.atomic import staged_folder
 from hakari.errors import ModelLoadError
 
 log = logging.getLogger(__name__)
@@ -85,14 +85,10 @@ def converted_model(model: PackagedModel, cache_dir: Path) -> ConvertedModel:
     folder = cache_dir / "models" / f"{model.name}-{sha[:16]}"
     if _is_complete(folder, sha):
         return ConvertedModel(folder, sha)
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{model.name}-", dir=folder.parent))
-    try:
-        gguf = source.materialise(tmp / "gguf")
-        _convert(model, gguf, tmp / "hf", sha)
-        _publish(tmp / "hf", folder, sha)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    with staged_folder(folder, complete=lambda found: _is_complete(found, sha)) as built:
+        gguf = source.materialise(built / "gguf")
+        _convert(model, gguf, built, sha)
+        shutil.rmtree(built / "gguf", ignore_errors=True)  # the source: not part of the folder
     return ConvertedModel(folder, sha)
 
 
@@ -104,20 +100,6 @@ def _is_complete(folder: Path, sha: str) -> bool:
         return bool(json.loads(marker.read_text())["gguf_sha256"] == sha)
     except (ValueError, KeyError):
         return False
-
-
-def _publish(built: Path, folder: Path, sha: str) -> None:
-    try:
-        os.rename(built, folder)
-    except OSError:
-        # Another process published first (the folder exists and is not empty), or a
-        # stale incomplete folder is in the way: keep a complete one, replace the rest.
-        if _is_complete(folder, sha):
-            return
-        stale = folder.with_name(f".stale-{folder.name}-{os.getpid()}")
-        os.rename(folder, stale)
-        shutil.rmtree(stale, ignore_errors=True)
-        os.rename(built, folder)
 
 
 def _convert(model: PackagedModel, gguf: Path, out: Path, sha: str) -> None:

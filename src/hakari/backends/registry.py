@@ -25,14 +25,14 @@ one module plus one `SpecForm` here. Backend modules are imported inside `load` 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from hakari._util.checks import did_you_mean
 from hakari.backends import weights
 from hakari.backends.adapters import AdapterRef, parse_adapter_spec
-from hakari.backends.base import Backend
+from hakari.backends.base import Backend, Needs
 from hakari.backends.packaged import PACKAGED_MODELS, PackagedModel
 from hakari.backends.packaged import list_packaged_models as _list_packaged
 from hakari.backends.serving import ServingOptions
@@ -49,8 +49,8 @@ class LoadOptions:
     trust_remote_code: bool = False
     cache_dir: Path | None = None
     serving: ServingOptions = field(default_factory=ServingOptions)
-    # the decodings the run will ask for (checks only: what a server must be able to do)
-    decodings: tuple[str, ...] = ()
+    # what the run will ask for (checks only: what a server must be able to do)
+    needs: Needs = field(default_factory=Needs)
 
 
 # transformers in-process: fp32 unless asked, the numbers the tests and references use
@@ -109,14 +109,14 @@ def _load_local(spec: str, adapter: AdapterRef | None, opts: LoadOptions) -> Bac
 def _check_openai(spec: str, adapter: AdapterRef | None, opts: LoadOptions) -> None:
     """The spec's form, then GET /models on every replica (one cheap request each): a
     wrong URL, a refused connection, a bad key or an unknown model stops the run before
-    any model runs, not when its turn comes. Then what the run's decodings need of the
-    server (`OpenAIBackend.check_serves`)."""
+    any model runs, not when its turn comes. Then what the run needs of the server
+    (`OpenAIBackend.check_serves`)."""
     from hakari.backends.openai import OpenAIBackend, parse_spec
 
     serving = replace(opts.serving, request_timeout=min(opts.serving.request_timeout, 30.0))
     backend = OpenAIBackend(parse_spec(spec), prompt_format=opts.prompt_format, options=serving)
     try:
-        backend.check_serves(opts.decodings)
+        backend.check_serves(opts.needs)
     finally:
         backend.close()
 
@@ -140,7 +140,7 @@ def _check_vllm(spec: str, adapter: AdapterRef | None, opts: LoadOptions) -> Non
     check_dtype(opts.dtype)
     lora_rank(adapter)  # a rank vLLM can take
     check_engine_args(opts.serving.engine_args)  # against vLLM's EngineArgs
-    check_lora_loglik(adapter, opts.decodings)
+    check_lora_loglik(adapter, loglik=opts.needs.loglik)
 
 
 def _load_vllm(spec: str, adapter: AdapterRef | None, opts: LoadOptions) -> Backend:
@@ -226,10 +226,10 @@ def check_spec(
     device: str = "auto",
     prompt_format: str = "auto",
     serving: ServingOptions | None = None,
-    decodings: Sequence[str] = (),
+    needs: Needs | None = None,
 ) -> None:
     """Resolve a model spec without loading weights (see each form's `check`), and check
-    that it can serve `decodings` in `prompt_format`; `evaluate` runs it for every
+    that it can do what the run `needs` in `prompt_format`; `evaluate` runs it for every
     `--model` before the first model loads."""
     form, base, adapter = spec_form(spec)
     opts = LoadOptions(
@@ -237,7 +237,7 @@ def check_spec(
         device=device,
         prompt_format=prompt_format,
         serving=serving or ServingOptions(),
-        decodings=tuple(decodings),
+        needs=needs or Needs(),
     )
     form.check(base, adapter, opts)
 

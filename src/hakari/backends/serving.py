@@ -11,7 +11,7 @@ engine stopped with nothing but whitespace, the answer may have been cut inside 
 leading whitespace, and the request is sent again with only the stop strings that start
 with a non-whitespace character (those can never match inside leading whitespace). The
 final text always goes through `apply_output_rules`, which also applies the character
-budget, cuts stop strings a server left in its text, and applies `stop_after` (no
+limit, cuts stop strings a server left in its text, and applies `stop_after` (no
 engine stops on a regex: the answer is generated to the end of its line, then cut).
 Greedy answers are identical to an engine that knew the rules; a sampled first answer
 that is re-asked is discarded whole, so the second draw comes from the same distribution.
@@ -20,13 +20,15 @@ that is re-asked is discarded whole, so the second draw comes from the same dist
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 from hakari._util import checks
-from hakari.backends.base import GenerationRequest, GenerationResult, apply_output_rules
+from hakari.backends.base import (
+    FinishReason,
+    GenerationRequest,
+    GenerationResult,
+    apply_output_rules,
+)
 from hakari.errors import HakariInputError
-
-FinishReason = Literal["stop", "length", "eos", "regex_done"]
 
 
 @dataclass(frozen=True)
@@ -137,7 +139,7 @@ def final_result(
     """The result under hakari's rules from an engine's raw text and finish reason
     ("stop", "length", anything else is read as "stop")."""
     if engine_finish == "length":
-        text = text.rstrip("\ufffd")  # a character the token budget cut in half
+        text = text.rstrip("\ufffd")  # a character the token limit cut in half
     stops = first_stops(request)  # none under a regex
     after = request.stop_after if request.regex is None else None
     text, rule = apply_output_rules(

@@ -13,6 +13,7 @@ from rich.table import Table
 
 from hakari.backends.base import check_prompt_format
 from hakari.cli.common import console, fail, split_csv
+from hakari.cli.options import CacheDirOption, DataDirOption, DeviceOption
 from hakari.errors import HakariInputError
 from hakari.finetune.config import (
     MIXTURE_N_TARGET,
@@ -114,14 +115,9 @@ def finetune(
     prompt_format: Annotated[
         str, typer.Option("--prompt-format", help="auto, chat or completion (as for `hakari run`).")
     ] = "auto",
-    device: Annotated[str, typer.Option("--device", help="auto, cpu or cuda.")] = "auto",
-    data_dir: Annotated[
-        Path | None, typer.Option("--data-dir", help="Folder with local copies of task data.")
-    ] = None,
-    cache_dir: Annotated[
-        Path | None,
-        typer.Option("--cache-dir", help="Cache folder (converted packaged models, responses)."),
-    ] = None,
+    device: DeviceOption = "auto",
+    data_dir: DataDirOption = None,
+    cache_dir: CacheDirOption = None,
     keep_checkpoints: Annotated[
         bool, typer.Option("--keep-checkpoints", help="Keep checkpoints after training.")
     ] = False,

@@ -21,6 +21,7 @@ from rich.text import Text
 
 from hakari._util import checks
 from hakari.cli.common import err_console, fail, write_output
+from hakari.cli.options import CacheDirOption
 from hakari.errors import HakariInputError
 
 app = typer.Typer(
@@ -69,12 +70,6 @@ AllowPartialOption = Annotated[
         help="score files that answer only some of the questions (labelled partial)",
     ),
 ]
-CacheDirOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--cache-dir", help="cache folder (default: $HAKARI_CACHE_DIR, else the user cache)"
-    ),
-]
 
 
 def _data_dir(data_dir: Path | None, cache_dir: Path | None) -> Path:
@@ -111,76 +106,32 @@ def _progress(description: str) -> Iterator[Callable[[int, int], None]]:
 
 
 def _open_tables(data_dir: Path, cache_dir: Path | None) -> Any:
-    from hakari.backends.cache import checked_cache_dir
-    from hakari.pfgen.tables import open_tables
+    from hakari.pfgen.run import open_checked_tables
 
-    cache_dir = checked_cache_dir(cache_dir)
+    return open_checked_tables(data_dir, cache_dir, _building)
+
+
+@contextmanager
+def _building(description: str) -> Iterator[Callable[[int, int], None]]:
+    """The tables' progress bar, and the build said in words too (the bar is for
+    terminals only: a log had 87 s of silence on the first call)."""
     started: list[float] = []
+    building = description.startswith("building")  # the scoring bar is said as before
+    with _progress(description) as update:
 
-    with _progress("building n-gram tables (once per data version)") as update:
-
-        def on_build(done: int, total: int, _name: str) -> None:
-            if not started:  # said in words too: the bar is for terminals only
+        def said(done: int, total: int) -> None:
+            if building and not started:
                 started.append(time.perf_counter())
                 console.print(
-                    f"building the n-gram tables of {total} questions into {cache_dir}"
-                    " (once per pfgen-bench data version; a minute or two on a laptop CPU) …",
+                    f"building the n-gram tables of {total} questions (once per pfgen-bench "
+                    "data version; a minute or two on a laptop CPU) …",
                     soft_wrap=True,
                 )
             update(done, total)
 
-        tables = open_tables(data_dir, cache_dir, on_build=on_build)
+        yield said
     if started:
         console.print(f"n-gram tables built in {time.perf_counter() - started[0]:.0f} s")
-    return tables
-
-
-def _score_paths(
-    paths: list[Path],
-    data_dir: Path,
-    cache_dir: Path | None,
-    *,
-    python_sum: str,
-    resamples: int,
-    seed: int,
-    allow_partial: bool,
-) -> list[dict[str, Any]]:
-    from hakari.backends.cache import checked_cache_dir
-    from hakari.pfgen.data import question_texts, resolve_data_dir
-    from hakari.pfgen.report import summarize
-    from hakari.pfgen.scoring import float_sum_for, score_files
-    from hakari.pfgen.trials import check_complete, check_questions, estimated_trials, read_trials
-    from hakari.pfgen.uncertainty import check_bootstrap
-
-    checks.choice(python_sum, "--python-sum", ("3.11", "3.12"))
-    check_bootstrap(resamples, seed)
-    float_sum = float_sum_for(python_sum)
-    checked_cache_dir(cache_dir)
-    # Read and check every input file first: a bad one is reported in a second, not
-    # after the n-gram tables are built.
-    files = [read_trials(p) for p in paths]
-    questions = question_texts(resolve_data_dir(data_dir))
-    for trials in files:
-        check_questions(trials, set(questions))
-        check_complete(trials, questions, allow_partial)
-        check_bootstrap(resamples, seed, estimated_trials(trials))
-    tables = _open_tables(data_dir, cache_dir)
-    with _progress("scoring") as update:
-        scored = score_files(
-            files, tables, on_question=update, float_sum=float_sum, allow_partial=allow_partial
-        )
-    return [
-        summarize(
-            s,
-            tables.fingerprint,
-            float_sum=float_sum,
-            python_sum=python_sum,
-            resamples=resamples,
-            seed=seed,
-            questions_total=len(tables.questions),
-        )
-        for s in scored
-    ]
 
 
 def _fmt(value: float | None, digits: int = 4) -> str:
@@ -230,7 +181,9 @@ def score(
 
     try:
         json_out = check_output(json_path, "--json", inputs=trials) if json_path else None
-        summaries = _score_paths(
+        from hakari.pfgen.run import score_trials
+
+        summaries = score_trials(
             trials,
             _data_dir(data_dir, cache_dir),
             cache_dir,
@@ -238,6 +191,7 @@ def score(
             resamples=bootstrap,
             seed=seed,
             allow_partial=allow_partial,
+            progress=_building,
         )
     except HakariInputError as exc:
         fail(exc)
@@ -459,7 +413,9 @@ def leaderboard(
         ]
         entries += [lb.entry_from_result(lb.read_result(p), str(p.parent)) for p in results]
         if trials:
-            summaries = _score_paths(
+            from hakari.pfgen.run import score_trials
+
+            summaries = score_trials(
                 trials,
                 _data_dir(data_dir, cache_dir),
                 cache_dir,
@@ -467,6 +423,7 @@ def leaderboard(
                 resamples=bootstrap,
                 seed=0,
                 allow_partial=allow_partial,
+                progress=_building,
             )
             entries += [lb.entry_from_summary(s, s["file"]) for s in summaries]
     except HakariInputError as exc:

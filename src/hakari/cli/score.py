@@ -12,6 +12,7 @@ from rich.text import Text
 
 from hakari.backends.base import check_prompt_format
 from hakari.cli.common import console, fail, split_csv
+from hakari.cli.options import CacheDirOption, DeviceOption, NoCacheOption
 from hakari.errors import HakariInputError
 
 Opt = typer.Option
@@ -91,9 +92,9 @@ def score(
         str, Opt("--prompt-format", help="Judge: completion, chat, auto.")
     ] = "auto",
     batch_size: Annotated[int, Opt("--batch-size")] = 32,
-    device: Annotated[str, Opt("--device")] = "auto",
-    cache_dir: Annotated[Path | None, Opt("--cache-dir")] = None,
-    no_cache: Annotated[bool, Opt("--no-cache")] = False,
+    device: DeviceOption = "auto",
+    cache_dir: CacheDirOption = None,
+    no_cache: NoCacheOption = False,
 ) -> None:
     """Add metric, reward-model and judge scores to a finished run, or to a JSONL file."""
     from hakari.rescore.common import JudgeOptions
@@ -162,9 +163,9 @@ def analyze(
         int | None, Opt("--judge-max-tokens", help="Tokens a judge answer may have.")
     ] = None,
     prompt_format: Annotated[str, Opt("--prompt-format")] = "auto",
-    device: Annotated[str, Opt("--device")] = "auto",
-    cache_dir: Annotated[Path | None, Opt("--cache-dir")] = None,
-    no_cache: Annotated[bool, Opt("--no-cache")] = False,
+    device: DeviceOption = "auto",
+    cache_dir: CacheDirOption = None,
+    no_cache: NoCacheOption = False,
 ) -> None:
     """IFTEval's automatic error analysis: a judge looks for patterns in the worst samples."""
     from hakari.rescore.analyze import analyze_run

@@ -28,9 +28,7 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import shutil
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -39,7 +37,7 @@ from typing import Any
 
 from transformers import TrainerCallback
 
-from hakari._util.atomic import write_json_atomic, write_text_atomic
+from hakari._util.atomic import staged_files, write_json_atomic, write_text_atomic
 from hakari._util.jsonl import read_jsonl_lenient
 from hakari.errors import HakariInputError
 from hakari.finetune.config import Runtime, TrainSettings, resolve_runtime
@@ -319,12 +317,9 @@ def mean_answer_loss(
 
 
 def save_adapter(model: Any, output: Path) -> None:
-    """peft's save_pretrained into a temporary sibling, then each file moved into place."""
-    with tempfile.TemporaryDirectory(dir=output, prefix=".adapter-") as tmp:
-        model.save_pretrained(tmp)
-        for path in Path(tmp).iterdir():
-            if path.is_file():
-                os.replace(path, output / path.name)
+    """peft's save_pretrained into a temporary folder, then each file moved into place."""
+    with staged_files(output) as staging:
+        model.save_pretrained(staging)
 
 
 def last_complete_checkpoint(folder: Path) -> Path | None:

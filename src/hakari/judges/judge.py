@@ -31,7 +31,7 @@ from typing import Any
 from hakari.backends.base import Backend, GenerationRequest, Message
 from hakari.backends.cache import ResponseCache, cached_generate
 from hakari.errors import HakariInputError
-from hakari.judges.parse import Verdict, parse_verdict
+from hakari.judges.parse import ParsedVerdict, parse_verdict
 from hakari.judges.prompts import JudgePrompt
 
 
@@ -46,7 +46,7 @@ class JudgeItem:
 class Asked:
     """One rendered prompt's final outcome after any re-asks."""
 
-    verdict: Verdict
+    verdict: ParsedVerdict
     output: str
     asks: int
     prompt_sha256: str
@@ -194,9 +194,9 @@ class Judge:
                 done[i] = Asked(self._parse(prefix + out), out, done[i].asks + 1, hashes[i])
         return done
 
-    def _parse(self, text: str) -> Verdict:
+    def _parse(self, text: str) -> ParsedVerdict:
         if self.prompt.verdict == "free_text":
-            return Verdict((0.0,)) if text.strip() else Verdict(None, "empty output")
+            return ParsedVerdict((0.0,)) if text.strip() else ParsedVerdict(None, "empty output")
         return parse_verdict(text, self.prompt.verdict, self.prompt.scale)
 
     # ------------------------------------------------------------------ scoring

@@ -7,7 +7,7 @@ Two formats:
 * `bracket` (MT-bench, pfgen): `[[7]]` or `[[7.5]]`, usually after `Rating:`.
 
 Decimals are accepted; the last match in the text is the verdict (judges reason first);
-a verdict outside the prompt's scale is a failure, not clipped. A failure is a `Verdict`
+a verdict outside the prompt's scale is a failure, not clipped. A failure is a `ParsedVerdict`
 with `values=None` and a reason ("empty output", "no verdict ...", "7 outside 1-10"),
 never a 0. Nothing here evaluates model text (IFTEval's CoNLL parser ran `eval()`).
 """
@@ -24,7 +24,7 @@ _BRACKET = re.compile(rf"\[\[\s*{_NUM}\s*\]\]")
 
 
 @dataclass(frozen=True)
-class Verdict:
+class ParsedVerdict:
     values: tuple[float, ...] | None
     reason: str | None = None
 
@@ -37,24 +37,24 @@ def _fmt(x: float) -> str:
     return f"{x:g}"
 
 
-def parse_verdict(text: str, verdict: str, scale: tuple[float, float]) -> Verdict:
+def parse_verdict(text: str, verdict: str, scale: tuple[float, float]) -> ParsedVerdict:
     low, high = scale
     if not text.strip():
-        return Verdict(None, "empty output")
+        return ParsedVerdict(None, "empty output")
     if verdict == "csv_pair":
         matches = _CSV_PAIR.findall(text)
         if not matches:
-            return Verdict(None, "no verdict of the form 'score1,score2'")
+            return ParsedVerdict(None, "no verdict of the form 'score1,score2'")
         values = tuple(float(v) for v in matches[-1])
     elif verdict == "bracket":
         found = _BRACKET.findall(text)
         if not found:
-            return Verdict(None, "no verdict of the form '[[rating]]'")
+            return ParsedVerdict(None, "no verdict of the form '[[rating]]'")
         values = (float(found[-1]),)
     else:
         raise ValueError(f"no parser for verdict format {verdict!r}")
     bad = [v for v in values if not math.isfinite(v) or not low <= v <= high]
     if bad:
         shown = ",".join(_fmt(v) for v in values)
-        return Verdict(None, f"verdict {shown} outside {_fmt(low)}-{_fmt(high)}")
-    return Verdict(values)
+        return ParsedVerdict(None, f"verdict {shown} outside {_fmt(low)}-{_fmt(high)}")
+    return ParsedVerdict(values)

@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from hakari._util.regex import compile_regex, regex_problem
 from hakari.errors import HakariInputError, one_line
 
-Verdict = Literal["csv_pair", "bracket", "free_text"]
+VerdictFormat = Literal["csv_pair", "bracket", "free_text"]
 _PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")
 _DEFANG = str.maketrans({"<": "‹", ">": "›", "[": "⟦", "]": "⟧"})
 ALIASES = {
@@ -44,7 +44,7 @@ ALIASES = {
 
 # Per kind: the verdict format, the placeholders the template may use (what `Judge`
 # fills in) and those it must use (a prompt that never shows the answer judges nothing).
-KINDS: dict[str, tuple[Verdict, frozenset[str], frozenset[str]]] = {
+KINDS: dict[str, tuple[VerdictFormat, frozenset[str], frozenset[str]]] = {
     "single": ("bracket", frozenset({"prompt", "reference", "response"}), frozenset({"response"})),
     "pair": (
         "csv_pair",
@@ -63,7 +63,7 @@ class JudgePrompt(BaseModel):
     version: int = Field(ge=1)
     source: str
     kind: Literal["pair", "single", "analysis"]
-    verdict: Verdict
+    verdict: VerdictFormat
     scale: tuple[float, float]
     max_new_tokens: int = Field(ge=1, le=32768)
     template: str

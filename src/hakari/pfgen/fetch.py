@@ -10,12 +10,11 @@ download is refused instead of silently changing scores.
 from __future__ import annotations
 
 import io
-import shutil
 import tarfile
-import tempfile
 import urllib.request
 from pathlib import Path, PurePosixPath
 
+from hakari._util.atomic import staged_folder
 from hakari.backends.cache import checked_cache_dir, default_cache_dir
 from hakari.errors import HakariInputError
 from hakari.pfgen.data import data_fingerprint
@@ -101,9 +100,7 @@ def fetch_data(
         return root / "data"
     source = url or archive_url(commit)
     archive = _download(source, timeout)
-    root.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".fetch-", dir=root.parent))
-    try:
+    with staged_folder(root) as staging:  # replaces an older download (--force)
         if extract_data(archive, staging, source=source) == 0 or not (staging / "data").is_dir():
             raise HakariInputError("the archive has no data/ folder", file=source)
         fingerprint = data_fingerprint(staging / "data")
@@ -113,9 +110,4 @@ def fetch_data(
                 f"for commit {commit}",
                 file=source,
             )
-        if root.exists():
-            shutil.rmtree(root)
-        staging.replace(root)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
     return root / "data"

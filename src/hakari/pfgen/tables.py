@@ -11,15 +11,14 @@ that looks valid.
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from hakari._util.atomic import staged_folder
 from hakari.backends.cache import default_cache_dir
 from hakari.errors import HakariInputError
 from hakari.pfgen.data import (
@@ -63,15 +62,14 @@ def open_tables(
     """The tables for `data_dir`, built (and cached) first if needed."""
     data_dir = resolve_data_dir(data_dir)
     fingerprint = data_fingerprint(data_dir)
-    root = tables_root(cache_dir)
-    directory = root / f"v{FORMAT_VERSION}-{fingerprint}"
+    directory = tables_root(cache_dir) / f"v{FORMAT_VERSION}-{fingerprint}"
     manifest = directory / "manifest.json"
     if manifest.is_file():
         questions = _read_manifest(manifest, fingerprint)
         if questions is not None:
             return TableSet(directory, fingerprint, questions)
         shutil.rmtree(directory, ignore_errors=True)
-    _build_directory(data_dir, root, directory, fingerprint, on_build)
+    _build_directory(data_dir, directory, fingerprint, on_build)
     questions = _read_manifest(manifest, fingerprint)
     assert questions is not None
     return TableSet(directory, fingerprint, questions, built_now=True)
@@ -79,14 +77,14 @@ def open_tables(
 
 def _build_directory(
     data_dir: Path,
-    root: Path,
     directory: Path,
     fingerprint: str,
     on_build: Callable[[int, int, str], None] | None,
 ) -> None:
-    root.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".build-{fingerprint[:8]}-", dir=root))
-    try:
+    def built(folder: Path) -> bool:  # a concurrent build published first
+        return (folder / "manifest.json").is_file()
+
+    with staged_folder(directory, complete=built) as staging:
         files = question_files(data_dir)
         entries = []
         seen: dict[str, Path] = {}
@@ -116,13 +114,6 @@ def _build_directory(
         (staging / "manifest.json").write_text(
             json.dumps(manifest, ensure_ascii=False), encoding="utf-8"
         )
-        try:
-            os.replace(staging, directory)
-        except OSError:
-            if not (directory / "manifest.json").is_file():  # not a concurrent build
-                raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
 
 
 def _read_manifest(path: Path, fingerprint: str) -> list[Question] | None:

@@ -20,7 +20,7 @@ import matplotlib as mpl
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from hakari.aggregate.sweep import AlphaSweepPoint
+from hakari.results.sweep import AlphaSweepPoint
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from hakari._util.atomic import Output, atomic_open, check_output, check_output_folder
-from hakari.aggregate.summary import AggregateStats
 from hakari.reports.inputs import ReportData
 from hakari.reports.tables import mean_fallback, ranks
 from hakari.reports.views import per_model, sweep_panels
+from hakari.results.stats import AggregateStats
 
 CSV_FILES = ("summary.csv", "templates.csv", "alpha_sweep.csv")
 SUMMARY_COLUMNS = [

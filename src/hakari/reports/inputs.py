@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hakari._util.jsonl import iter_jsonl_lenient
 from hakari.errors import HakariInputError
 from hakari.reports.correctness import is_correct
 from hakari.results import EvalResults, ModelResult
@@ -182,6 +183,17 @@ def _group_of(line: str) -> tuple[str, str, str, int] | None:
     return model, task, template, int(m.group(4))
 
 
+def _wanted(kept: dict[tuple[str, str], list[int]], per_template: int, line: str) -> bool:
+    """Whether a samples.jsonl line may hold an instance still to show (read from its
+    head, without parsing the long prompt and output)."""
+    head = _group_of(line)
+    if head is None:
+        return True
+    _, task, template, index = head
+    indices = kept.get((task, template), [])
+    return index in indices or len(indices) < per_template
+
+
 def read_samples(data: ReportData, per_template: int) -> dict[str, list[SampleBlock]]:
     """task -> the first `per_template` instances of every template, with every model's
     and decoding's answer to each."""
@@ -193,46 +205,39 @@ def read_samples(data: ReportData, per_template: int) -> dict[str, list[SampleBl
         names = {r.identity.get("name", k): run.labels[k] for k, r in run.results.models.items()}
         names.update({k: run.labels[k] for k in run.results.models})
         qa_mode = run.results.config.qa_mode or "first-line"
-        with run.samples.open(encoding="utf-8") as fh:
-            for line in fh:
-                head = _group_of(line)
-                if head is not None:
-                    _, task, template, index = head
-                    indices = kept.get((task, template), [])
-                    if index not in indices and len(indices) >= per_template:
-                        continue
-                try:
-                    rec = json.loads(line)
-                    task, template, index = rec["task"], str(rec["template_id"]), rec["index"]
-                except (json.JSONDecodeError, KeyError, TypeError):
-                    continue  # a line cut by a kill: the rest of the file is still useful
-                indices = kept.setdefault((task, template), [])
-                if index not in indices:
-                    if len(indices) >= per_template:
-                        continue
-                    indices.append(index)
-                key = (task, template, index)
-                block = blocks.get(key)
-                if block is None:
-                    block = blocks[key] = SampleBlock(
-                        task, template, index, str(rec.get("prompt", "")), rec.get("gold")
-                    )
-                model = names.get(str(rec.get("model")), str(rec.get("model")))
-                block.rows.append(
-                    SampleRow(
-                        model=model,
-                        decoding=str(rec.get("decoding", "")),
-                        output=str(rec.get("output", "")),
-                        answer=rec.get("answer"),
-                        fallback=bool(rec.get("fallback")),
-                        correct=is_correct(
-                            rec.get("answer"),
-                            rec.get("gold"),
-                            language=data.language(task),
-                            qa_mode=qa_mode,
-                        ),
-                    )
+        wanted = functools.partial(_wanted, kept, per_template)
+        for rec in iter_jsonl_lenient(run.samples, keep=wanted):
+            try:
+                task, template, index = rec["task"], str(rec["template_id"]), rec["index"]
+            except (KeyError, TypeError):
+                continue  # not a sample row: the rest of the file is still useful
+            indices = kept.setdefault((task, template), [])
+            if index not in indices:
+                if len(indices) >= per_template:
+                    continue
+                indices.append(index)
+            key = (task, template, index)
+            block = blocks.get(key)
+            if block is None:
+                block = blocks[key] = SampleBlock(
+                    task, template, index, str(rec.get("prompt", "")), rec.get("gold")
                 )
+            model = names.get(str(rec.get("model")), str(rec.get("model")))
+            block.rows.append(
+                SampleRow(
+                    model=model,
+                    decoding=str(rec.get("decoding", "")),
+                    output=str(rec.get("output", "")),
+                    answer=rec.get("answer"),
+                    fallback=bool(rec.get("fallback")),
+                    correct=is_correct(
+                        rec.get("answer"),
+                        rec.get("gold"),
+                        language=data.language(task),
+                        qa_mode=qa_mode,
+                    ),
+                )
+            )
     out: dict[str, list[SampleBlock]] = {}
     for block in blocks.values():
         out.setdefault(block.task, []).append(block)

@@ -15,8 +15,6 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from hakari.aggregate.multiple import ModelGroups
-from hakari.aggregate.paired import PairedComparison
 from hakari.reports import charts, tables
 from hakari.reports.inputs import ReportData, Run, SampleBlock, read_samples
 from hakari.reports.markup import anchor, definition_list, esc, num, table
@@ -31,6 +29,7 @@ from hakari.reports.views import (
     template_panels,
 )
 from hakari.results import DecodingResult, RunConfig, TaskResult
+from hakari.results.paired import ModelGroups, PairedComparison
 
 SHOWN_ELSEWHERE = {"models", "tasks", "decodings", "task_files", "command", "argv"}
 

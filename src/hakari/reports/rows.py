@@ -9,10 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from hakari.aggregate.multiple import ModelGroups
-from hakari.aggregate.paired import PairedStatistic, Verdict
-from hakari.aggregate.summary import AggregateStats
 from hakari.results import DecodingResult, EvalResults, TaskResult
+from hakari.results.paired import ModelGroups, PairedStatistic, Verdict
+from hakari.results.stats import AggregateStats
 
 
 def fmt(value: Any, digits: int = 3) -> str:

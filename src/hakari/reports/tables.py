@@ -11,11 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from hakari.aggregate.multiple import ModelGroups
-from hakari.aggregate.paired import PairedComparison, PairedStatistic, Verdict
-from hakari.aggregate.summary import AggregateStats
 from hakari.reports.markup import ci, esc, num, pct, table
 from hakari.results import DecodingResult, TaskResult
+from hakari.results.paired import ModelGroups, PairedComparison, PairedStatistic, Verdict
+from hakari.results.stats import AggregateStats
 
 # A metric whose natural range is [-1, 1] is coloured on that range, the rest on [0, 1].
 SIGNED_METRICS = {"mcc", "pearson", "spearman", "kendall"}

@@ -10,9 +10,9 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from hakari.aggregate.multiple import ModelGroups
 from hakari.reports.rows import best_baseline
 from hakari.results import DecodingResult, EvalResults
+from hakari.results.paired import ModelGroups
 
 FALLBACK_WIN = 0.5  # a winner whose outputs fell back this often won by not answering
 

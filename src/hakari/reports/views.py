@@ -9,9 +9,9 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from hakari.aggregate.sweep import AlphaSweepPoint, alpha_sweep
 from hakari.reports.inputs import ReportData
 from hakari.results import DecodingResult, EvalResults, RunConfig, TaskResult
+from hakari.results.sweep import AlphaSweepPoint, alpha_sweep
 
 PerModel = dict[str, tuple[TaskResult, DecodingResult]]
 

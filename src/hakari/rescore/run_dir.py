@@ -44,7 +44,7 @@ from hakari.rescore.common import (
     score_samples,
 )
 from hakari.rescore.files import summarise
-from hakari.results import EvalResults, RescoredMetric
+from hakari.results import BudgetRecord, EvalResults, RescoredMetric
 from hakari.runner.rundir import locked_run_folder
 from hakari.scoring.samples import ScoringConfig
 
@@ -200,5 +200,16 @@ def _add_rescored(
             entry = RescoredMetric(templates=means, n_unscored=unscored)
             if means:
                 entry.aggregate = agg.aggregate(means, alpha=alpha)
+            if dec.budget is not None:  # a budgeted run: only the cells it ran
+                _mark_partial(entry, sum(map(len, per_template.values())), dec.budget)
             rescored[metric] = entry
         dec.rescored = rescored
+
+
+def _mark_partial(entry: RescoredMetric, scored: int, budget: BudgetRecord) -> None:
+    """A budgeted run's samples are part of the grid: the rescored numbers are means over
+    the cells run (not completed like the run's own estimates), said so."""
+    entry.cells_scored = scored
+    entry.grid_size = budget.design.grid_size
+    if entry.aggregate is not None:
+        entry.aggregate = entry.aggregate.model_copy(update={"estimated": True})

@@ -24,6 +24,7 @@ from hakari.runner.options import (
     parse_decodings,
 )
 from hakari.runner.pipeline import evaluate
+from hakari.runner.settings import EvalOptions, LoadOptions, OutputOptions, PlanOptions
 
 __all__ = [
     "DECODINGS",
@@ -32,6 +33,10 @@ __all__ = [
     "DEFAULT_TASKS",
     "BackendFactory",
     "Decoding",
+    "EvalOptions",
+    "LoadOptions",
+    "OutputOptions",
+    "PlanOptions",
     "RunOptions",
     "evaluate",
     "parse_decodings",

@@ -16,7 +16,7 @@ from hakari._util.checks import did_you_mean
 from hakari.backends.base import Backend, PromptFormat
 from hakari.backends.serving import ServingOptions
 from hakari.errors import HakariInputError
-from hakari.results import GenerationBudget, RunConfig, TaskResult, TemplateBudget
+from hakari.results import GenerationBudget, RunConfig, TemplateBudget
 from hakari.runner.sampling import sampled_rows
 from hakari.tasks.extract import DEFAULT_QA_MODE, QAMode
 from hakari.tasks.loader import Task
@@ -44,9 +44,6 @@ BackendFactory = Callable[[str], Backend]
 in any `hakari.backends.base.Backend`; it is called once per model, after validation."""
 
 ProgressHook = Callable[[str, int, int], Any]  # (label, total, advanced) -> None
-TaskDoneHook = Callable[[str, str, "TaskResult"], Any]
-"""(model spec, task name, its result) -> None: called as soon as a model finished a task
-(every decoding scored), so that a view can show it before the run ends."""
 StatusHook = Callable[[str], Any]
 """What the run does now, in words, for the steps without a progress bar (reading a
 task's rows, loading a model)."""
@@ -71,8 +68,6 @@ class RunOptions:
     qa_mode: QAMode = DEFAULT_QA_MODE
     serving: ServingOptions = field(default_factory=ServingOptions)
     argv: Sequence[str] | None = None  # the command line, secrets scrubbed (CLI runs only)
-    on_task_done: TaskDoneHook | None = None  # not recorded: a view's callback
-    on_status: StatusHook | None = None  # "loading MODEL", "reading TASK's rows"...
 
 
 def parse_decodings(value: str | Sequence[str]) -> list[Decoding]:
@@ -110,7 +105,7 @@ def run_config(
         em_f1="SQuAD v1.1 (en) / JGLUE JSQuAD char-level (ja) scorers, "
         + ("golds NFKC like outputs" if opts.qa_mode == "first-line" else "golds as they are"),
         qa_mode=opts.qa_mode,
-        generation_budgets={t.name: generation_budget(t, opts) for t in tasks},
+        generation_budgets={t.name: answer_limits(t, opts) for t in tasks},
         batch_size=opts.batch_size,
         prompt_format=opts.prompt_format,
         dtype=opts.dtype,
@@ -130,8 +125,9 @@ def _sampled_rows(tasks: Sequence[Task], opts: RunOptions) -> dict[str, list[int
     return {t.name: sampled_rows(t, opts.sample, opts.seed, data_dir=opts.data_dir) for t in tasks}
 
 
-def generation_budget(task: Task, opts: RunOptions) -> GenerationBudget:
-    """The generation budget of the task's templates: the answer's characters (after
+def answer_limits(task: Task, opts: RunOptions) -> GenerationBudget:
+    """The length limits of the task's answers (results.json's `generation_budgets`; not
+    the grid's cell budget, `plan.Plan.grid_budget`): the answer's characters (after
     leading whitespace) and the token cap; greedy stops at a newline only after the
     first non-whitespace character, constrained where the regex ends. Templates with a
     budget of their own are listed under `templates`."""
@@ -144,11 +140,11 @@ def generation_budget(task: Task, opts: RunOptions) -> GenerationBudget:
     values = list(per_template.values())
     common = max(values, key=values.count)
     own = {tid: b for tid, b in per_template.items() if b != common}
-    budget = GenerationBudget(
+    limits = GenerationBudget(
         max_new_chars=common.max_new_chars,
         max_new_tokens=common.max_new_tokens,
         greedy_stop=["\n"],
     )
     if own:
-        budget.templates = own
-    return budget
+        limits.templates = own
+    return limits

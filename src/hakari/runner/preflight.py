@@ -13,29 +13,29 @@ seconds, not a model load or an hour of generation, and ends as one `HakariInput
 * rows: every row the run will use (not just the first), streamed once: the target
   field and each field a selected template reads exist and are not null, the gold is
   a label of the task (or a number), every prompt renders. The same pass counts the
-  instances and computes the chance-rate baseline, which every model shares.
+  instances and computes the chance-rate baseline, which every model shares;
+* budgets: a budgeted run on a grid too small to estimate honestly
+  (`aggregate.budget.floor`) says so in one line and runs the full grid, or is refused
+  with the smallest honest budget.
 """
 
 from __future__ import annotations
 
-from collections import Counter
+import dataclasses
+import logging
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from hakari._util import checks
 from hakari.aggregate import bootstrap_bytes
+from hakari.aggregate.budget.floor import grid_verdict
 from hakari.backends import registry
 from hakari.errors import HakariInputError
-from hakari.results import TaskResult
+from hakari.runner.baselines import Baseline, task_baseline
 from hakari.runner.collect import task_instances
 from hakari.runner.options import Decoding, RunOptions, skip_reason
+from hakari.runner.requests import request_needs
 from hakari.runner.sampling import check_sampling
-from hakari.tasks.chance import (
-    chance_rates,
-    majority_answer_rates,
-    split_golds,
-    uniform_guess_rates,
-)
 from hakari.tasks.data import Row, get_path, resolve_split_file
 from hakari.tasks.extract import QA_MODES, gold_answer
 from hakari.tasks.loader import (
@@ -47,33 +47,17 @@ from hakari.tasks.loader import (
     rendered_regex,
 )
 from hakari.tasks.prompts import render, select_templates
-from hakari.tasks.spec import INSTANCE_REF, TaskSpec, Template
+from hakari.tasks.spec import INSTANCE_REF, Template
 
+if TYPE_CHECKING:
+    from hakari.runner.plan import Plan
 
-class Baseline(NamedTuple):
-    """What the row scan learns of a task, shared by every model: the instances evaluated
-    and the trivial baselines per metric (`hakari.tasks.chance`)."""
-
-    n_rows: int
-    chance: dict[str, float]  # the paper's fallback-only score
-    uniform_guess: dict[str, float]
-    majority_answer: dict[str, float]
-    notes: tuple[str, ...] = ()
-
-    def task_result(self, spec: TaskSpec) -> TaskResult:
-        """The task's result before any decoding has run, its baselines filled in."""
-        out = TaskResult.for_task(spec, self.n_rows, self.chance)
-        if self.uniform_guess:
-            out.uniform_guess = self.uniform_guess
-        if self.majority_answer:
-            out.majority_answer = self.majority_answer
-        if self.notes:
-            out.notes = list(self.notes)
-        return out
+log = logging.getLogger(__name__)
 
 
 def check_options(opts: RunOptions) -> None:
     checks.choice(opts.qa_mode, "--qa-mode", QA_MODES)
+    checks.flag(opts.use_cache, "--no-cache")
     checks.optional_integer(opts.limit, "--limit", low=1)
     check_sampling(opts.sample, opts.limit, opts.seed)
     checks.number(opts.alpha, "--alpha", low=0.0)  # Sharpe: mean / (alpha · std + 1)
@@ -131,7 +115,7 @@ def check_models(
                 device=opts.device,
                 prompt_format=opts.prompt_format,
                 serving=opts.serving,
-                decodings=decodings,
+                needs=request_needs(decodings),
             )
             if opts.prompt_format == "chat" and registry.has_chat_template(spec) is False:
                 raise HakariInputError(
@@ -214,43 +198,7 @@ def scan_rows(task: Task, opts: RunOptions, decodings: Sequence[Decoding]) -> Ba
                 )
     if not golds:
         raise HakariInputError("no instances to evaluate", file=source, field="data")
-    notes = (_label_mix_note(task, golds, opts),) if opts.limit is not None else ()
-    return Baseline(
-        len(golds),
-        chance_rates(spec, golds),
-        uniform_guess_rates(spec),
-        majority_answer_rates(spec, golds),
-        tuple(n for n in notes if n),
-    )
-
-
-LABEL_MIX_DISTANCE = 0.2  # total variation distance that makes --limit's label mix "far"
-
-
-def _label_mix_note(task: Task, golds: list[Any], opts: RunOptions) -> str | None:
-    """One line when the first --limit instances hold a label mix far from the split's
-    (JGLUE's files are ordered by label): the numbers would describe another task."""
-    spec = task.spec
-    if spec.answer_type != "label" or not spec.labels:
-        return None
-    try:
-        split = [gold_answer(spec, g) for g in split_golds(task, data_dir=opts.data_dir)]
-    except (HakariInputError, ValueError, TypeError):
-        return None  # rows past --limit are not the run's: a bad one there is no error
-    if len(split) <= len(golds):
-        return None
-    share_run, share_all = Counter(golds), Counter(split)
-    distance = 0.5 * sum(
-        abs(share_run[x] / len(golds) - share_all[x] / len(split)) for x in spec.labels
-    )
-    if distance <= LABEL_MIX_DISTANCE:
-        return None
-    mix = ", ".join(f"{x} {share_run[x] / len(golds):.0%}" for x in spec.labels)
-    whole = ", ".join(f"{x} {share_all[x] / len(split):.0%}" for x in spec.labels)
-    return (
-        f"--limit {opts.limit} takes the split's first rows: labels {mix} (whole split: "
-        f"{whole}); --sample {opts.limit} draws a seeded random subset instead"
-    )
+    return task_baseline(task, golds, opts)
 
 
 def data_source(task: Task, opts: RunOptions) -> str:
@@ -308,3 +256,25 @@ def _gold_problem(task: Task, value: Any, exc: Exception) -> str:
     if spec.answer_type == "number":
         return f"gold {value!r} is not a number"
     return f"gold {value!r} is not a string or a list of strings ({exc})"
+
+
+def check_budget_floor(
+    tasks: Sequence[Task], baselines: dict[str, Baseline], plan: Plan, opts: RunOptions
+) -> Plan:
+    """The plan with the tasks whose grid is too small to estimate honestly from the
+    budget (`aggregate.budget.floor.grid_verdict`) run in full, each said in one line; a
+    `HakariInputError` naming `--budget` and the smallest honest budget when the grid is
+    not cheap to run in full. A sequential run is judged on its first round."""
+    if not plan.active:
+        return plan
+    full: set[str] = set(plan.full_grid)
+    for task in tasks:
+        n_templates = len(select_templates(task.spec, opts.templates))
+        n_instances = baselines[task.name][0]
+        verdict = grid_verdict(n_templates, n_instances, plan.rounds(n_templates, n_instances)[0])
+        if verdict.action == "refuse":
+            raise HakariInputError(str(verdict.message), file=str(task.path), field="--budget")
+        if verdict.action == "full":
+            log.warning("%s: %s", task.name, verdict.message)
+            full.add(task.name)
+    return dataclasses.replace(plan, full_grid=frozenset(full))

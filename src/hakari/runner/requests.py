@@ -9,10 +9,17 @@ decided once per model (`resolve_chat`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from hakari.backends.base import Backend, GenerationRequest, LoglikRequest, Message, PromptFormat
+from hakari.backends.base import (
+    Backend,
+    GenerationRequest,
+    LoglikRequest,
+    Message,
+    Needs,
+    PromptFormat,
+)
 from hakari.backends.cache import ResponseCache, cached_loglik
 from hakari.errors import HakariInputError
 from hakari.runner.options import Decoding, RunOptions
@@ -31,6 +38,12 @@ def resolve_chat(backend: Backend, prompt_format: PromptFormat) -> bool:
 
 def messages(text: str, use_chat: bool) -> tuple[Message, ...] | None:
     return (Message("user", text),) if use_chat else None
+
+
+def request_needs(decodings: Sequence[Decoding]) -> Needs:
+    """What the decodings ask of a backend: constrained decoding a regex, loglik
+    log-likelihoods (greedy: plain generation)."""
+    return Needs(regex="constrained" in decodings, loglik="loglik" in decodings)
 
 
 def generation_request(rp: RenderedPrompt, decoding: Decoding, use_chat: bool) -> GenerationRequest:

@@ -55,6 +55,8 @@ PARTIAL_FOLDER = "partial"  # a failed rerun's finished models, beside the previ
 RUNS_ROOT = Path("runs")  # where `hakari run` makes a new folder when --output is not given
 _PARTIAL_SUFFIX = ".partial"
 
+Mark = tuple[int, int]  # (bytes, samples) written so far
+
 
 def new_run_dir(root: Path) -> Path:
     """A fresh folder `root/<YYYYmmdd-HHMMSS>-<6 hex>`, created exclusively."""
@@ -168,22 +170,35 @@ class RunWriter:
             raise self._error(self._broken) from None
         self.n_samples += 1
 
-    def mark(self) -> tuple[int, int]:
-        """A point to roll back to (before a model starts)."""
+    def mark(self) -> Mark:
+        """A point of the samples written so far (before and after a model's round)."""
         if self._broken is not None:
             return 0, self.n_samples
         self._samples.file.flush()
         return self._samples.file.tell(), self.n_samples
 
-    def roll_back(self, mark: tuple[int, int]) -> None:
-        """Drop every sample written after `mark` (those of a model that failed)."""
+    def drop(self, spans: list[tuple[Mark, Mark]]) -> None:
+        """Drop the samples between each pair of marks (a failed model's samples, which
+        lie in one span per round it ran): the rest moves up in place."""
+        spans = sorted(spans)
+        if not spans:
+            return
         try:
-            self._samples.file.flush()
-            self._samples.file.seek(mark[0])
-            self._samples.file.truncate()
+            file = self._samples.file
+            file.flush()
+            end = file.tell()
+            write_at, dropped = spans[0][0][0], 0
+            with open(self._samples.temporary, "r+b") as raw:
+                for i, ((_, n_start), (stop, n_stop)) in enumerate(spans):
+                    dropped += n_stop - n_start
+                    keep_until = spans[i + 1][0][0] if i + 1 < len(spans) else end
+                    write_at = _move(raw, stop, keep_until, write_at)
+                raw.truncate(write_at)
+            file.seek(write_at)
         except (OSError, ValueError) as exc:
             self._broken = self._broken or str(exc)
-        self.n_samples = mark[1]
+            return
+        self.n_samples -= dropped
 
     def destination(self, results: EvalResults) -> Path:
         """Where `publish` puts this run's pair: the folder, or its `partial/` subfolder
@@ -227,6 +242,18 @@ class RunWriter:
     def release(self) -> None:
         """Let the folder's lock go (idempotent)."""
         self._lock.release()
+
+
+def _move(raw: Any, start: int, stop: int, to: int) -> int:
+    """Copy bytes [start, stop) of `raw` to `to` (to <= start); returns where they end."""
+    while start < stop:
+        raw.seek(start)
+        block = raw.read(min(1 << 20, stop - start))
+        raw.seek(to)
+        raw.write(block)
+        start += len(block)
+        to += len(block)
+    return to
 
 
 def _problem(exc: HakariInputError) -> str:

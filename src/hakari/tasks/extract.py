@@ -49,7 +49,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any
 
 from hakari._util.regex import (
     LinearRegex,
@@ -60,9 +60,9 @@ from hakari._util.regex import (
     to_re2,
 )
 from hakari.backends.base import StopAfter
+from hakari.results.vocab import QAMode
 from hakari.tasks.spec import LabelValue, TaskSpec
 
-QAMode = Literal["first-line", "paper"]
 QA_MODES: tuple[QAMode, ...] = ("first-line", "paper")
 DEFAULT_QA_MODE: QAMode = "first-line"
 

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from hakari._util.regex import RegexError, compile_regex
 from hakari.backends.base import tokens_for_chars
+from hakari.results.vocab import AnswerType, Language
 from hakari.scoring import corpus
 
 LabelValue = str | int | float
@@ -26,8 +27,6 @@ INSTANCE_REF = re.compile(r"\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}")
 TEMPLATE_ID = re.compile(r"^[0-9A-Za-z]+-[0-9A-Za-z]+$")
 
 DEFAULT_MAX_NEW_TOKENS = 8  # when a task sets neither budget
-
-AnswerType = Literal["label", "number", "text"]
 
 
 class _Strict(BaseModel):
@@ -163,7 +162,7 @@ class Template(_Strict):
 
 class TaskSpec(_Strict):
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9_\-]*$")
-    language: Literal["en", "ja"]
+    language: Language
     description: str = ""
     data: DataSpec
     # placeholder or instance-ref name -> dotted path into a data row; names that are

@@ -61,7 +61,12 @@ class Budget:
     def __str__(self) -> str:
         if self.kind == "multiple":
             return f"{self.value:g}x"
-        return f"{self.value:g}" if self.kind == "fraction" else str(int(self.value))
+        if self.kind == "fraction":  # with its point: "1.0" is the grid, "1" one cell
+            text = f"{self.value:g}"
+            if "e" in text:
+                text = f"{self.value:.{12 - math.floor(math.log10(self.value))}f}".rstrip("0")
+            return text if "." in text else f"{text}.0"
+        return str(int(self.value))
 
 
 def parse_budget(text: str) -> Budget:

@@ -37,12 +37,17 @@ from typing import Any
 import numpy as np
 
 from hakari.aggregate.budget.completion import ModelChoice, impute
+from hakari.aggregate.budget.covariates import covariate_design
 from hakari.aggregate.budget.grid import AnswerGrid
 from hakari.aggregate.budget.records import EstimatorRecord
+from hakari.aggregate.budget.shrinkage import template_shrinkage
 from hakari.aggregate.intervals import (
     DEFAULT_CI_METHOD,
     STATISTICS,
+    Interval,
     Replicates,
+    difference_bounds,
+    statistic_bounds,
     template_se,
     template_statistics,
 )
@@ -53,7 +58,7 @@ from hakari.scoring import corpus
 from hakari.scoring.corpus import ReplicateScorer
 
 ESTIMATOR_NAME = "latent-class multiple imputation"
-ESTIMATOR_VERSION = 1
+ESTIMATOR_VERSION = 2
 DEFAULT_DRAWS = 100
 # The chunking of `resampling.draw_replicates` (same generator calls, same replicates).
 _CHUNK_CELLS = 1 << 21
@@ -214,57 +219,6 @@ def imputed_replicates(
     return every, picked
 
 
-@dataclass(frozen=True, eq=False)
-class TemplateShrinkage:
-    """Empirical-Bayes shrinkage of the templates' deviations from their mean.
-
-    On imputed grids each template's score carries its own imputation error, which
-    inflates the spread over templates (the std, hence the Sharpe score). With template
-    deviations `dev_t ~ N(0, sigma^2)` (templates as a sample from a population, hakari's
-    inferential view) and each template's posterior-mean deviation `d_t` observed with the
-    variance `v_t` of its imputations, `dev_t | d, sigma ~ N(B_t d_t, B_t v_t)` with
-    `B_t = sigma^2 / (sigma^2 + v_t)`; sigma is drawn from its posterior on a grid (flat
-    prior), once per imputation. Draw m becomes
-    `mean_m + B_t d_t + sqrt(B_t) (dev_{m,t} - d_t)`, the shrunk deviations re-centred so
-    that the mean over templates is kept exactly; the deviations are shrunk by what the
-    data say about sigma. With no missing cell `v = 0`,
-    `B = 1` and nothing changes.
-    """
-
-    centre: np.ndarray  # (T,) d_t
-    factor: np.ndarray  # (M, T) B_t of each imputation's sigma draw
-    sigma: np.ndarray  # (M,)
-
-    def apply(self, scores: np.ndarray, draw: np.ndarray) -> np.ndarray:
-        """Shrink rows of template scores (..., T); row r belongs to imputation draw[r]."""
-        mean = scores.mean(axis=-1, keepdims=True)
-        b = self.factor[draw]
-        shrunk = b * self.centre + np.sqrt(b) * (scores - mean - self.centre)
-        # deviations from the mean sum to 0: templates shrunk by different amounts must
-        # not move the mean over templates (that is the grid's, not the prior's)
-        return mean + shrunk - shrunk.mean(axis=-1, keepdims=True)
-
-
-def template_shrinkage(draws: np.ndarray, rng: np.random.Generator) -> TemplateShrinkage:
-    """The shrinkage of `TemplateShrinkage` fitted to the (M, T) imputed template scores."""
-    deviations = draws - draws.mean(axis=1, keepdims=True)
-    centre = deviations.mean(axis=0)
-    variance = deviations.var(axis=0)
-    n_draws, n_templates = draws.shape
-    if n_templates < 2 or not np.any(variance > 0):
-        return TemplateShrinkage(centre, np.ones_like(draws), np.zeros(n_draws))
-    spread = float(np.sqrt(np.mean(centre**2) + np.mean(variance)))
-    sigmas = np.linspace(0.0, 3.0 * spread, 301)
-    total = sigmas[:, None] ** 2 + variance[None, :]  # (G, T)
-    safe = np.maximum(total, 1e-300)
-    loglik = -0.5 * np.sum(np.log(safe) + centre[None, :] ** 2 / safe, axis=1)
-    weights = np.exp(loglik - loglik.max())
-    sigma = rng.choice(sigmas, size=n_draws, p=weights / weights.sum())
-    s2 = sigma[:, None] ** 2
-    factor = np.where(variance[None, :] > 0, s2 / np.maximum(s2 + variance[None, :], 1e-300), 1.0)
-    return TemplateShrinkage(centre, factor, sigma)
-
-
 def imputed_scores(
     completion: Completion,
     metric: str,
@@ -273,6 +227,7 @@ def imputed_scores(
     seed: int,
     options: Mapping[str, Any],
     shrink: bool = True,
+    levels: Mapping[str, Mapping[str, str]] | None = None,
 ) -> ImputedScores:
     """One metric's template scores on the imputations and on the bootstrap replicates,
     shrunk per `TemplateShrinkage` unless `shrink` is False."""
@@ -281,7 +236,8 @@ def imputed_scores(
     every, picked = imputed_replicates(scorers, grid.n_instances, grid.n_templates, n_boot, seed)
     unshrunk = draws
     if shrink:
-        shrinkage = template_shrinkage(draws, np.random.default_rng([seed, 2]))
+        design = covariate_design(grid.template_ids, levels)
+        shrinkage = template_shrinkage(draws, np.random.default_rng([seed, 2]), design)
         draws = shrinkage.apply(draws, np.arange(len(draws)))
         every = shrinkage.apply(every, np.arange(n_boot) % len(scorers))
     resampled = np.take_along_axis(every, picked, axis=1)
@@ -340,15 +296,27 @@ def summarise(
     if scores.unshrunk is not None:
         raw_lows, raw_highs = np.quantile(scores.unshrunk, [tail, 1.0 - tail], axis=0)
         lows, highs = np.minimum(lows, raw_lows), np.maximum(highs, raw_highs)
+    # every interval is cut to its quantity's range, as a full run's (`intervals`)
+    value_range = corpus.get(metric).value_range
+    lows, highs = np.clip(lows, *value_range), np.clip(highs, *value_range)
     per_template_ci = {
         t: (float(lo), float(hi))
         for t, lo, hi in zip(scores.template_ids, lows, highs, strict=True)
     }
-    ci: dict[str, tuple[float | None, float | None]] = {
-        s: stats[s].replicates.interval(ci_method, confidence) if n_boot > 0 else (None, None)
-        for s in STATISTICS
+    bounds = statistic_bounds(value_range)
+    population = {
+        s: stats[s].replicates.bounded(ci_method, confidence, bounds[s])
+        for s in (STATISTICS if n_boot > 0 else ())
     }
-    grid_ci = {s: stats[s].grid_interval(confidence) for s in STATISTICS}
+    ci: dict[str, tuple[float | None, float | None]] = {
+        s: population[s].pair if s in population else (None, None) for s in STATISTICS
+    }
+    on_grid = {
+        s: Interval.within(*stats[s].grid_interval(confidence), bounds[s]) for s in STATISTICS
+    }
+    grid_ci = {s: on_grid[s].pair for s in STATISTICS}
+    clipped = [f"{s}_{end}" for s in population for end in population[s].clipped]
+    clipped += [f"{s}_grid_{end}" for s in STATISTICS for end in on_grid[s].clipped]
     q10, median, q90 = (float(q) for q in np.quantile(draws, [0.1, 0.5, 0.9], axis=1).mean(axis=1))
     low, high = float(draws.min(axis=1).mean()), float(draws.max(axis=1).mean())
     mean = stats["mean"].replicates.point
@@ -387,6 +355,7 @@ def summarise(
         sharpe_grid_ci_low=grid_ci["sharpe"][0],
         sharpe_grid_ci_high=grid_ci["sharpe"][1],
         **with_bootstrap,
+        ci_clipped=clipped,
     )
     return BudgetEstimate(
         metric=metric,
@@ -416,16 +385,28 @@ def estimate(
     ci_method: str = DEFAULT_CI_METHOD,
     metric_options: Mapping[str, Mapping[str, Any]] | None = None,
     completion: Completion | None = None,
+    template_levels: Mapping[str, Mapping[str, str]] | None = None,
 ) -> tuple[dict[str, BudgetEstimate], Completion]:
     """Every metric's estimates from the observed cells of `grid` (one completion shared
-    by all metrics); `metric_options[metric]` are passed to hakari's metric."""
+    by all metrics); `metric_options[metric]` are passed to hakari's metric.
+
+    `template_levels[template_id]` maps a dimension of the templates' prompt space (answer
+    cue, enumerator, ...) to the template's level on it (`templates[ID].levels` of
+    results.json); templates that share levels are then shrunk towards each other (see
+    `covariates`). Without it, or with levels that explain nothing, the estimate is the
+    same as without covariates."""
     if completion is None:
         completion = complete(grid, n_draws=n_draws, seed=seed)
     options = metric_options or {}
     out: dict[str, BudgetEstimate] = {}
     for metric in metric_names:
         scores = imputed_scores(
-            completion, metric, n_boot=n_boot, seed=seed, options=options.get(metric, {})
+            completion,
+            metric,
+            n_boot=n_boot,
+            seed=seed,
+            options=options.get(metric, {}),
+            levels=template_levels,
         )
         out[metric] = summarise(
             metric,
@@ -474,17 +455,21 @@ class BudgetComparison:
             value_b = getattr(self.b.stats, name)
             low, high = self.interval(name)
             assert low is not None and high is not None
-            grid_low, grid_high = self.statistics[name].grid_interval(self.a.confidence)
+            # cut to the range of A − B, as a full run's differences (`intervals`)
+            bounds = difference_bounds(corpus.get(self.metric).value_range)[name]
+            ci = Interval.within(low, high, bounds)
+            grid = Interval.within(*self.statistics[name].grid_interval(self.a.confidence), bounds)
             return PairedStatistic(
                 a=value_a,
                 b=value_b,
                 diff=value_a - value_b,
-                ci_low=low,
-                ci_high=high,
+                ci_low=ci.low,
+                ci_high=ci.high,
                 p_value=self.statistics[name].replicates.p_value(),
-                verdict=verdict_of(low, high),
-                grid_ci_low=grid_low,
-                grid_ci_high=grid_high,
+                verdict=verdict_of(ci.low, ci.high),
+                ci_clipped=[*ci.clipped, *(f"grid_{end}" for end in grid.clipped)],
+                grid_ci_low=grid.low,
+                grid_ci_high=grid.high,
             )
 
         return PairedComparison(

@@ -2,7 +2,7 @@
 
 `generate` computes every row of a batch until its last row ends, and prefills a prompt
 once for each row that asks for it. Label answers end at very different lengths (a
-label decided after three tokens beside a line that runs to its 24-character budget),
+label decided after three tokens beside a line that runs to its 24-character limit),
 and the greedy and constrained requests of one run ask for the same prompts. So here:
 
 * each distinct prompt of the batch is prefilled once, and every row on that prompt

@@ -1,7 +1,7 @@
 """Per-row control of one generation batch: every row carries its own stop strings,
-regex constraint, token budget and sampler, so no setting forces a batch to split.
+regex constraint, token limit and sampler, so no setting forces a batch to split.
 
-* Stop strings, the character budget and `stop_after` follow `GenerationRequest`'s
+* Stop strings, the character limit and `stop_after` follow `GenerationRequest`'s
   rules (stops only after the first non-whitespace character; no partial UTF-8 character
   at the end), checked on each row's decoded text after every token:
   `generate(stop_strings=...)` made a plain loop 60% slower and knows none of the rules.
@@ -28,13 +28,13 @@ from transformers import PreTrainedTokenizerBase
 
 from hakari.backends.base import (
     MAX_TOKENS_PER_CHAR,
+    FinishReason,
     GenerationResult,
     StopAfter,
     apply_output_rules,
 )
 from hakari.backends.constrained import RegexConstraint, RegexConstraintFactory, apply_bitmask
 
-FinishReason = Literal["stop", "length", "eos", "regex_done"]
 REPLACEMENT = "\ufffd"
 
 
@@ -110,7 +110,7 @@ def decode_whole_chars(tokenizer: PreTrainedTokenizerBase, ids: list[int]) -> st
 class RowStepper:
     """Records each generated token of a row and decides whether the row ends.
 
-    Stop strings, the character budget and `stop_after` follow `GenerationRequest`'s
+    Stop strings, the character limit and `stop_after` follow `GenerationRequest`'s
     rules exactly (the same `apply_output_rules` decides when a row ends and cuts its final
     text): the row's whole text is decoded after each token, which costs tens of
     microseconds next to a forward pass of milliseconds, and is the only way to know

@@ -44,6 +44,7 @@ from hakari.backends.base import (
     LoglikResult,
     Message,
     ModelIdentity,
+    Needs,
     OnBatch,
     check_prompt_format,
 )
@@ -227,18 +228,18 @@ class OpenAIBackend:
             field="model",
         )
 
-    def check_serves(self, decodings: Sequence[str]) -> None:
-        """Refuse, before any prompt of a run, the decodings this server cannot serve in
-        this prompt format: log-likelihood through a chat endpoint (no request needed:
+    def check_serves(self, needs: Needs) -> None:
+        """Refuse, before any prompt of a run, what this server cannot do in this prompt
+        format: log-likelihood through a chat endpoint (no request needed:
         no server can echo a conversation's log-probs); and, with one tiny probe each
         (retried like any request), a regex field the server rejects or ignores, echoed
         log-probs it does not return, lists of prompts it does not take."""
-        if "loglik" in decodings and self.supports_chat:
+        if needs.loglik and self.supports_chat:
             raise CannotScore(LOGLIK_NEEDS_COMPLETION, field="--prompt-format")
         probes: list[Callable[[Replica[openai.AsyncOpenAI]], Awaitable[None]]] = []
-        if "constrained" in decodings:
+        if needs.regex:
             probes.append(self._probe_regex)
-        if "loglik" in decodings:
+        if needs.loglik:
             probes.append(self._probe_echo_logprobs)
         if self.options.prompts_per_request > 1 and not self.supports_chat:
             probes.append(self._probe_prompt_lists)

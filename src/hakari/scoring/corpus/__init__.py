@@ -40,7 +40,7 @@ import numpy as np
 from hakari.scoring.corpus.base import (
     AnswerType,
     CorpusMetric,
-    Lang,
+    Language,
     MetricOptions,
     MetricValue,
     ReplicateScorer,
@@ -118,7 +118,7 @@ def per_item_scores(
 __all__ = [
     "AnswerType",
     "CorpusMetric",
-    "Lang",
+    "Language",
     "MetricOptions",
     "MetricValue",
     "ReplicateScorer",

@@ -17,12 +17,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 import numpy as np
 
-Lang = Literal["en", "ja"]
-AnswerType = Literal["label", "number", "text"]
+from hakari.results.vocab import AnswerType, Language
 
 ReplicateScorer = Callable[[np.ndarray, np.ndarray], np.ndarray]
 """(instance indices (b, n), instance multiplicities (b, n)) → the metric of every template
@@ -47,7 +46,7 @@ class MetricOptions:
     prediction and the golds first). Every metric accepts both, so that callers can pass
     a task's language uniformly."""
 
-    lang: Lang = "en"
+    lang: Language = "en"
     nfkc: bool = False
 
 

@@ -35,13 +35,14 @@ from typing import Any
 
 import numpy as np
 
-from hakari.scoring.corpus.base import CorpusMetric, Lang, MetricOptions, MetricValue, register
+from hakari.results.vocab import Language
+from hakari.scoring.corpus.base import CorpusMetric, MetricOptions, MetricValue, register
 
 _PUNCTUATION = frozenset(string.punctuation)
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
 
 
-def normalize_answer(text: str, lang: Lang = "en") -> str:
+def normalize_answer(text: str, lang: Language = "en") -> str:
     """Normalise an answer as the reference scorer of `lang` does (see module docstring)."""
     lowered = text.lower()
     if lang == "en":
@@ -52,11 +53,11 @@ def normalize_answer(text: str, lang: Lang = "en") -> str:
     raise ValueError(f"unknown lang {lang!r}; expected 'en' or 'ja'")
 
 
-def _tokens(normalized: str, lang: Lang) -> list[str]:
+def _tokens(normalized: str, lang: Language) -> list[str]:
     return normalized.split() if lang == "en" else list(normalized)
 
 
-def _token_f1(pred_tokens: list[str], gold_tokens: list[str], lang: Lang) -> float:
+def _token_f1(pred_tokens: list[str], gold_tokens: list[str], lang: Language) -> float:
     if lang == "ja" and (not pred_tokens or not gold_tokens):
         # transformers' compute_f1: no-answer on either side scores 1 only if both agree.
         return float(pred_tokens == gold_tokens)
@@ -69,7 +70,7 @@ def _token_f1(pred_tokens: list[str], gold_tokens: list[str], lang: Lang) -> flo
 
 
 def _prepare(
-    pred: str | None, golds: Sequence[str] | str, lang: Lang, nfkc: bool
+    pred: str | None, golds: Sequence[str] | str, lang: Language, nfkc: bool
 ) -> tuple[str, list[str]]:
     """Normalise the prediction and the golds; apply the JGLUE gold filter for "ja"."""
     if isinstance(golds, str):
@@ -87,7 +88,7 @@ def _prepare(
 
 
 def squad_em(
-    pred: str | None, golds: Sequence[str] | str, lang: Lang = "en", *, nfkc: bool = False
+    pred: str | None, golds: Sequence[str] | str, lang: Language = "en", *, nfkc: bool = False
 ) -> float:
     """Exact match (0.0 or 1.0) of one prediction, best over its gold answers."""
     norm_pred, norm_golds = _prepare(pred, golds, lang, nfkc)
@@ -95,7 +96,7 @@ def squad_em(
 
 
 def squad_f1(
-    pred: str | None, golds: Sequence[str] | str, lang: Lang = "en", *, nfkc: bool = False
+    pred: str | None, golds: Sequence[str] | str, lang: Language = "en", *, nfkc: bool = False
 ) -> float:
     """Token (en) or character (ja) F1 of one prediction, best over its gold answers."""
     norm_pred, norm_golds = _prepare(pred, golds, lang, nfkc)

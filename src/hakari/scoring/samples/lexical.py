@@ -17,7 +17,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from hakari.errors import HakariInputError
-from hakari.scoring.corpus import Lang, squad_em, squad_f1
+from hakari.results.vocab import Language
+from hakari.scoring.corpus import squad_em, squad_f1
 from hakari.scoring.samples.registry import MetricInfo, ScoringConfig, register_family
 
 ROUGE_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
@@ -108,7 +109,7 @@ class SquadFamily:
         prompts: Sequence[str] | None,
         metrics: Sequence[str],
     ) -> dict[str, list[float]]:
-        lang: Lang = "ja" if self.lang == "ja" else "en"
+        lang: Language = "ja" if self.lang == "ja" else "en"
         fns = {"exact_match": squad_em, "f1": squad_f1}
         return {
             m: [fns[m](p, list(g), lang) for p, g in zip(predictions, references, strict=True)]

@@ -1,5 +1,7 @@
 """Alpha sweep: how the ranking of models by Sharpe score changes with alpha (paper,
-Figures 3 and 5)."""
+Figures 3 and 5): `alpha_sweep[TASK][DECODING][METRIC]` of results.json. A function of the
+published means and stds only, so a report recomputes it for merged runs without the
+aggregation code."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from pydantic import ConfigDict
 
 from hakari._util.records import Record
-from hakari.aggregate.summary import sharpe_score
+from hakari.results.stats import sharpe_score
 
 
 class AlphaSweepPoint(Record):

@@ -1,56 +1,34 @@
-"""The typed results of a run: the same data as `results.json`.
-
-Layout (schema_version 1):
-models[MODEL].tasks[TASK].decodings[DECODING].templates[TEMPLATE_ID]
-    -> {metrics: {METRIC: float}, fallback_rate, n, ci: {METRIC: {low, high}}}
-models[MODEL].tasks[TASK].decodings[DECODING].aggregate[METRIC]
-    -> {mean, std, min, max, sharpe, alpha, ci_low, ci_high, ...}
-models[MODEL].tasks[TASK].chance -> {METRIC: float}
-alpha_sweep[TASK][DECODING][METRIC] -> [{alpha, scores, ranking}]   (several models)
-paired[TASK][DECODING] -> [{model_a, model_b, metric, alpha,            (several models)
-                            mean: {a, b, diff, ci_low, ci_high, p_value, verdict},
-                            sharpe: {same}, n_templates, n_instances, n_boot,
-                            confidence, seed, ci_method}]
-
-Every aggregate with a bootstrap has `ci_method` ("studentized": see
-`hakari.aggregate.intervals` for the method and the population it targets),
-`ci_clipped` (the interval ends cut to their quantity's range, e.g. ["std_low"]) and
-`sharpe_caveat` ("negative_mean" when mean < 0, else null). Written without credentials
-(`hakari._util.redact`: model specs, the command, failure messages). In `paired`, `diff`
-is A − B of the published point estimates, its CI comes from the same resampled templates ×
-instances for both models, and `verdict` is "a_better" / "b_better" when the CI excludes
-0, else "inconclusive". See docs/architecture.md, "results.json".
-
-Every statistic is a typed record (`hakari._util.records.Record`, a pydantic model with a
-docstring on each field) defined beside the code that computes it: `AggregateStats` in
-`aggregate.summary`, `PairedComparison` in `aggregate.paired`, `AlphaSweepPoint` in
-`aggregate.sweep`; the containers and the run's `RunConfig` are here. What decides the
-bytes: a results.json read and written back is unchanged (keys absent in an older file
-stay absent, unknown keys of a newer one are kept), and a run writes the same bytes as
-before the records were typed (tests/runner/test_results_json.py).
-"""
+"""The containers of results.json: a run's `RunConfig` and the model → task → decoding →
+template tree of its results (`EvalResults`, written and read here)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import Field, field_validator
 
 from hakari._util.atomic import json_text, write_text_atomic
 from hakari._util.records import Record
 from hakari._util.redact import redact_tree
-from hakari.aggregate.budget.records import DesignRecord, EstimatorRecord
-from hakari.aggregate.intervals import TemplateInterval
-from hakari.aggregate.multiple import ModelGroups
-from hakari.aggregate.paired import PairedComparison
-from hakari.aggregate.summary import AggregateStats
-from hakari.aggregate.sweep import AlphaSweepPoint
-from hakari.backends.base import PromptFormat
-from hakari.tasks.extract import QAMode
-from hakari.tasks.spec import TaskSpec
+from hakari.results.budget import BudgetRecord
+from hakari.results.paired import ModelGroups, PairedComparison
+from hakari.results.stats import AggregateStats, TemplateInterval
+from hakari.results.sweep import AlphaSweepPoint
+from hakari.results.vocab import Language, PromptFormat, QAMode
 
 SCHEMA_VERSION = 1
+
+
+class _TaskFacts(Protocol):
+    """What a task's result copies from its spec (`hakari.tasks.spec.TaskSpec`)."""
+
+    @property
+    def language(self) -> Language: ...
+
+    @property
+    def metrics(self) -> Sequence[object]: ...
 
 
 class TemplateBudget(Record):
@@ -175,50 +153,10 @@ class TemplateResult(Record):
     before it was recorded)."""
 
 
-class BudgetRound(Record):
-    """One round of a budgeted or sequential run of a task × decoding."""
-
-    WRITTEN_WHEN_GIVEN = frozenset({"max_p_adjusted"})
-
-    cells: int
-    """Cells run after this round (cumulative)."""
-    fraction: float
-    """`cells` over the grid's cells."""
-    sharpe_ci_half_width: dict[str, dict[str, float | None]]
-    """Model -> metric -> half the width of its Sharpe interval after this round (null
-    without a bootstrap)."""
-    max_p_adjusted: float | None = None
-    """Several models: the largest corrected p-value of a pair after this round (the pair
-    furthest from decided)."""
-
-
-class BudgetRecord(Record):
-    """What a budgeted run did on one task × decoding: `budget` of the decoding."""
-
-    budget: str | None
-    """`--budget` as given ("2x", "0.1", "5000"); null: up to the full grid."""
-    target_ci: float | None
-    """`--target-ci`: the Sharpe half-width that stops the rounds; null if not asked."""
-    until_decided: bool
-    """`--until-decided`: rounds until every pair of models differs."""
-    design: DesignRecord
-    """Which cells ran (the balanced design) and how many of the grid's."""
-    estimator: EstimatorRecord
-    """How the numbers were estimated from them."""
-    stopped: str
-    """Why the rounds ended: "budget" (the cells bought), "grid_full", "target_ci",
-    "decided" (or both, joined by "+")."""
-    rounds: list[BudgetRound]
-    """Each round, in order."""
-    decision_level: float | None
-    """`--until-decided`: the level a pair had to reach at a round (0.05 over the number
-    of rounds the run could have: Bonferroni over the looks); null otherwise."""
-
-
 class RescoredMetric(Record):
     """A metric or judge score added to a finished run by `hakari score RUN_DIR`."""
 
-    WRITTEN_WHEN_GIVEN = frozenset({"aggregate"})
+    WRITTEN_WHEN_GIVEN = frozenset({"aggregate", "cells_scored", "grid_size"})
 
     templates: dict[str, float] = Field(default_factory=dict)
     """Template id -> the mean of its samples' scores (templates with no score left out)."""
@@ -226,7 +164,12 @@ class RescoredMetric(Record):
     """Samples without a score (e.g. a judge verdict that could not be read)."""
     aggregate: AggregateStats | None = None
     """The statistics over the templates' means, as for the run's own metrics (written
-    when at least one template has a score)."""
+    when at least one template has a score). In a budgeted run it is marked `estimated`:
+    each template's mean is over the cells that ran, not the full grid."""
+    cells_scored: int | None = None
+    """A budgeted run only: the template × instance cells scored (the cells it ran)."""
+    grid_size: int | None = None
+    """A budgeted run only: the cells of the full grid (`cells_scored` of them were run)."""
 
 
 class DecodingResult(Record):
@@ -291,7 +234,7 @@ class TaskResult(Record):
 
     WRITTEN_WHEN_GIVEN = frozenset({"uniform_guess", "majority_answer", "notes"})
 
-    language: str
+    language: Language
     """The task's language: "en" or "ja"."""
     n_instances: int
     """Instances evaluated (after `--limit` / `--sample`)."""
@@ -313,7 +256,7 @@ class TaskResult(Record):
     """Decoding -> its results, in run order."""
 
     @classmethod
-    def for_task(cls, spec: TaskSpec, n_instances: int, chance: dict[str, float]) -> TaskResult:
+    def for_task(cls, spec: _TaskFacts, n_instances: int, chance: dict[str, float]) -> TaskResult:
         """A task's result before any decoding has run."""
         return cls(
             language=spec.language,

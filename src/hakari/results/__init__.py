@@ -1,0 +1,103 @@
+"""The typed results of a run: the same data as `results.json`.
+
+Layout (schema_version 1):
+models[MODEL].tasks[TASK].decodings[DECODING].templates[TEMPLATE_ID]
+    -> {metrics: {METRIC: float}, fallback_rate, n, ci: {METRIC: {low, high}}}
+models[MODEL].tasks[TASK].decodings[DECODING].aggregate[METRIC]
+    -> {mean, std, min, max, sharpe, alpha, ci_low, ci_high, ...}
+models[MODEL].tasks[TASK].chance -> {METRIC: float}
+alpha_sweep[TASK][DECODING][METRIC] -> [{alpha, scores, ranking}]   (several models)
+paired[TASK][DECODING] -> [{model_a, model_b, metric, alpha,            (several models)
+                            mean: {a, b, diff, ci_low, ci_high, p_value, verdict},
+                            sharpe: {same}, n_templates, n_instances, n_boot,
+                            confidence, seed, ci_method}]
+
+Every aggregate with a bootstrap has `ci_method` ("studentized": see
+`hakari.aggregate.intervals` for the method and the population it targets),
+`ci_clipped` (the interval ends cut to their quantity's range, e.g. ["std_low"]) and
+`sharpe_caveat` ("negative_mean" when mean < 0, else null). Written without credentials
+(`hakari._util.redact`: model specs, the command, failure messages). In `paired`, `diff`
+is A − B of the published point estimates, its CI comes from the same resampled templates ×
+instances for both models, and `verdict` is "a_better" / "b_better" when the CI excludes
+0, else "inconclusive". See docs/architecture.md, "results.json".
+
+Every statistic is a typed record (`hakari._util.records.Record`, a pydantic model with a
+docstring on each field), one module per part of the file: `stats` (`AggregateStats`,
+`TemplateInterval`, the Sharpe score), `sweep` (`AlphaSweepPoint` and the sweep itself),
+`paired` (`PairedComparison`, `ModelGroups`), `budget` (what a budgeted run did), `run` (the
+containers and the run's `RunConfig`),
+`vocab` (the closed sets of values the schema shares with task files and requests).
+`hakari.aggregate` computes the statistics and builds these records; this package imports
+nothing of hakari but `_util`, so reading a run (`hakari report`) loads neither the
+aggregation and scoring code nor scipy (an import-linter contract and
+tests/contracts/test_architecture.py keep it so). What decides the bytes: a results.json
+read and written back is unchanged (keys absent in an older file stay absent, unknown
+keys of a newer one are kept), and a run writes the same bytes as before the records were
+typed (tests/runner/test_results_json.py).
+"""
+
+from __future__ import annotations
+
+from hakari.results.budget import BudgetRecord, BudgetRound, DesignRecord, EstimatorRecord
+from hakari.results.paired import (
+    VERDICTS,
+    GroupTest,
+    ModelGroups,
+    PairedComparison,
+    PairedStatistic,
+    Verdict,
+    verdict_of,
+)
+from hakari.results.run import (
+    SCHEMA_VERSION,
+    DecodingResult,
+    EvalResults,
+    GenerationBudget,
+    ModelResult,
+    RescoredMetric,
+    RunConfig,
+    TaskResult,
+    TemplateBudget,
+    TemplateResult,
+    library_versions,
+)
+from hakari.results.stats import STD_KIND, AggregateStats, TemplateInterval, sharpe_score
+from hakari.results.sweep import AlphaSweepPoint, alpha_sweep, default_alphas, rank_models
+from hakari.results.vocab import AnswerType, Language, PromptFormat, QAMode
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "STD_KIND",
+    "VERDICTS",
+    "AggregateStats",
+    "AlphaSweepPoint",
+    "AnswerType",
+    "BudgetRecord",
+    "BudgetRound",
+    "DecodingResult",
+    "DesignRecord",
+    "EstimatorRecord",
+    "EvalResults",
+    "GenerationBudget",
+    "GroupTest",
+    "Language",
+    "ModelGroups",
+    "ModelResult",
+    "PairedComparison",
+    "PairedStatistic",
+    "PromptFormat",
+    "QAMode",
+    "RescoredMetric",
+    "RunConfig",
+    "TaskResult",
+    "TemplateBudget",
+    "TemplateInterval",
+    "TemplateResult",
+    "Verdict",
+    "alpha_sweep",
+    "default_alphas",
+    "library_versions",
+    "rank_models",
+    "sharpe_score",
+    "verdict_of",
+]
