@@ -2,7 +2,7 @@
 
 Each scenario runs in a fresh process (`hakari pfgen score` as a user runs it, startup
 included) and reports wall time, CPU time and peak RSS. The reference numbers are the
-ones measured on this kind of 2-core machine in docs/pfgen-bench.md §4 (the upstream
+ones measured on this kind of 2-core machine in ../shared/docs/pfgen-bench.md §4 (the upstream
 code is not vendored here).
 
     .venv/bin/python benchmarks/bench_pfgen.py --data-dir ../shared/pfgen-bench
@@ -24,7 +24,7 @@ from rich.console import Console
 from rich.table import Table
 from timing import add_smoke_flag, skip
 
-REFERENCE = {  # docs/pfgen-bench.md §4 (upstream pfgen_eval.py)
+REFERENCE = {  # ../shared/docs/pfgen-bench.md §4 (upstream pfgen_eval.py)
     "build tables": ("(rebuilt every run)", "≈145 s CPU", "–"),
     "1 model, 100 trials": ("2:46.6", "171.6 s", "≈6.7 GB (Σ workers)"),
     "15 models": ("4:14.0", "279.2 s", "≈7.8 GB (Σ workers)"),

@@ -6,7 +6,7 @@ same run. The pfgen row needs pfgen-bench's data (`--data-dir`); without it it i
 With `--before DIR` (another checkout, e.g. a worktree of an older commit) the same
 commands run on that tree's `src` too, interleaved with this one's, so the two columns
 share the machine's load. The pfgen row also shows the ratio to the upstream scorer's
-measured wall time for one 100-trial model (docs/pfgen-bench.md §4: 2:46.6).
+measured wall time for one 100-trial model (../shared/docs/pfgen-bench.md §4: 2:46.6).
 
     .venv/bin/python benchmarks/bench_startup.py --data-dir ../shared/pfgen-bench \\
         [--before /path/to/old/checkout] [--repeats 7]

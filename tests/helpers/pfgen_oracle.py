@@ -1,5 +1,5 @@
 """A deliberately naive, character-by-character statement of the reference scorer's rules
-(docs/pfgen-bench.md §2), used to check the vectorised implementation."""
+(../shared/docs/pfgen-bench.md §2), used to check the vectorised implementation."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ from hakari.pfgen.scoring import (
 )
 from hakari.pfgen.trials import read_trials
 
-# docs/pfgen-bench.md §3: which Python's sum() produced each published result.json
+# ../shared/docs/pfgen-bench.md §3: which Python's sum() produced each published result.json
 PY311 = {"gpt-4o", "Meta-Llama-3.1-405B", "gemma-2-9b", "open-calm-small", "gemma-2b-it"}
 TOP_LEVEL = ("score", "score_std", "num_trials", "length", "length_std", "scores")
 
@@ -93,7 +93,7 @@ def test_leaderboard_totals_match_published_table(scored, shared_pfgen, shared_t
         )
 
 
-# docs/pfgen-bench.md "Variance finding": (published std, true-trial std, independent SE)
+# ../shared/docs/pfgen-bench.md "Variance finding": (published std, true-trial std, independent SE)
 VARIANCE = {
     "claude-opus-4-20250514": (0.0076, 0.0147, 0.0038),
     "DeepSeek-V3": (0.0145, 0.0180, 0.0047),

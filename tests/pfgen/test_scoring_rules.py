@@ -1,4 +1,4 @@
-"""The reference scorer's easy-to-get-wrong rules (docs/pfgen-bench.md §2), one by one."""
+"""The reference scorer's easy-to-get-wrong rules (../shared/docs/pfgen-bench.md §2), one by one."""
 
 from __future__ import annotations
 
