@@ -9,6 +9,8 @@ interleaved (A B C, A B C, ...) so that they share the machine's load; the table
 median wall and CPU time (the child's user + system: less sensitive to other work than the
 wall clock), each variant's ratio to the first per repeat (median), where the time goes
 (each task × decoding's `wall_s` from results.json) and the load average while it ran.
+It also times when the first result table reached standard output (a tree that prints
+each task's table as it finishes shows it before the run ends; older trees at the end).
 
 Answers are compared too: for every sample (task, decoding, template, instance), the
 extracted answer of each variant against the first's, and the outputs (equal, or one a
@@ -54,6 +56,7 @@ class Variant:
     src: Path = REPO / "src"
     walls: list[float] = field(default_factory=list)
     cpus: list[float] = field(default_factory=list)
+    first_tables: list[float] = field(default_factory=list)  # s until the first table
     parts: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
     samples: dict[tuple[Any, ...], dict[str, Any]] = field(default_factory=dict)
 
@@ -79,32 +82,44 @@ def checkout(ref: str, into: Path) -> Path:
     return folder / "src"
 
 
-def run_once(variant: Variant, out: Path, cache: Path, extra: list[str]) -> tuple[float, float]:
-    """One `hakari run` in a fresh process: (wall s, CPU s of the child)."""
+TABLE_TOP = "┏"  # the first line of a rich table with a heavy head: a table is printed
+
+
+def run_once(
+    variant: Variant, out: Path, cache: Path, extra: list[str]
+) -> tuple[float, float, float]:
+    """One `hakari run` in a fresh process: (wall s, CPU s of the child, s until the
+    first result table reached its standard output)."""
     env = {**os.environ, "PYTHONPATH": str(variant.src), "HAKARI_CACHE_DIR": str(cache)}
     command = [sys.executable, "-m", "hakari", "run", "--no-cache", "--output", str(out)]
     log = out.parent / f"{out.name}.log"  # a file, not a pipe: progress bars fill pipes
+    first_table = float("nan")
     with log.open("wb") as err:
         started = time.perf_counter()
         child = subprocess.Popen(
             [*command, *variant.options, *extra],
             env=env,
-            stdout=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,  # read as it comes: a pipe never fills
             stderr=err,
             cwd=out.parent,
         )
+        assert child.stdout is not None
+        for line in child.stdout:
+            if first_table != first_table and TABLE_TOP.encode() in line:
+                first_table = time.perf_counter() - started
         _, status, usage = os.wait4(child.pid, 0)
         wall = time.perf_counter() - started
     code = os.waitstatus_to_exitcode(status)
     if code != 0:
         tail = log.read_text(encoding="utf-8", errors="replace")[-2000:]
         raise SystemExit(f"{variant.name}: hakari run failed ({code}):\n{tail}")
-    return wall, usage.ru_utime + usage.ru_stime
+    return wall, usage.ru_utime + usage.ru_stime, first_table
 
 
-def record(variant: Variant, out: Path, wall: float, cpu: float) -> None:
+def record(variant: Variant, out: Path, wall: float, cpu: float, first_table: float) -> None:
     variant.walls.append(wall)
     variant.cpus.append(cpu)
+    variant.first_tables.append(first_table)
     results = json.loads((out / "results.json").read_text(encoding="utf-8"))
     for model in results["models"].values():
         for task, task_result in model["tasks"].items():
@@ -181,23 +196,34 @@ def bench(args: argparse.Namespace, work: Path) -> None:
         for variant in variants:
             out = keep / f"{variant.name.replace(' ', '_').replace(',', '')}-{repeat}"
             shutil.rmtree(out, ignore_errors=True)
-            wall, cpu = run_once(variant, out, cache, extra)
-            record(variant, out, wall, cpu)
-            print(f"  {variant.name} #{repeat + 1}: {wall:.1f} s wall, {cpu:.1f} s CPU", flush=True)
+            wall, cpu, first_table = run_once(variant, out, cache, extra)
+            record(variant, out, wall, cpu, first_table)
+            print(
+                f"  {variant.name} #{repeat + 1}: first table at {first_table:.1f} s, "
+                f"{wall:.1f} s wall, {cpu:.1f} s CPU",
+                flush=True,
+            )
         loads.append(load())
     first = variants[0]
     what = f"--limit {args.limit}" if args.limit else "the default run"
     print(f"\n{what}, {args.repeats} interleaved repeats; load average (1/5/15 min) per round:")
     print("  " + " | ".join(loads))
-    print("\n| variant | tree | wall s (median) | CPU s (median) | wall / first | CPU / first |")
-    print("|---|---|---|---|---|---|")
+    print(
+        "\n| variant | tree | first table s (median) | wall s (median) | CPU s (median) "
+        "| first table / first | wall / first | CPU / first |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
     for v in variants:
+        table_ratio = statistics.median(
+            a / b for a, b in zip(v.first_tables, first.first_tables, strict=True)
+        )
         wall_ratio = statistics.median(a / b for a, b in zip(v.walls, first.walls, strict=True))
         cpu_ratio = statistics.median(a / b for a, b in zip(v.cpus, first.cpus, strict=True))
         tree = " ".join([v.ref or "this checkout", *v.options])
         print(
-            f"| {v.name} | {tree} | {statistics.median(v.walls):.1f} | "
-            f"{statistics.median(v.cpus):.1f} | {wall_ratio:.2f}× | {cpu_ratio:.2f}× |"
+            f"| {v.name} | {tree} | {statistics.median(v.first_tables):.1f} | "
+            f"{statistics.median(v.walls):.1f} | {statistics.median(v.cpus):.1f} | "
+            f"{table_ratio:.2f}× | {wall_ratio:.2f}× | {cpu_ratio:.2f}× |"
         )
     print("\nwhere the time goes (results.json wall_s, median s):\n")
     parts = list(dict.fromkeys(p for v in variants for p in v.parts))

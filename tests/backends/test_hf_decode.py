@@ -87,3 +87,13 @@ def test_tokens_are_those_of_transformers_generate(tiny_random_backend: HFBacken
         for row in out.tolist()
     ]
     assert [r.text for r in ours] == theirs
+
+
+def test_the_decoding_loop_warns_nothing(tiny_random_backend: HFBackend) -> None:
+    """hakari's own use of transformers raises no deprecation warning (issue 26: the
+    cache argument renamed past_key_values -> cache in transformers 5.x)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tiny_random_backend.generate([_free("Hello", 4), _free("Hi there", 3)], batch_size=2)

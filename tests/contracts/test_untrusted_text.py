@@ -123,3 +123,14 @@ def test_rich_report_on_a_markup_console() -> None:
     print_report(hostile_results(), Console(file=buf, width=300, markup=True))
     text = buf.getvalue()
     assert "[/red]" in text and "<img src=x onerror=alert(1)>" in text
+
+
+def test_run_summary_and_verdict_on_a_markup_console() -> None:
+    """What `hakari run` prints at its end (summary, verdict, warnings) shows hostile
+    model and task names as they are, never as console markup."""
+    from hakari.reports.terminal import print_summary
+
+    buf = io.StringIO()
+    print_summary(hostile_results(), Console(file=buf, width=300, markup=True))
+    text = buf.getvalue()
+    assert "[/red]" in text and "<img src=x onerror=alert(1)>" in text

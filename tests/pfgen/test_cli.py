@@ -75,6 +75,14 @@ def test_score_json_has_parity_and_honest_fields(small_data: Path, tmp_path: Pat
         "--json", str(out), "--bootstrap", "500",
     )  # fmt: skip
     assert result.exit_code == 0, result.output
+    # the first call builds the tables and says so (issue 26: 87 s of silence before)
+    assert "building the n-gram tables of 2 questions" in result.output
+    assert "n-gram tables built in" in result.output
+    again = _score(
+        str(path), "--data-dir", str(small_data), "--cache-dir", str(tmp_path / "c"),
+        "--json", str(out), "--bootstrap", "500",
+    )  # fmt: skip
+    assert "building" not in again.output  # built once per data version
     summary = json.loads(out.read_text(encoding="utf-8"))
     for key in ("score", "score_std", "fluency", "truthfulness", "helpfulness", "length"):
         assert isinstance(summary[key], float)

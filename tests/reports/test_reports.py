@@ -300,3 +300,50 @@ def test_cli_errors_name_the_file(tmp_path: Path, content: str | None, message: 
     assert result.exit_code == 2
     assert message in result.output and "bad.json" in result.output
     assert not (tmp_path / "o.html").exists()
+
+
+def test_overview_first_and_only_the_settings_that_apply_collapsed_last(
+    runs: tuple[Path, Path],
+) -> None:
+    run, _ = runs
+    html = build_html(load_inputs([run]), samples_per_template=2)
+    overview, first_task = html.index('id="overview"'), html.index('class="task"')
+    assert overview < first_task < html.index('id="runs"')
+    settings = html[html.index('<details class="settings">') :]
+    assert settings.index("data and settings") < settings.index("</details>")
+    # in-process models: no server or vLLM engine field applies
+    for field in ("request_timeout", "concurrency", "gpu_memory_utilization", "regex_field"):
+        assert field not in html
+
+
+def test_theserving_settings_shown_are_those_of_the_models_served() -> None:
+    from hakari.reports.page import serving_settings
+    from hakari.results import RunConfig
+
+    config = RunConfig.model_construct(
+        models=["openai:m@http://h"], serving={"concurrency": 32, "gpu_memory_utilization": 0.9}
+    )
+    assert serving_settings(config) == {"concurrency": 32}
+    config = RunConfig.model_construct(
+        models=["vllm:x", "smollm2-135m"],
+        serving={"concurrency": 32, "gpu_memory_utilization": 0.9, "max_model_len": None},
+    )
+    assert serving_settings(config) == {"gpu_memory_utilization": 0.9}
+
+
+def test_an_estimated_template_point_has_its_interval() -> None:
+    from hakari.reports.views import template_panels
+    from hakari.results import DecodingResult, TaskResult, TemplateResult
+
+    dec = DecodingResult.model_construct(
+        templates={
+            "0-0": TemplateResult(
+                metrics={"accuracy": 0.6}, fallback_rate=0.0, n=10, estimated=True,
+                metrics_ci={"accuracy": [0.4, 0.8]},
+            )
+        },
+        aggregate={},
+    )  # fmt: skip
+    task = TaskResult.model_construct(metrics=["accuracy"], chance={})
+    (panel,) = template_panels({"m": (task, dec)}, ["accuracy"], ["0-0"])
+    assert panel.series[0].lows == [0.4] and panel.series[0].highs == [0.8]

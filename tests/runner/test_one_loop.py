@@ -354,7 +354,7 @@ def test_one_options_record_or_the_flat_keywords_give_the_same_run(tmp_path: Pat
         load=LoadOptions(cache_dir=tmp_path / "cache"),
         plan=PlanOptions(decodings=["greedy", "loglik"], limit=4, n_boot=50, grid_budget="2x"),
         output=OutputOptions(
-            on_task_done=lambda m, t, decs: done.append((m, t, sorted(decs))),
+            on_task_done=lambda m, t, result: done.append((m, t, sorted(result.decodings))),
             on_progress=lambda label, total, n: seen.append(label),
         ),
     )

@@ -26,9 +26,10 @@ replace.
 
 from __future__ import annotations
 
+import difflib
 import math
 import os
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import TypeVar
 
@@ -86,6 +87,13 @@ def probability(value: object, option: str, *, open_low: bool = False) -> float:
     return number(value, option, low=0.0, high=1.0, low_open=open_low)
 
 
+def did_you_mean(value: str, choices: Iterable[str]) -> str:
+    """` (did you mean X?)` for the closest of `choices` to a mistyped name (a task, a
+    model, an option), or "" when none is close."""
+    close = difflib.get_close_matches(value, [str(c) for c in choices], n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
 def flag(value: object, option: str) -> bool:
     """A yes/no option: True or False, nothing that merely looks like one ("no", 1)."""
     if not isinstance(value, bool):
@@ -99,7 +107,8 @@ def choice(value: str, option: str, choices: Collection[T]) -> T:
         if value == known:
             return known
     listed = ", ".join(sorted(choices))
-    raise HakariInputError(f"unknown value {value!r:.60}; choose from {listed}", field=option)
+    hint = did_you_mean(value, [str(c) for c in choices])
+    raise HakariInputError(f"unknown value {value!r:.60}{hint}; choose from {listed}", field=option)
 
 
 def bootstrap_replicates(value: object, option: str, *, confidence: float = 0.95) -> int:

@@ -29,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from hakari._util.checks import did_you_mean
 from hakari.backends import weights
 from hakari.backends.adapters import AdapterRef, check_adapter_base, parse_adapter_spec
 from hakari.backends.base import Backend, Needs
@@ -309,6 +310,8 @@ def _unknown_spec_message(spec: str) -> str:
     hint = ""
     if "/" in spec or Path(spec).expanduser().exists():
         hint = f" (did you mean hf:{spec}?)"
+    else:
+        hint = did_you_mean(spec, PACKAGED_MODELS)
     return (
         f"unknown model {spec!r}{hint}; use a packaged model ({names}), "
         "hf:<local folder or hub id>[@revision], optionally +adapter:<adapter folder>, "

@@ -17,11 +17,23 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 import typer
-from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
+from typer._click.exceptions import (
+    ClickException,
+    NoArgsIsHelpError,
+    NoSuchOption,
+    UsageError,
+)
 from typer.core import TyperGroup
 
+from hakari._util.checks import did_you_mean
 from hakari.cli import finetune, meta, models, pfgen, report, run, score, tasks
-from hakari.cli.common import err_console, print_error, redacted_output, remember_argv
+from hakari.cli.common import (
+    err_console,
+    print_error,
+    quiet_libraries,
+    redacted_output,
+    remember_argv,
+)
 
 
 class _OneLineUsageErrors(TyperGroup):
@@ -38,7 +50,10 @@ class _OneLineUsageErrors(TyperGroup):
         standalone_mode: bool = True,
         **extra: Any,
     ) -> Any:
-        remember_argv(list(args) if args is not None else sys.argv[1:])
+        given = list(args) if args is not None else sys.argv[1:]
+        remember_argv(given)
+        # every command: the libraries' bars and advice off (`hakari run --verbose` keeps them)
+        quiet_libraries(verbose="--verbose" in given or "-v" in given)
         _never_fail_on_text()
         with redacted_output():
             return self._main(args, prog_name, complete_var, standalone_mode, **extra)
@@ -60,7 +75,7 @@ class _OneLineUsageErrors(TyperGroup):
             sys.exit(0)
         except UsageError as exc:
             command = exc.ctx.command_path if exc.ctx is not None else "hakari"
-            print_error(f"{exc.format_message()} (see: {command} --help)")
+            print_error(f"{_usage_message(exc)} (see: {command} --help)")
             sys.exit(2)
         except ClickException as exc:
             exc.show()
@@ -71,6 +86,16 @@ class _OneLineUsageErrors(TyperGroup):
         except OSError as exc:  # hakari's own files fail as HakariInputError: mostly stdout
             _output_failed(exc)
         sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _usage_message(exc: UsageError) -> str:
+    """click's message, an unknown option's closest name as "did you mean" (click lists
+    every close one as "Possible options")."""
+    if isinstance(exc, NoSuchOption) and exc.possibilities:
+        return f"no such option: {exc.option_name}" + did_you_mean(
+            exc.option_name, exc.possibilities
+        )
+    return exc.format_message()
 
 
 def _never_fail_on_text() -> None:

@@ -10,6 +10,7 @@ command runs, stdout and stderr pass through the one redaction filter
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -31,6 +32,25 @@ err_console = Console(stderr=True, markup=False, highlight=False)
 SERVING = "Servers and vLLM"  # help panel of the serving options
 
 _invoked_args: list[str] = []  # the command line of this invocation, after "hakari"
+
+
+QUIET_LIBRARIES = {
+    "HF_HUB_DISABLE_PROGRESS_BARS": "1",  # hub downloads, transformers' loading bars
+    "HF_DATASETS_DISABLE_PROGRESS_BARS": "1",
+    "TRANSFORMERS_VERBOSITY": "error",
+    "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1",
+    "TOKENIZERS_PARALLELISM": "false",  # its fork warning
+}
+
+
+def quiet_libraries(*, verbose: bool) -> None:
+    """The libraries' own progress bars and advice off (hakari shows its own progress)
+    unless --verbose; a variable the user set is left as it is. Set before the
+    libraries are imported (they read them at import)."""
+    if verbose:
+        return
+    for name, value in QUIET_LIBRARIES.items():
+        os.environ.setdefault(name, value)
 
 
 def remember_argv(args: Sequence[str]) -> None:

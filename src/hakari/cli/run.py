@@ -10,7 +10,16 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from hakari.backends.base import check_prompt_format
-from hakari.cli.common import SERVING, console, fail, print_error, recorded_argv, split_csv
+from hakari.cli.common import (
+    SERVING,
+    console,
+    err_console,
+    fail,
+    print_error,
+    quiet_libraries,
+    recorded_argv,
+    split_csv,
+)
 from hakari.cli.options import (
     CacheDirOption,
     DataDirOption,
@@ -205,6 +214,37 @@ class Serving:
         return ServingOptions(**fields, engine_args=tuple(self.engine_arg or ()))
 
 
+@option_group
+class Display:
+    """Where the results go and what the run prints."""
+
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="Run directory (default: a new runs/<time>-<id>)."),
+    ] = None
+    quiet: Annotated[
+        bool,
+        typer.Option(
+            "--quiet",
+            "-q",
+            help="Print only the path of results.json (no progress, tables or verdict).",
+        ),
+    ] = False
+    json_out: Annotated[
+        bool,
+        typer.Option("--json", help="Print results.json on stdout and nothing else (for scripts)."),
+    ] = False
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose",
+            "-v",
+            help="Show the libraries' own progress bars and log messages (downloads, "
+            "weight loading).",
+        ),
+    ] = False
+
+
 @grouped
 def run(
     *,
@@ -229,18 +269,25 @@ def run(
     rows: Rows,
     statistics: Statistics,
     grid: GridPlan,
-    output: Annotated[
-        Path | None,
-        typer.Option("--output", "-o", help="Run directory (default: a new runs/<time>-<id>)."),
-    ] = None,
     loading: Loading,
     serving: Serving,
+    display: Display,
 ) -> None:
-    """Evaluate models on tasks across all their templates (default: the demo suite)."""
-    from hakari.reports.terminal import print_report
+    """Evaluate models on tasks across all their templates (default: the demo suite).
+
+    Each task's table prints as soon as a model has finished it; the run ends with the
+    summary, the verdict (several models) and where the files are."""
+    from hakari.reports.live import RunView
     from hakari.runner import DEFAULT_MODEL, DEFAULT_TASKS, evaluate
     from hakari.runner.rundir import RUNS_ROOT
     from hakari.runner.settings import EvalOptions, OutputOptions, PlanOptions
+
+    quiet_libraries(verbose=display.verbose)
+    view = RunView(
+        console,
+        err_console,
+        mode="json" if display.json_out else "quiet" if display.quiet else "full",
+    )
 
     try:
         options = EvalOptions(
@@ -260,7 +307,12 @@ def run(
                 until_decided=grid.until_decided,
             ),
             output=OutputOptions(
-                output_dir=output, new_run_under=RUNS_ROOT, progress=True, argv=recorded_argv()
+                output_dir=display.output,
+                new_run_under=RUNS_ROOT,
+                progress=view.shows_progress,
+                argv=recorded_argv(),
+                on_task_done=view.task_done,
+                on_status=view.status,
             ),
         )
         results = evaluate(
@@ -271,6 +323,4 @@ def run(
     except KeyboardInterrupt as exc:
         print_error("interrupted", getattr(exc, "__notes__", None))
         raise typer.Exit(code=130) from None
-    print_report(results, console)
-    out_dir = Path(results.output_dir or ".")
-    console.print(f"results: {out_dir / 'results.json'}  samples: {out_dir / 'samples.jsonl'}")
+    view.finish(results)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from hakari.reports.rows import (
+    BASELINE_NOTE,
     ESTIMATED_NOTE,
     GROUP_HEADER,
     NEGATIVE_MEAN_MARK,
@@ -33,6 +34,7 @@ from hakari.reports.rows import (
     summary_rows,
     table_rows,
 )
+from hakari.reports.verdict import verdict_lines
 from hakari.reports.views import run_command
 from hakari.results import DecodingResult, EvalResults, RunConfig
 
@@ -92,6 +94,11 @@ def markdown_report(results: EvalResults) -> str:
         lines.append(NEGATIVE_MEAN_NOTE + "\n")
     if has_estimates(results):
         lines.append(ESTIMATED_NOTE + "\n")
+    lines.append(BASELINE_NOTE + "\n")
+    verdict = verdict_lines(results)
+    if verdict:
+        lines.extend(f"- {md_cell(line)}" for line in verdict)
+        lines.append("")
     for title, tres, dec in sections(results):
         lines.append(f"### {md_cell(title)}\n")
         if dec.skipped:

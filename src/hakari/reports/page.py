@@ -37,13 +37,35 @@ from hakari.results.paired import ModelGroups, PairedComparison
 SHOWN_ELSEWHERE = {"models", "tasks", "decodings", "task_files", "command", "argv"}
 
 
+VLLM_SETTINGS = frozenset(
+    {"tensor_parallel_size", "data_parallel_size", "distributed_executor_backend",
+     "gpu_memory_utilization", "max_model_len", "enforce_eager", "engine_args"}
+)  # fmt: skip
+
+
+def serving_settings(config: RunConfig) -> dict[str, Any]:
+    """The serving options that applied to the run's models: the client's for openai:
+    specs, the engine's for vllm: specs, none for in-process and fake models."""
+    models = [str(m) for m in config.models or []]
+    served = any(m.startswith("openai:") for m in models)
+    in_vllm = any(m.startswith("vllm:") for m in models)
+    return {
+        key: value
+        for key, value in (config.serving or {}).items()
+        if (in_vllm if key in VLLM_SETTINGS else served) and value not in (None, [], ())
+    }
+
+
 def _settings(config: RunConfig, ci_methods: Sequence[str]) -> dict[str, Any]:
-    """Task files, then every other setting the run recorded (new fields included)."""
+    """Task files, then every other setting the run recorded that applied to it (new
+    fields included; the serving options only for served models, empty values left out)."""
     data: dict[str, Any] = {}
     for task, path in (config.task_files or {}).items():
         data[f"task {task}"] = path
     for key, value in config.recorded().items():
-        if key in SHOWN_ELSEWHERE or value == "" or value == []:
+        if key == "serving":
+            value = serving_settings(config)
+        if key in SHOWN_ELSEWHERE or value in ("", [], {}):
             continue
         data[key] = (
             json.dumps(value, ensure_ascii=False) if isinstance(value, dict | list) else value
@@ -83,10 +105,11 @@ def _run_header(run: Run, number: int, total: int) -> str:
     return (
         f'<section class="run"><h3>{esc(title)}<code>{esc(run.source)}</code></h3>'
         f"<p>command{how}</p><pre class=cmd>{esc(command)}</pre>"
+        f"<h4>models</h4>{_models_table(run)}"
+        '<details class="settings"><summary>data, settings and versions</summary>'
         '<div class="cols"><div><h4>data and settings</h4>'
         f"{definition_list(_settings(r.config, ci_methods))}</div>"
-        f"<div><h4>versions</h4>{definition_list(r.versions)}</div></div>"
-        f"<h4>models</h4>{_models_table(run)}</section>"
+        f"<div><h4>versions</h4>{definition_list(r.versions)}</div></div></details></section>"
     )
 
 
@@ -344,14 +367,14 @@ def build_html(
         f'<header class="top"><h1>{esc(title)}</h1>'
         f'<p class="meta">{len(data.models)} models · {len(data.tasks)} tasks · '
         f"{len(data.runs)} run(s)</p>{notes}<nav>{nav}</nav></header>",
-        f'<section id="runs"><h2>How these results were made</h2>{runs}</section>'
-        if data.runs
-        else "",
         f'<section id="overview"><h2>Overview</h2>{overview}{_reading_guide()}</section>'
         if overview
         else "",
         tasks,
         meta_sections(data.meta),
+        f'<section id="runs"><h2>How these results were made</h2>{runs}</section>'
+        if data.runs
+        else "",
     ]
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
@@ -371,7 +394,10 @@ def _reading_guide() -> str:
         "<li><b>95% CI</b>: bootstrap over templates and instances jointly, so it covers "
         "both prompt and sampling variance.</li>"
         "<li><b>rank</b>: by Sharpe score; ▲/▼ n shows the rank by mean where it differs.</li>"
-        "<li><b>chance</b>: the score of always giving the task's fallback answer on the same "
-        "instances; <b>fallback</b>: share of outputs the answer regex did not match.</li>"
+        "<li><b>chance</b> (the paper's): the score of always giving the task's fallback "
+        "answer on the same instances, i.e. of a model whose every output fails to parse; "
+        "<b>uniform guess</b>: the expected score of a random label (1/k); <b>majority "
+        "answer</b>: always the most common gold label; <b>fallback</b>: share of outputs "
+        "the answer regex did not match.</li>"
         "</ul></details>"
     )

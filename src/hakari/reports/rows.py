@@ -1,7 +1,8 @@
 """The rows both text views of a run show (terminal tables and Markdown): one table per
-model × task × decoding (templates, chance, mean / std / min / max / Sharpe with its CI),
-the summary rows a paper table needs, the paired differences, and the tables of a
-meta-evaluation file. Cells are plain strings; each view escapes them its own way."""
+model × task × decoding (templates, the trivial baselines, mean / std / min / max /
+Sharpe with its CI), the summary rows a paper table needs, the paired differences, and
+the tables of a meta-evaluation file. Cells are plain strings; each view escapes them its
+own way."""
 
 from __future__ import annotations
 
@@ -101,8 +102,8 @@ def table_rows(task: TaskResult, dec: DecodingResult) -> Iterator[list[str]]:
             fallback_text(tr.fallback_rate if tr.n > 0 else None),
             str(tr.n),
         ]
-    if task.chance:
-        yield ["chance", *(fmt(task.chance.get(m)) for m in metrics), "", ""]
+    for label, values in baseline_rows(task):
+        yield [label, *(fmt(values.get(m)) for m in metrics), "", ""]
     stats = [dec.aggregate.get(m) for m in metrics]
     for label, value in SPREAD_ROWS:
         yield [label, *(mark + fmt(value(s) if s is not None else None) for s in stats), "", ""]
@@ -111,6 +112,31 @@ def table_rows(task: TaskResult, dec: DecodingResult) -> Iterator[list[str]]:
     if any(s is not None and s.ci_low is not None for s in stats):
         yield ["mean 95% CI", *(mean_ci_text(s).strip() for s in stats), "", ""]
         yield ["sharpe 95% CI", *(sharpe_ci_text(s).strip() for s in stats), "", ""]
+
+
+BASELINE_LABELS = {
+    "uniform_guess": "uniform guess",
+    "majority_answer": "majority answer",
+    "chance": "chance (fallback only)",
+}
+BASELINE_NOTE = (
+    "Baselines: uniform guess = the expected score of a random label (1/k); majority "
+    "answer = always the most common gold label of these instances; fallback only = "
+    'every output unparsed, the paper\'s "chance" rows.'
+)
+
+
+def baseline_rows(task: TaskResult) -> list[tuple[str, dict[str, float]]]:
+    """(label, metric -> score) of each trivial baseline the task has (older files: the
+    fallback-only one alone)."""
+    found = [(key, getattr(task, key)) for key in BASELINE_LABELS]
+    return [(BASELINE_LABELS[key], values) for key, values in found if values]
+
+
+def best_baseline(task: TaskResult, metric: str) -> tuple[str, float] | None:
+    """The highest trivial baseline of a metric, with its label (None when none)."""
+    scored = [(label, v[metric]) for label, v in baseline_rows(task) if metric in v]
+    return max(scored, key=lambda item: item[1]) if scored else None
 
 
 def sections(results: EvalResults) -> Iterator[tuple[str, TaskResult, DecodingResult]]:
@@ -182,9 +208,53 @@ def summary_rows(results: EvalResults) -> Iterator[list[str]]:
                         mark + fmt(a.std if a else None),
                         mark + sharpe_text(a) + sharpe_ci_text(a),
                         fmt(a.min if a else None) + "–" + fmt(a.max if a else None),
+                        fmt(tres.uniform_guess.get(metric)),
+                        fmt(tres.majority_answer.get(metric)),
                         fmt(tres.chance.get(metric)),
                         fallback_text(fallback),
                     ]
+
+
+COMPACT_SUMMARY_HEADER = [
+    "model",
+    "metric",
+    "mean",
+    "std",
+    "Sharpe [95% CI]",
+    "min–max",
+    "fallback",
+]
+
+
+def summary_by_section(results: EvalResults) -> dict[tuple[str, str], list[list[str]]]:
+    """`summary_rows` regrouped for a narrow screen: (task, decoding) -> a row per model ×
+    metric (model, metric, mean, std, Sharpe with its CI, min–max, fallback)."""
+    out: dict[tuple[str, str], list[list[str]]] = {}
+    for row in summary_rows(results):
+        model, task_name, decoding, metric, mean, std, sharpe, span = row[:8]
+        out.setdefault((task_name, decoding), []).append(
+            [model, metric, mean, std, sharpe, span, row[-1]]
+        )
+    return out
+
+
+def section_baselines(results: EvalResults, task_name: str) -> list[str]:
+    """A line per metric of a task's baselines, as the first model that ran it has them
+    (every model of a run evaluates the same instances)."""
+    for mres in results.models.values():
+        task = mres.tasks.get(task_name)
+        if task is None:
+            continue
+        found = baseline_rows(task)
+        return [
+            f"  baselines · {metric}: "
+            + " · ".join(
+                f"{label} {fmt(values[metric])}" for label, values in found if metric in values
+            )
+            for metric in task.metrics
+            if any(metric in values for _, values in found)
+        ]
+    return []
 
 
 SUMMARY_HEADER = [
@@ -196,7 +266,9 @@ SUMMARY_HEADER = [
     "std",
     "Sharpe (95% CI)",
     "min–max",
-    "chance",
+    "uniform guess",
+    "majority",
+    "chance (fallback only)",
     "fallback",
 ]
 

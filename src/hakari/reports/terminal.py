@@ -7,11 +7,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from rich.box import SIMPLE_HEAD
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from hakari.reports.rows import (
+    BASELINE_NOTE,
+    COMPACT_SUMMARY_HEADER,
+    ESTIMATED_NOTE,
     GROUP_HEADER,
     NEGATIVE_MEAN_NOTE,
     PAIRED_HEADER,
@@ -22,50 +26,25 @@ from hakari.reports.rows import (
     group_sections,
     group_title,
     has_caveat,
+    has_estimates,
     meta_skipped,
     meta_tables,
     paired_rows,
-    sections,
+    section_baselines,
     space_sections,
+    summary_by_section,
     table_rows,
 )
-from hakari.results import DecodingResult, EvalResults
+from hakari.reports.tables import ranks
+from hakari.reports.verdict import verdict_lines
+from hakari.results import DecodingResult, EvalResults, TaskResult
 
 
 def print_report(results: EvalResults, console: Console | None = None) -> None:
     console = console or Console()
-    for title, tres, dec in sections(results):
-        if dec.skipped:
-            console.print(Text(f"{title}: skipped ({dec.skipped})", style="dim"))
-            continue
-        table = Table(title=Text(title), title_justify="left")
-        table.add_column("template")
-        for m in tres.metrics:
-            table.add_column(m, justify="right")
-        table.add_column("fallback", justify="right")
-        table.add_column("n", justify="right")
-        rows = list(table_rows(tres, dec))
-        n_templates = len(dec.templates)
-        for i, row in enumerate(rows):
-            table.add_row(*map(Text, row), end_section=i == n_templates - 1)
-        console.print(table)
-        print_space(title, dec, console)
-        note = estimate_note(dec)
-        if note is not None:
-            console.print(Text(note))
-        if has_caveat(dec):
-            console.print(NEGATIVE_MEAN_NOTE, markup=False)
-        console.print(
-            Text(f"{dec.generated} generated, {dec.cached} from cache, {dec.wall_s:.1f} s", "dim")
-        )
-        if dec.refusals:
-            console.print(
-                Text(
-                    f"{dec.refusals} refusals: the server gave no text for these prompts "
-                    "however often asked; scored as the fallback, not cached",
-                    "yellow",
-                )
-            )
+    for model, mres in results.models.items():
+        for task_name, tres in mres.tasks.items():
+            print_task(model, task_name, tres, console)
     if results.alpha_sweep:
         print_alpha_sweep(results, console)
     if results.paired:
@@ -121,6 +100,78 @@ def print_space(title: str, dec: DecodingResult, console: Console) -> None:
         console.print(Text(SPACE_NOTE, "dim"))
 
 
+def print_task(model: str, task_name: str, tres: TaskResult, console: Console) -> None:
+    """One model × task: a table per decoding (templates, baselines, spread, Sharpe)."""
+    for note in tres.notes:
+        console.print(Text(f"note: {note}", "yellow"))
+    for decoding, dec in tres.decodings.items():
+        print_decoding(f"{model} · {task_name} · {decoding}", tres, dec, console)
+
+
+def print_decoding(title: str, tres: TaskResult, dec: DecodingResult, console: Console) -> None:
+    if dec.skipped:
+        console.print(Text(f"{title}: skipped ({dec.skipped})", style="dim"))
+        return
+    table = Table(title=Text(title), title_justify="left")
+    table.add_column("template")
+    for m in tres.metrics:
+        table.add_column(m, justify="right")
+    table.add_column("fallback", justify="right")
+    table.add_column("n", justify="right")
+    rows = list(table_rows(tres, dec))
+    n_templates = len(dec.templates)
+    for i, row in enumerate(rows):
+        table.add_row(*map(Text, row), end_section=i == n_templates - 1)
+    console.print(table)
+    print_space(title, dec, console)
+    note = estimate_note(dec)
+    if note is not None:
+        console.print(Text(note))
+    if has_caveat(dec):
+        console.print(NEGATIVE_MEAN_NOTE, markup=False)
+    console.print(
+        Text(f"{dec.generated} generated, {dec.cached} from cache, {dec.wall_s:.1f} s", "dim")
+    )
+    if dec.refusals:
+        console.print(
+            Text(
+                f"{dec.refusals} refusals: the server gave no text for these prompts "
+                "however often asked; scored as the fallback, not cached",
+                "yellow",
+            )
+        )
+
+
+def print_summary(results: EvalResults, console: Console) -> None:
+    """The run's result, one table per task × decoding that fits 80 columns (a row per
+    model × metric: mean, std, Sharpe with its interval, min–max, fallback rate; the
+    baselines beneath), then the verdict paragraph and the warnings (`reports.verdict`)."""
+    for (task_name, decoding), rows in summary_by_section(results).items():
+        table = Table(
+            title=Text(f"summary · {task_name} · {decoding}"),
+            title_justify="left",
+            box=SIMPLE_HEAD,
+            pad_edge=False,
+            collapse_padding=True,
+        )
+        for i, name in enumerate(COMPACT_SUMMARY_HEADER):
+            if i == 0:  # the model gives way, the numbers never wrap
+                table.add_column(name, overflow="fold", ratio=1)
+            else:
+                table.add_column(name, justify="right" if i >= 2 else "left", no_wrap=True)
+        for row in rows:
+            table.add_row(*map(Text, row))
+        console.print(table)
+        for line in section_baselines(results, task_name):
+            console.print(Text(line, "dim"))
+    console.print(Text(BASELINE_NOTE, "dim"))
+    if has_estimates(results):
+        console.print(Text(ESTIMATED_NOTE, "dim"))
+    for line in verdict_lines(results):
+        style = "bold yellow" if line.startswith("warning:") else "bold"
+        console.print(Text(line, style))
+
+
 def print_groups(results: EvalResults, console: Console) -> None:
     for task_name, decoding, metric, groups, rows in group_sections(results):
         table = Table(
@@ -145,14 +196,15 @@ def print_alpha_sweep(results: EvalResults, console: Console) -> None:
                 )
                 table.add_column("α", justify="right")
                 models = sweep[0].ranking if sweep else []
-                for rank in range(len(models)):
-                    table.add_column(f"#{rank + 1}")
+                for place in range(len(models)):
+                    table.add_column(f"place {place + 1}")
                 for point in sweep:
                     if round(point.alpha * 10) % 5 != 0:
                         continue  # every 0.5 in the terminal; the JSON has every 0.1
+                    rank = ranks(dict(point.scores))  # tied models share a rank
                     table.add_row(
                         f"{point.alpha:.1f}",
-                        *(Text(f"{m} ({point.scores[m]:.3f})") for m in point.ranking),
+                        *(Text(f"#{rank[m]} {m} ({point.scores[m]:.3f})") for m in point.ranking),
                     )
                 console.print(table)
 

@@ -115,8 +115,16 @@ def _template_series(
         result = dec.templates.get(template_id)
         scores.append(result.metrics.get(metric) if result else None)
         interval = (result.ci or {}).get(metric) if result else None
-        lows.append(interval.low if interval else None)
-        highs.append(interval.high if interval else None)
+        estimated = (result.metrics_ci or {}).get(metric) if result else None
+        if interval is not None:
+            lows.append(interval.low)
+            highs.append(interval.high)
+        elif estimated is not None:  # a budgeted run: the full grid's interval
+            lows.append(estimated[0])
+            highs.append(estimated[1])
+        else:
+            lows.append(None)
+            highs.append(None)
     stats = dec.aggregate.get(metric)
     return TemplateSeries(
         model=label,

@@ -257,6 +257,8 @@ class DecodingResult(Record):
 class TaskResult(Record):
     """One model × task."""
 
+    WRITTEN_WHEN_GIVEN = frozenset({"uniform_guess", "majority_answer", "notes"})
+
     language: Language
     """The task's language: "en" or "ja"."""
     n_instances: int
@@ -264,7 +266,17 @@ class TaskResult(Record):
     metrics: list[str]
     """The task's metrics, in its order (the first is the headline)."""
     chance: dict[str, float] = Field(default_factory=dict)
-    """Metric -> its chance rate: the score of always answering the fallback."""
+    """Metric -> the paper's fallback-only score (its tables' "chance" rows): the score of
+    a model whose every output fails to parse, i.e. of always answering the fallback."""
+    uniform_guess: dict[str, float] = Field(default_factory=dict)
+    """Metric -> the expected score of a uniformly random label (accuracy 1/k, MCC 0);
+    label tasks only; absent in files written before it existed."""
+    majority_answer: dict[str, float] = Field(default_factory=dict)
+    """Metric -> the score of always answering the most common gold label of the
+    instances evaluated; label tasks only; absent in older files."""
+    notes: list[str] = Field(default_factory=list)
+    """Warnings about the instances evaluated (e.g. a `--limit` whose label mix is far
+    from the split's); written only when there are some."""
     decodings: dict[str, DecodingResult] = Field(default_factory=dict)
     """Decoding -> its results, in run order."""
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from hakari.backends.cache import ResponseCache
 from hakari.runner.collect import SampleWriter
-from hakari.runner.options import BackendFactory, Decoding, ProgressHook, RunOptions
+from hakari.runner.options import BackendFactory, Decoding, ProgressHook, RunOptions, StatusHook
 from hakari.runner.preflight import Baseline
 from hakari.runner.settings import TaskDone
 from hakari.tasks.loader import Task
@@ -37,8 +37,14 @@ class RunContext:
     hook: ProgressHook = no_progress
     write_sample: SampleWriter = discard_sample
     on_task_done: TaskDone | None = None
+    on_status: StatusHook | None = None
     # model spec -> the identity of its backend (results.json `identity`), as it loads
     identities: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def status(self, text: str) -> None:
+        """Say what the run does in a step without a progress bar (loading a model)."""
+        if self.on_status is not None:
+            self.on_status(text)
 
     def n_rows(self, task: Task) -> int:
         return self.baselines[task.name][0]

@@ -69,17 +69,22 @@ def model_result(
     said so (`options.skip_reason`)."""
     result = ModelResult(identity=identity)
     for task in ctx.tasks:
-        n_rows, chance = ctx.baselines[task.name]
-        task_result = TaskResult.for_task(task.spec, n_rows, chance)
-        for decoding in ctx.decodings:
-            skipped = skip_reason(decoding, task.spec.answer_type)
-            task_result.decodings[decoding] = (
-                DecodingResult(skipped=skipped)
-                if skipped is not None
-                else decodings[(task.name, decoding)]
-            )
-        result.tasks[task.name] = task_result
+        result.tasks[task.name] = task_result(ctx, task, decodings)
     return result
+
+
+def task_result(ctx: RunContext, task: Task, decodings: Mapping[Key, DecodingResult]) -> TaskResult:
+    """One model × task: its baselines (`preflight.Baseline`) and every decoding in the
+    order asked, skipped ones said so."""
+    out = ctx.baselines[task.name].task_result(task.spec)
+    for decoding in ctx.decodings:
+        skipped = skip_reason(decoding, task.spec.answer_type)
+        out.decodings[decoding] = (
+            DecodingResult(skipped=skipped)
+            if skipped is not None
+            else decodings[(task.name, decoding)]
+        )
+    return out
 
 
 class Direct:
@@ -105,8 +110,7 @@ class Direct:
             extra = time.perf_counter() - started
             per_model[(task.name, decoding)] = decoding_result(dec, run, decoding, extra)
         if self.ctx.on_task_done is not None:
-            done = {d: per_model[(task.name, d)] for d in runs}
-            self.ctx.on_task_done(model, task.name, done)  # type: ignore[arg-type]
+            self.ctx.on_task_done(model, task.name, task_result(self.ctx, task, per_model))
 
     def round_ran(self, schedule: Schedule, round_index: int) -> None:
         for key in schedule.open():

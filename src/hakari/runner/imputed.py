@@ -65,8 +65,8 @@ class Imputed:
             }
             results.models[model] = model_result(self.ctx, self.ctx.identities[model], decodings)
             for task in self.ctx.tasks if self.ctx.on_task_done is not None else ():
-                done = {d: r for (name, d), r in decodings.items() if name == task.name}
-                self.ctx.on_task_done(model, task.name, done)  # type: ignore[misc, arg-type]
+                done = results.models[model].tasks[task.name]
+                self.ctx.on_task_done(model, task.name, done)  # type: ignore[misc]
         if len(finished) > 1 and self.ctx.opts.n_boot > 0:
             results.paired = paired_items(outcomes) or None
             results.model_groups = group_items(outcomes) or None

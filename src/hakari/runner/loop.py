@@ -58,6 +58,8 @@ class Backends:
     @contextmanager
     def use(self, model: str) -> Iterator[Backend]:
         keep = len(self.ctx.models) == 1  # one model: loaded once for all rounds
+        if self._kept is None:
+            self.ctx.status(f"loading {model}")
         backend = self._kept if self._kept is not None else self.ctx.factory(model)
         try:
             yield backend

@@ -12,6 +12,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal, cast
 
+from hakari._util.checks import did_you_mean
 from hakari.backends.base import Backend, PromptFormat
 from hakari.backends.serving import ServingOptions
 from hakari.errors import HakariInputError
@@ -43,6 +44,9 @@ BackendFactory = Callable[[str], Backend]
 in any `hakari.backends.base.Backend`; it is called once per model, after validation."""
 
 ProgressHook = Callable[[str, int, int], Any]  # (label, total, advanced) -> None
+StatusHook = Callable[[str], Any]
+"""What the run does now, in words, for the steps without a progress bar (reading a
+task's rows, loading a model)."""
 
 
 @dataclass
@@ -74,7 +78,8 @@ def parse_decodings(value: str | Sequence[str]) -> list[Decoding]:
             return list(DECODINGS)
         if name not in DECODINGS:
             raise HakariInputError(
-                f"unknown decoding {name!r} (choose from greedy, constrained, loglik, all)",
+                f"unknown decoding {name!r}{did_you_mean(name, (*DECODINGS, 'all'))} "
+                "(choose from greedy, constrained, loglik, all)",
                 field="--decoding",
             )
         out.append(cast(Decoding, name))

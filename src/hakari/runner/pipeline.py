@@ -29,8 +29,10 @@ from hakari.runner.options import (
     DEFAULT_MODEL,
     DEFAULT_TASKS,
     BackendFactory,
+    Decoding,
     ProgressHook,
     RunOptions,
+    StatusHook,
     parse_decodings,
     run_config,
 )
@@ -39,6 +41,7 @@ from hakari.runner.progress import progress_bars
 from hakari.runner.rundir import RunWriter, new_run_dir
 from hakari.runner.settings import EvalOptions
 from hakari.tasks.families import load_tasks
+from hakari.tasks.loader import Task
 from hakari.tasks.space import expand_task
 
 
@@ -121,7 +124,7 @@ def evaluate(
         preflight.running_decodings(loaded, decoding_list),
         builtin_loader=backend_factory is None,
     )
-    baselines = {task.name: preflight.scan_rows(task, opts, decoding_list) for task in loaded}
+    baselines = _scan_rows(loaded, opts, decoding_list, options.output.on_status)
     preflight.check_bootstrap_memory(loaded, baselines, len(models), opts, decoding_list)
     plan = preflight.check_budget_floor(loaded, baselines, plan, opts)
     ctx = RunContext(
@@ -133,6 +136,7 @@ def evaluate(
         backend_factory or default_factory(opts),
         ResponseCache.in_dir(opts.cache_dir) if opts.use_cache else None,
         on_task_done=options.output.on_task_done,
+        on_status=options.output.on_status,
     )
     out = options.output
     try:
@@ -271,6 +275,21 @@ def save_finished(
     exc.add_note(
         f"results of {saved} were saved to {path}; {failed_spec} and the models after it have none"
     )
+
+
+def _scan_rows(
+    tasks: Sequence[Task],
+    opts: RunOptions,
+    decodings: Sequence[Decoding],
+    on_status: StatusHook | None,
+) -> dict[str, preflight.Baseline]:
+    """Every task's rows checked and its baselines computed, each step said."""
+    out = {}
+    for task in tasks:
+        if on_status is not None:
+            on_status(f"reading {task.name}: every row checked, baselines computed")
+        out[task.name] = preflight.scan_rows(task, opts, decodings)
+    return out
 
 
 def default_factory(opts: RunOptions) -> BackendFactory:

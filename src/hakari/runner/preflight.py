@@ -32,11 +32,11 @@ from hakari.aggregate.budget.floor import grid_verdict
 from hakari.backends import registry
 from hakari.backends.serving import engine_options_given
 from hakari.errors import HakariInputError
+from hakari.runner.baselines import Baseline, task_baseline
 from hakari.runner.collect import task_instances
 from hakari.runner.options import Decoding, RunOptions, skip_reason
 from hakari.runner.requests import request_needs
 from hakari.runner.sampling import check_sampling
-from hakari.tasks.chance import chance_rates
 from hakari.tasks.data import Row, get_path, resolve_split_file
 from hakari.tasks.extract import QA_MODES, gold_answer
 from hakari.tasks.loader import (
@@ -53,7 +53,6 @@ from hakari.tasks.spec import INSTANCE_REF, Template
 if TYPE_CHECKING:
     from hakari.runner.plan import Plan
 
-Baseline = tuple[int, dict[str, float]]  # instances evaluated, chance rate per metric
 log = logging.getLogger(__name__)
 
 
@@ -67,6 +66,10 @@ def check_options(opts: RunOptions) -> None:
     if opts.batch_size is not None:  # None: the backend chooses
         checks.integer(opts.batch_size, "--batch-size", low=1)
     opts.serving.check()
+    if opts.data_dir is not None and not opts.data_dir.is_dir():
+        # named at once, not after the hub was asked (and retried) for every task
+        what = "is not a folder" if opts.data_dir.exists() else "does not exist"
+        raise HakariInputError(f"{opts.data_dir} {what}", field="--data-dir")
 
 
 def check_bootstrap_memory(
@@ -211,7 +214,7 @@ def scan_rows(task: Task, opts: RunOptions, decodings: Sequence[Decoding]) -> Ba
                 )
     if not golds:
         raise HakariInputError("no instances to evaluate", file=source, field="data")
-    return len(golds), chance_rates(spec, golds)
+    return task_baseline(task, golds, opts)
 
 
 def data_source(task: Task, opts: RunOptions) -> str:

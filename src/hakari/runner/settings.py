@@ -20,14 +20,14 @@ from typing import Any
 from hakari.backends.base import PromptFormat
 from hakari.backends.serving import ServingOptions
 from hakari.errors import HakariInputError
-from hakari.results import DecodingResult
-from hakari.runner.options import DEFAULT_DECODINGS, ProgressHook, RunOptions
+from hakari.results import TaskResult
+from hakari.runner.options import DEFAULT_DECODINGS, ProgressHook, RunOptions, StatusHook
 from hakari.tasks.extract import DEFAULT_QA_MODE, QAMode
 
-TaskDone = Callable[[str, str, dict[str, DecodingResult]], Any]
-"""(model spec, task name, decoding -> its result) -> None: called as each model ×
-task's numbers are ready (a full run: when its decodings ran; a budgeted run: at the
-end, when every round is done)."""
+TaskDone = Callable[[str, str, TaskResult], Any]
+"""(model spec, task name, its `TaskResult`: baselines and every decoding) -> None:
+called as each model × task's numbers are ready (a full run: when its decodings ran; a
+budgeted run: at the end, when every round is done)."""
 
 
 @dataclass(frozen=True)
@@ -73,6 +73,7 @@ class OutputOptions:
     argv: Sequence[str] | None = None  # the command line, secrets scrubbed (CLI)
     on_progress: ProgressHook | None = None  # (label, total, advanced); else rich bars
     on_task_done: TaskDone | None = None
+    on_status: StatusHook | None = None  # "loading MODEL", "reading TASK": no bar
 
 
 _RENAMED = {"budget": "grid_budget"}  # evaluate's keyword -> the field

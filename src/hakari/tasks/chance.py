@@ -1,4 +1,14 @@
-"""Chance-rate baseline: the score of answering every instance with the fallback.
+"""The trivial baselines of a task, computed from the gold answers of the evaluated
+instances (never stored in task files):
+
+- the paper's fallback-only score (`chance_rates`, results.json's `chance`): the score of
+  answering every instance with the fallback;
+- the uniform guess (`uniform_guess_rates`): the expected score of picking one of the k
+  labels at random (accuracy 1/k; 0 for MCC and the correlations);
+- the majority answer (`majority_answer_rates`): the score of always answering the most
+  common gold label of the evaluated instances.
+
+The fallback-only score, in detail:
 
 The paper's chance rows (Tables 3 and 5) equal the score of a model whose every output
 fails to parse, i.e. of the Appendix B fallback applied to every instance: the share of
@@ -9,6 +19,7 @@ EM/F1 (an empty answer). They are computed here from the gold answers, never sto
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -31,6 +42,46 @@ def chance_rates(spec: TaskSpec, golds: Sequence[Any]) -> dict[str, float]:
         raise HakariInputError("no gold answers to compute a chance rate from", field="data")
     references = [_canonical_gold(spec, g, i) for i, g in enumerate(golds)]
     predictions = [fallback_prediction(spec)] * len(references)
+    return {
+        name: corpus.compute(name, predictions, references, lang=spec.language)
+        for name in spec.metrics
+    }
+
+
+GUESS_EXPECTATION_ZERO = frozenset({"mcc", "pearson", "spearman"})
+"""Metrics whose expected value under a guess independent of the gold is 0."""
+
+
+def uniform_guess_rates(spec: TaskSpec) -> dict[str, float]:
+    """The expected score of a uniformly random label, per metric where it is known: 1/k
+    for accuracy (k labels), 0 for MCC and the correlations; empty for text and number
+    tasks (no finite set to guess from)."""
+    if spec.answer_type != "label" or not spec.labels:
+        return {}
+    out: dict[str, float] = {}
+    for name in spec.metrics:
+        if name == "accuracy":
+            out[name] = 1.0 / len(spec.labels)
+        elif name in GUESS_EXPECTATION_ZERO:
+            out[name] = 0.0
+    return out
+
+
+def majority_label(spec: TaskSpec, golds: Sequence[Any]) -> Any:
+    """The most common gold label (ties: the first in the task's label order)."""
+    references = [_canonical_gold(spec, g, i) for i, g in enumerate(golds)]
+    assert spec.labels is not None
+    counts = Counter(references)
+    return max(spec.labels, key=lambda label: counts.get(label, 0))
+
+
+def majority_answer_rates(spec: TaskSpec, golds: Sequence[Any]) -> dict[str, float]:
+    """Each metric for the most common gold label given to every instance (label tasks
+    only; empty otherwise)."""
+    if spec.answer_type != "label" or not spec.labels or len(golds) == 0:
+        return {}
+    references = [_canonical_gold(spec, g, i) for i, g in enumerate(golds)]
+    predictions = [majority_label(spec, references)] * len(references)
     return {
         name: corpus.compute(name, predictions, references, lang=spec.language)
         for name in spec.metrics

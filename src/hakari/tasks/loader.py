@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from hakari._util.checks import did_you_mean
 from hakari._util.regex import LinearRegex, RegexError, compile_regex
 from hakari.errors import HakariInputError
 from hakari.tasks.data import Row, get_path, iter_rows, not_utf8_message
@@ -62,8 +63,8 @@ def resolve_task_path(path_or_name: str | Path) -> Path:
     if name in builtin:
         return builtin[name]
     raise HakariInputError(
-        f"unknown task {name!r}: not a file and not a built-in task "
-        f"(built-in: {', '.join(builtin) or 'none'})",
+        f"unknown task {name!r}{did_you_mean(name, builtin)}: not a file and not a "
+        f"built-in task (built-in: {', '.join(builtin) or 'none'})",
         field="--tasks",
     )
 

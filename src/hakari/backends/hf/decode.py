@@ -93,6 +93,10 @@ class _Forward:
         accepted = set(inspect.signature(model.forward).parameters)
         self.takes_positions = "position_ids" in accepted
         self.takes_logits_to_keep = "logits_to_keep" in accepted
+        # transformers 5.x renamed the cache argument and output field past_key_values ->
+        # cache (the old name warns, then goes); use whichever this version takes
+        prepare = inspect.signature(model.prepare_inputs_for_generation).parameters  # type: ignore[arg-type]
+        self.cache_name = "cache" if "cache" in prepare else "past_key_values"
 
     def __call__(
         self,
@@ -107,8 +111,9 @@ class _Forward:
             kwargs["position_ids"] = positions
         if self.takes_logits_to_keep:
             kwargs["logits_to_keep"] = 1
+        kwargs[self.cache_name] = cache
         inputs = self.model.prepare_inputs_for_generation(  # type: ignore[operator]
-            ids, past_key_values=cache, is_first_iteration=cache is None, **kwargs
+            ids, is_first_iteration=cache is None, **kwargs
         )
         out = self.model(**inputs, return_dict=True)
-        return out.logits[:, -1].to(dtype=torch.float32, copy=True), out.past_key_values
+        return out.logits[:, -1].to(dtype=torch.float32, copy=True), out[self.cache_name]
