@@ -9,6 +9,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from hakari.backends import registry
+from hakari.backends.base import Backend
 from hakari.backends.cache import ResponseCache
 from hakari.runner.collect import SampleWriter
 from hakari.runner.options import BackendFactory, Decoding, ProgressHook, RunOptions, StatusHook
@@ -48,3 +50,19 @@ class RunContext:
 
     def n_rows(self, task: Task) -> int:
         return self.baselines[task.name][0]
+
+
+def default_factory(opts: RunOptions) -> BackendFactory:
+    """The backend factory of a run without one given: the registry, with the run's
+    load options."""
+    def factory(spec: str) -> Backend:
+        return registry.load_backend(
+            spec,
+            dtype=opts.dtype,
+            device=opts.device,
+            prompt_format=opts.prompt_format,
+            cache_dir=opts.cache_dir,
+            serving=opts.serving,
+        )
+
+    return factory

@@ -13,14 +13,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from hakari.backends import registry
-from hakari.backends.base import Backend
 from hakari.backends.cache import ResponseCache
 from hakari.backends.serving import ServingOptions
 from hakari.results import EvalResults, library_versions
 from hakari.runner import preflight
 from hakari.runner.aggregation import alpha_sweeps
-from hakari.runner.context import RunContext
+from hakari.runner.context import RunContext, default_factory
 from hakari.runner.estimate import Direct, Estimator
 from hakari.runner.families import family_summaries
 from hakari.runner.imputed import Imputed
@@ -290,17 +288,3 @@ def _scan_rows(
             on_status(f"reading {task.name}: every row checked, baselines computed")
         out[task.name] = preflight.scan_rows(task, opts, decodings)
     return out
-
-
-def default_factory(opts: RunOptions) -> BackendFactory:
-    def factory(spec: str) -> Backend:
-        return registry.load_backend(
-            spec,
-            dtype=opts.dtype,
-            device=opts.device,
-            prompt_format=opts.prompt_format,
-            cache_dir=opts.cache_dir,
-            serving=opts.serving,
-        )
-
-    return factory
