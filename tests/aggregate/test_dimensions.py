@@ -94,7 +94,7 @@ def test_replicates_record_the_templates_they_drew() -> None:
 
 def test_no_levels_no_space_and_no_bootstrap_no_intervals() -> None:
     grid, levels = _synthetic()
-    boot = _grid_bootstrap(grid, n_boot=20)
+    boot = _grid_bootstrap(grid, n_boot=40)
     assert summarize(boot.per_template, {t: None for t in levels}, boot) is None
     space = summarize(boot.per_template, levels, None)
     assert space is not None and space.confidence is None
@@ -104,7 +104,7 @@ def test_no_levels_no_space_and_no_bootstrap_no_intervals() -> None:
 
 def test_hand_written_templates_beside_a_space_are_left_out() -> None:
     grid, levels = _synthetic()
-    boot = _grid_bootstrap(grid, n_boot=20)
+    boot = _grid_bootstrap(grid, n_boot=40)
     del levels["t0"]
     space = summarize(boot.per_template, {**levels, "t0": None}, boot)
     assert space is not None and space.n_templates == len(grid) - 1
