@@ -23,6 +23,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from budget_grids import SCENARIOS, FullGrid, external_grids, real_grids, simulate
+from timing import add_smoke_flag
 
 from hakari.aggregate.budget.design import balanced_design
 from hakari.aggregate.budget.estimate import estimate
@@ -77,7 +78,10 @@ def main() -> None:
     parser.add_argument("--templates", type=int, nargs="+", default=[6, 12, 18])
     parser.add_argument("--instances", type=int, nargs="+", default=[8, 16, 32, 64])
     parser.add_argument("--budgets", type=float, nargs="+", default=[1.0, 2.0, 3.0])
+    add_smoke_flag(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.reps, args.templates, args.instances, args.budgets = 1, [6], [8], [2.0]
     started = time.perf_counter()
     rng = np.random.default_rng(0)
     grids = sources(rng)

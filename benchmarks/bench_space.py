@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from timing import add_smoke_flag, skip
 
 import hakari
 from hakari.backends.base import Backend
@@ -275,9 +276,14 @@ def main() -> None:
     parser.add_argument("--lm-eval-python", type=Path, default=DEFAULT_LM_EVAL)
     parser.add_argument("--skip-lm-eval", action="store_true")
     parser.add_argument("--quick", action="store_true", help="4 templates × 2 questions, loglik")
+    add_smoke_flag(parser)
     args = parser.parse_args()
     if args.quick:
         args.templates, args.limit, args.decodings = 4, 2, "loglik"
+    if args.smoke:
+        args.templates, args.limit, args.decodings, args.skip_lm_eval = 2, 1, "loglik", True
+    if not (args.data_dir / "jmmlu").is_dir():
+        skip(f"no JMMLU under {args.data_dir} (--data-dir)")
     bench(args)
 
 
