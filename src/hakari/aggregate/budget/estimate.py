@@ -238,7 +238,8 @@ def imputed_scores(
     unshrunk = draws
     if shrink:
         design = covariate_design(grid.template_ids, levels)
-        shrinkage = template_shrinkage(draws, np.random.default_rng([seed, 2]), design)
+        shares = grid.observed.mean(axis=1)  # each template's share of the instances run
+        shrinkage = template_shrinkage(draws, np.random.default_rng([seed, 2]), design, shares)
         draws = shrinkage.apply(draws, np.arange(len(draws)))
         every = shrinkage.apply(every, np.arange(n_boot) % len(scorers))
     resampled = np.take_along_axis(every, picked, axis=1)
