@@ -59,7 +59,7 @@ from hakari.scoring import corpus
 from hakari.scoring.corpus import ReplicateScorer
 
 ESTIMATOR_NAME = "latent-class multiple imputation"
-ESTIMATOR_VERSION = 2
+ESTIMATOR_VERSION = 3
 DEFAULT_DRAWS = 100
 # The chunking of `resampling.draw_replicates` (same generator calls, same replicates).
 _CHUNK_CELLS = 1 << 21
