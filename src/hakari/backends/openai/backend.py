@@ -19,13 +19,12 @@
 * Log-likelihood: `/completions` with `echo` and `logprobs` (what lm-evaluation-harness
   does); a server that returns no prompt log-probs gets one clear message.
 * The identity is the model name plus a hash of what the server reports about it
-  (`/models`), never the URL: replicas and a restarted server share one cache.
+  (`/models`, `identity.py`), never the URL: replicas and a restarted server share one cache.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import logging
 from collections.abc import Awaitable, Callable, Sequence
@@ -48,7 +47,8 @@ from hakari.backends.base import (
     OnBatch,
     check_prompt_format,
 )
-from hakari.backends.openai.faults import NoContent, classify, fatal_message, server_detail
+from hakari.backends.openai.faults import NoContent, fatal_message, server_detail
+from hakari.backends.openai.identity import server_revision
 from hakari.backends.openai.pool import Replica, ReplicaPool
 from hakari.backends.openai.protocol import (
     Choice,
@@ -70,11 +70,9 @@ from hakari.backends.serving import (
     needs_reask,
     reask_stops,
 )
-from hakari.errors import HakariInputError, ModelLoadError
+from hakari.errors import HakariInputError
 
 log = logging.getLogger(__name__)
-# Fields of a /models entry that change between calls or servers without changing the model.
-_VOLATILE_MODEL_FIELDS = {"created", "object", "permission", "root", "parent"}
 
 
 class CannotScore(HakariInputError):
@@ -117,7 +115,7 @@ class OpenAIBackend:
             redact=self._redact,
         )
         try:
-            revision = self._runner.run(self._check_servers()) if check_server else ""
+            revision = self._runner.run(self._server_revision()) if check_server else ""
         except BaseException:
             self.close()
             raise
@@ -162,70 +160,12 @@ class OpenAIBackend:
 
     # -- before the run ------------------------------------------------------------------
 
-    async def _check_servers(self) -> str:
-        """GET /models on every replica: fails at once on a wrong URL, a refused
-        connection, a missing or wrong key, or a model the server does not serve.
-        Returns the identity's revision: a hash of what the servers report."""
-        cards = await asyncio.gather(*(self._model_card(r) for r in self._pool.replicas))
-        known = [c for c in cards if c is not None]
-        if not known:
-            return ""
-        first = known[0]
-        for card, replica in zip(cards, self._pool.replicas, strict=True):
-            if card is not None and card != first:
-                log.warning(
-                    "replica %s reports model %s differently (%s vs %s)",
-                    replica.url,
-                    self.spec.model,
-                    card,
-                    first,
-                )
-        blob = json.dumps(first, sort_keys=True)
-        return "server-" + hashlib.sha256(blob.encode()).hexdigest()[:16]
-
-    async def _model_card(self, replica: Replica[openai.AsyncOpenAI]) -> dict[str, Any] | None:
-        last: BaseException | None = None
-        for attempt in range(3):
-            try:
-                raw = await replica.client.models.with_raw_response.list(
-                    timeout=min(self.options.request_timeout, 30.0)
-                )
-                data = json.loads(raw.http_response.content)
-                break
-            except openai.APIConnectionError as exc:
-                if isinstance(exc, openai.APITimeoutError) and attempt < 2:
-                    last = exc
-                    continue
-                raise ModelLoadError(
-                    self._redact(
-                        f"cannot reach {replica.url}: {exc.__cause__ or exc} (is the server "
-                        "running, and is the URL right?)"
-                    ),
-                    field="model",
-                ) from None
-            except openai.APIStatusError as exc:
-                if classify(exc) is not None and attempt < 2:
-                    last = exc
-                    await asyncio.sleep(0.5 * 2**attempt)
-                    continue
-                raise ModelLoadError(self._redact(self._describe_fatal(exc, replica))) from None
-            except ValueError as exc:  # not JSON
-                last = exc
-        else:
-            raise ModelLoadError(
-                self._redact(f"{replica.url}: /models keeps failing ({last})"), field="model"
-            )
-        entries = data.get("data") if isinstance(data, dict) else None
-        if not isinstance(entries, list) or not entries:
-            return None  # a server that lists nothing (transformers serve with a pinned model)
-        ids = [e.get("id") for e in entries if isinstance(e, dict)]
-        for entry in entries:
-            if isinstance(entry, dict) and entry.get("id") == self.spec.model:
-                return {k: v for k, v in entry.items() if k not in _VOLATILE_MODEL_FIELDS}
-        raise ModelLoadError(
-            f"{replica.url} does not serve model {self.spec.model!r}; it serves: "
-            + ", ".join(str(i) for i in ids[:20]),
-            field="model",
+    async def _server_revision(self) -> str:
+        return await server_revision(
+            self._pool.replicas,
+            self.spec.model,
+            timeout=self.options.request_timeout,
+            describe_fatal=self._describe_fatal,
         )
 
     def check_serves(self, needs: Needs) -> None:
