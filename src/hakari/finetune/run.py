@@ -7,6 +7,7 @@ Light to import, like the package: the sweep and the mixture machinery load when
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +33,10 @@ class BaseModel:
     cache_dir: Path | None = None
     data_dir: Path | None = None
     keep_checkpoints: bool = False
+
+    def fields(self) -> dict[str, Any]:
+        """The fields by name, as the sweep's and the mixture's planners take them."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
 
 
 def settings_overrides(given: dict[str, Any]) -> dict[str, Any]:
@@ -83,19 +88,16 @@ def finetune_tasks(
 
     settings = with_overrides(TrainSettings(), overrides)
     check_settings(settings)  # the options first, then the task data (plan_sweep again)
+    where = base.fields()
+    tasks = load_task_data(list(task_names), where.pop("data_dir"))
     jobs = plan_sweep(
-        model=base.model,
-        tasks=load_task_data(list(task_names), base.data_dir),
+        tasks=tasks,
         templates=templates,
         sizes_text=train_size,
         upsample_to=upsample_to,
         seed=seed,
         settings=settings,
-        output=base.output,
-        prompt_format=base.prompt_format,
-        device=base.device,
-        cache_dir=base.cache_dir,
-        keep_checkpoints=base.keep_checkpoints,
+        **where,
     )
     return run_jobs(jobs, base.output, say=say)
 
@@ -133,7 +135,6 @@ def finetune_mixture(
     if tasks:
         raise HakariInputError("--tasks does not go with --mixture (use --target)", field="--tasks")
     spec = MixtureSpec(
-        model=base.model,
         mixture=ask.mixture,
         target=ask.target,
         n_target=_counts(ask.n_target, "--n-target"),
@@ -142,15 +143,10 @@ def finetune_mixture(
         templates=templates,
         validation_ratio=ask.validation_ratio,
         test_ratio=ask.test_ratio,
-        output=base.output,
-        prompt_format=base.prompt_format,
-        device=base.device,
-        cache_dir=base.cache_dir,
-        data_dir=base.data_dir,
         overrides=overrides,
         eval_limit=ask.eval_limit,
         decodings=ask.decodings,
-        keep_checkpoints=base.keep_checkpoints,
+        **base.fields(),
     )
     return run_mixture(spec, plan_mixture(spec), say=say)
 

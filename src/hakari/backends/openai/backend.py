@@ -36,9 +36,9 @@ import openai
 from hakari._util.redact import redact
 from hakari._util.regex import compile_regex
 from hakari.backends.base import (
-    REFUSED,
     GenerationRequest,
     GenerationResult,
+    InOrder,
     LoglikRequest,
     LoglikResult,
     Message,
@@ -46,6 +46,7 @@ from hakari.backends.base import (
     Needs,
     OnBatch,
     check_prompt_format,
+    move_trailing_space,
 )
 from hakari.backends.openai.faults import NoContent, fatal_message, server_detail
 from hakari.backends.openai.identity import server_revision
@@ -65,10 +66,10 @@ from hakari.backends.openai.protocol import (
 from hakari.backends.openai.spec import NO_KEY, OpenAISpec, api_key
 from hakari.backends.serving import (
     ServingOptions,
-    final_result,
+    final_results,
     first_stops,
-    needs_reask,
     reask_stops,
+    to_reask,
 )
 from hakari.errors import HakariInputError
 
@@ -233,14 +234,12 @@ class OpenAIBackend:
         batch_size: int | None = None,
         on_batch: OnBatch[GenerationResult] | None = None,
     ) -> list[GenerationResult]:
-        results: list[GenerationResult | None] = [None] * len(requests)
+        collected = InOrder(len(requests), on_batch)
 
         def done(batch: Sequence[int], answers: Sequence[GenerationResult]) -> None:
             for index, result in zip(batch, answers, strict=True):
-                results[index] = result
                 self._check_constraint(requests[index], result)
-            if on_batch is not None:
-                on_batch(list(zip(batch, answers, strict=True)))
+            collected.add(list(zip(batch, answers, strict=True)))
 
         batches = self._batches(requests)
         first_asks: dict[tuple[int, ...], list[Choice]] = {}
@@ -253,7 +252,7 @@ class OpenAIBackend:
                 done,
             )
         )
-        return [r for r in results if r is not None]
+        return collected.results()
 
     def _batches(self, requests: Sequence[GenerationRequest]) -> list[tuple[int, ...]]:
         """Indices of the requests that go together in one HTTP request: completion
@@ -295,21 +294,13 @@ class OpenAIBackend:
             if all(choice.text is not None for choice in kept):
                 first_asks[key] = kept
         choices = list(kept)
-        again = [
-            i
-            for i, (request, choice) in enumerate(zip(batch, choices, strict=True))
-            if choice.text is not None
-            and needs_reask(request, choice.text, choice.finish, choice.eos)
-        ]
+        again = to_reask(batch, choices)
         if again:
             stops = reask_stops(batch[again[0]]) or ()
             redone = await self._ask(replica, [batch[i] for i in again], stops)
             for i, choice in zip(again, redone, strict=True):
                 choices[i] = choice
-        results = [
-            REFUSED if c.text is None else final_result(r, c.text, c.finish, c.n_tokens, c.eos)
-            for r, c in zip(batch, choices, strict=True)
-        ]
+        results = final_results(batch, choices)
         refused = sum(r.refused for r in results)
         if refused:
             raise NoContent(refused, results)  # retried; if it persists, these stand
@@ -398,36 +389,26 @@ class OpenAIBackend:
         values: list[list[tuple[float, int] | None]] = [
             [None] * len(r.continuations) for r in requests
         ]
-        results: list[LoglikResult | None] = [None] * len(requests)
+        collected = InOrder(len(requests), on_batch)
 
         def done(job: tuple[int, int, str, str], value: tuple[float, int]) -> None:
             i, j = job[0], job[1]
             values[i][j] = value
             if all(v is not None for v in values[i]):
                 scored = [v for v in values[i] if v is not None]
-                results[i] = LoglikResult(
-                    logprobs=tuple(v[0] for v in scored), n_tokens=tuple(v[1] for v in scored)
-                )
-                if on_batch is not None:
-                    on_batch([(i, results[i])])  # type: ignore[list-item]
+                logprobs, n_tokens = tuple(v[0] for v in scored), tuple(v[1] for v in scored)
+                collected.add([(i, LoglikResult(logprobs=logprobs, n_tokens=n_tokens))])
 
-        jobs = []
-        for i, request in enumerate(requests):
-            context = request.prompt
-            spaces = len(context) - len(context.rstrip())
-            for j, continuation in enumerate(request.continuations):
-                ctx, cont = context, continuation
-                if spaces:
-                    ctx, cont = context[:-spaces], context[-spaces:] + continuation
-                jobs.append((i, j, ctx, cont))
+        jobs = [
+            (i, j, *move_trailing_space(request.prompt, continuation))
+            for i, request in enumerate(requests)
+            for j, continuation in enumerate(request.continuations)
+        ]
         for i, request in enumerate(requests):
             if not request.continuations:
-                done_empty = LoglikResult(logprobs=(), n_tokens=())
-                results[i] = done_empty
-                if on_batch is not None:
-                    on_batch([(i, done_empty)])
+                collected.add([(i, LoglikResult(logprobs=(), n_tokens=()))])
         self._runner.run(self._pool.run(jobs, self._score_one, done))
-        return [r for r in results if r is not None]
+        return collected.results()
 
     async def _score_one(
         self, replica: Replica[openai.AsyncOpenAI], job: tuple[int, int, str, str]
