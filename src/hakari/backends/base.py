@@ -275,9 +275,6 @@ class InOrder(Generic[R]):
         if self._on_batch is not None:
             self._on_batch(batch)
 
-    def done(self, index: int) -> bool:
-        return self._results[index] is not None
-
     def results(self) -> list[R]:
         missing = [i for i, r in enumerate(self._results) if r is None]
         if missing:
