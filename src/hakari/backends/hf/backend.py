@@ -24,15 +24,17 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 from hakari.backends.base import (
     GenerationRequest,
     GenerationResult,
+    InOrder,
     LoglikRequest,
     LoglikResult,
     Message,
     ModelIdentity,
     OnBatch,
     check_prompt_format,
+    move_trailing_space,
 )
 from hakari.backends.constrained import RegexConstraintFactory
-from hakari.backends.hf.decode import decode_rows
+from hakari.backends.hf.decode import ModelStep, decode_rows
 from hakari.backends.hf.loading import (
     context_length,
     default_batch_size,
@@ -43,7 +45,6 @@ from hakari.backends.hf.rows import Row, RowStepper, Sampler, constrain_and_samp
 from hakari.backends.hf.scheduling import (
     LoglikScheduler,
     Pair,
-    all_set,
     left_pad,
     prefix_groups,
     schedule,
@@ -183,16 +184,14 @@ class HFBackend:
             self._fit_prompt(ids, r.max_new_tokens)
             for ids, r in zip(self._encode(requests), requests, strict=True)
         ]
-        results: list[GenerationResult | None] = [None] * len(requests)
+        collected = InOrder(len(requests), on_batch)
         for batch in schedule(requests, prompts, size):
             rows = [self._new_row(requests[i], prompts[i]) for i in batch]
             self._run_batch(rows)
-            done = [(i, row.result(self.tokenizer)) for i, row in zip(batch, rows, strict=True)]
-            for i, res in done:
-                results[i] = res
-            if on_batch is not None:
-                on_batch(done)
-        return all_set(results)
+            collected.add(
+                [(i, row.result(self.tokenizer)) for i, row in zip(batch, rows, strict=True)]
+            )
+        return collected.results()
 
     def _check_regexes(self, requests: Sequence[GenerationRequest]) -> None:
         for regex in sorted({r.regex for r in requests if r.regex is not None}):
@@ -284,10 +283,9 @@ class HFBackend:
     ) -> Pair:
         if not continuation:
             return Pair(inputs=(), targets=())
-        spaces = len(context) - len(context.rstrip())
-        if spaces:
-            continuation = context[-spaces:] + continuation
-            context = context[:-spaces]
+        moved, continuation = move_trailing_space(context, continuation)
+        if moved != context:
+            context = moved
             ctx_ids = self.tokenizer(context, add_special_tokens=add_special)["input_ids"]
         whole = self.tokenizer(context + continuation, add_special_tokens=add_special)["input_ids"]
         cont = list(whole[len(ctx_ids) :])
@@ -340,18 +338,19 @@ class HFBackend:
         rest, rest_mask = left_pad([list(r[shared:]) for r in rows], self.pad_token_id)
         attention = torch.cat([torch.ones(len(rows), shared, dtype=torch.long), rest_mask], 1)
         positions = (attention.cumsum(-1) - 1)[:, shared:]
+        step = ModelStep(self.model)
         with torch.inference_mode():
-            cache = self.model(input_ids=prefix, use_cache=True, logits_to_keep=1).past_key_values
+            ones = torch.ones_like(prefix)
+            _, cache = step.extend(prefix, ones, (ones.cumsum(-1) - 1), cache=None)
             cache.batch_repeat_interleave(len(rows))
-            out = self.model(
-                input_ids=rest.to(self.device),
-                attention_mask=attention.to(self.device),
-                position_ids=positions.to(self.device),
-                past_key_values=cache,
-                logits_to_keep=keep,
-                use_cache=True,
+            logits, _ = step.extend(
+                rest.to(self.device),
+                attention.to(self.device),
+                positions.to(self.device),
+                cache,
+                keep=keep,
             )
-        return torch.log_softmax(out.logits.float(), dim=-1)
+        return torch.log_softmax(logits, dim=-1)
 
     def close(self) -> None:
         on_cuda = self.device.type == "cuda"

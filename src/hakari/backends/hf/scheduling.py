@@ -1,9 +1,11 @@
 """Batch scheduling for the transformers backend.
 
-Generation: requests are sorted by prompt length and cut into batches of `batch_size`
-distinct prompts (requests on one prompt go together and share its prefill: every row
-carries its own settings, so no setting splits a batch), and the batches run longest
-first (an out-of-memory error shows at once). Prompts are left-padded.
+Generation: requests are sorted by their first `SHARED_MIN` tokens, then by prompt
+length, and cut into batches of `batch_size` distinct prompts (requests on one prompt
+go together and share its prefill: every row carries its own settings, so no setting
+splits a batch; prompts that begin alike share a batch, whose prefill runs their common
+prefix once), and the batches run longest first (an out-of-memory error shows at once).
+Prompts are left-padded.
 
 Log-likelihood: `LoglikScheduler` feeds unique model inputs through the scorer (rows
 whose input is the same, e.g. single-token continuations of one context, share one
@@ -17,13 +19,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
 
 import torch
 
-from hakari.backends.base import GenerationRequest, LoglikResult, OnBatch
-
-T = TypeVar("T")
+from hakari.backends.base import GenerationRequest, InOrder, LoglikResult, OnBatch
 
 SHARED_MIN = 16  # tokens: a shorter common prefix is not worth a pass of its own
 
@@ -68,7 +67,12 @@ def schedule(
     """Batches of request indices, each with at most `size` distinct prompts: requests
     on the same prompt (e.g. a run's greedy and constrained requests) share a batch and
     its prefill; prompts of similar length go together; the longest batch runs first."""
-    order = sorted(range(len(requests)), key=lambda i: (-len(prompts[i]), prompts[i]))
+    # prompts that begin alike go together, so a batch can prefill their shared prefix
+    # once (`decode.prefill`); then longest first, which keeps the padding small
+    order = sorted(
+        range(len(requests)),
+        key=lambda i: (prompts[i][:SHARED_MIN], -len(prompts[i]), prompts[i]),
+    )
     batches: list[list[int]] = []
     distinct = 0
     for i in order:
@@ -84,13 +88,6 @@ def schedule(
 
     batches.sort(key=cost, reverse=True)
     yield from batches
-
-
-def all_set(results: list[T | None]) -> list[T]:
-    missing = [i for i, r in enumerate(results) if r is None]
-    if missing:
-        raise RuntimeError(f"no result for requests {missing[:5]}")
-    return [r for r in results if r is not None]
 
 
 @dataclass(frozen=True)
@@ -113,9 +110,8 @@ class LoglikScheduler:
         self.pairs = pairs
         self.size = size
         self.score = score
-        self.on_batch = on_batch
         self.values: list[list[float | None]] = [[None] * len(p) for p in pairs]
-        self.results: list[LoglikResult | None] = [None] * len(pairs)
+        self.results = InOrder(len(pairs), on_batch)
         self.pending: dict[tuple[int, ...], list[tuple[int, int]]] = {}
         self.open: list[int] = []
 
@@ -137,7 +133,7 @@ class LoglikScheduler:
         while self.pending:
             self._flush(self.size)
         self._report()
-        return all_set(self.results)
+        return self.results.results()
 
     def _flush(self, n: int) -> None:
         keys = list(self.pending)[:n]
@@ -159,11 +155,9 @@ class LoglikScheduler:
                     logprobs=tuple(float(v) for v in self.values[i] if v is not None),
                     n_tokens=tuple(len(p.targets) for p in self.pairs[i]),
                 )
-                self.results[i] = result
                 finished.append((i, result))
         if not finished:
             return
         done = {i for i, _ in finished}
         self.open = [i for i in self.open if i not in done]
-        if self.on_batch is not None:
-            self.on_batch(finished)
+        self.results.add(finished)
