@@ -184,7 +184,9 @@ def imputed_scores(
     unshrunk = draws
     if shrink:
         design = covariate_design(grid.template_ids, levels)
-        shares = grid.observed.mean(axis=1)  # each template's share of the instances run
+        # each template's share of the instances run: the variance is pooled for means of
+        # item scores only (`template_shrinkage`)
+        shares = grid.observed.mean(axis=1) if corpus.get(metric).per_item else None
         shrinkage = template_shrinkage(draws, np.random.default_rng([seed, 2]), design, shares)
         draws = shrinkage.apply(draws, np.arange(len(draws)))
         every = shrinkage.apply(every, np.arange(n_boot) % len(scorers))

@@ -57,15 +57,17 @@ def template_shrinkage(
     """The shrinkage of `TemplateShrinkage` fitted to the (M, T) imputed template scores;
     with a covariate `design` (`covariates.covariate_design`) the deviations are shrunk
     towards their levels' fitted deviation (dimensions chosen by `select_columns`).
-    `cells` (T,) are the share of each template's instances it was run on (see
-    `pooled_variance`; None: the same for all)."""
+    `cells` (T,), the share of the instances each template was run on: every template
+    is shrunk with the pooled variance (`pooled_variance`, for metrics that are means of
+    item scores); None: each with its own (corpus metrics such as MCC, whose variance
+    depends on how a template spreads its answers over the labels)."""
     deviations = draws - draws.mean(axis=1, keepdims=True)
     centre = deviations.mean(axis=0)
     own = deviations.var(axis=0)
     n_draws, n_templates = draws.shape
     if n_templates < 2 or not np.any(own > 0):
         return TemplateShrinkage(centre, np.ones_like(draws), np.zeros(n_draws))
-    variance = pooled_variance(own, cells)
+    variance = own if cells is None else pooled_variance(own, cells)
     spread = float(np.sqrt(np.mean(centre**2) + np.mean(variance)))
     sigmas = np.linspace(0.0, 3.0 * spread, 301)
     dimensions, columns = select_columns(design or {}, centre, variance, sigmas)
