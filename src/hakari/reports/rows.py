@@ -120,9 +120,9 @@ BASELINE_LABELS = {
     "chance": "chance (fallback only)",
 }
 BASELINE_NOTE = (
-    "Baselines: uniform guess = the expected score of a random label (1/k); majority "
-    "answer = always the most common gold label of these instances; fallback only = "
-    'every output unparsed, the paper\'s "chance" rows.'
+    "Baselines: uniform guess = the expected score of a random choice (the mean of 1/k, k each "
+    "instance's number of choices); majority answer = always the most common gold label of "
+    'these instances; fallback only = every output unparsed, the paper\'s "chance" rows.'
 )
 
 
