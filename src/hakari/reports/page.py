@@ -246,11 +246,12 @@ def _template_figure(
 
 
 def _space_figures(data: ReportData, models: PerModel, metric: str, key: str) -> str:
-    """A prompt space's percentiles and one chart per dimension (none without a space)."""
+    """A prompt space's percentiles, its dimension and level tables per model and one
+    chart per dimension (none without a space)."""
     panels = dimension_panels(models, metric)
     if not panels:
         return ""
-    lines = []
+    lines, space_tables = [], []
     for label, (_, dec) in models.items():
         space = (dec.space or {}).get(metric)
         if space is not None:
@@ -260,6 +261,7 @@ def _space_figures(data: ReportData, models: PerModel, metric: str, key: str) ->
                 for p in space.percentiles
             )
             lines.append(f"<li>{esc(label)}: {esc(cells)}</li>")
+            space_tables.append(tables.space_tables(label, dec, metric))
     figures = [
         '<figure class="dimension">'
         + charts.dimension_chart(panel, key=f"{key}d{i}", all_models=list(data.models))
@@ -269,6 +271,7 @@ def _space_figures(data: ReportData, models: PerModel, metric: str, key: str) ->
     return (
         "<h5>what each dimension of the prompt space does</h5>"
         f"<p>Template scores' percentiles (95% intervals):</p><ul>{''.join(lines)}</ul>"
+        + "".join(space_tables)
         + "".join(figures)
         + f'<p class="note">{esc(SPACE_NOTE)} Dots: each template\'s score at the level; '
         "bars: the level's mean.</p>"
