@@ -59,7 +59,8 @@ def finetune(
         str,
         typer.Option(
             "--templates",
-            help="'all' or template ids (e.g. 0-0: single-template training, Figure 2).",
+            help="'all', template ids (e.g. 0-0: single-template training, Figure 2), "
+            "space:N or space:all (a task's prompt space, as for `hakari run`).",
         ),
     ] = "all",
     train_size: Annotated[
@@ -218,7 +219,7 @@ def _run_tasks(
     check_settings(settings)  # the options first, then the task data (plan_sweep again)
     jobs = plan_sweep(
         model=model,
-        tasks=load_task_data(task_names, data_dir),
+        tasks=load_task_data(task_names, data_dir, templates),
         templates=templates,
         sizes_text=train_size,
         upsample_to=upsample_to,
@@ -241,7 +242,11 @@ def _run_tasks(
         )  # fmt: skip
     console.print(table)
     first = summaries[0].output
-    _say(f"evaluate: hakari run --model {model}+adapter:{first} --tasks {','.join(task_names)}")
+    chosen = "" if templates == "all" else f" --templates {','.join(templates)}"
+    _say(
+        f"evaluate: hakari run --model {model}+adapter:{first} --tasks {','.join(task_names)}"
+        + chosen
+    )
 
 
 def _run_mixture(
