@@ -211,9 +211,9 @@ def gold_index(spec: ChoiceSpec, raw: Any, texts: list[str], row: int) -> int:
         wanted = f"an index 0–{k - 1}"
     elif spec.gold == "label":
         assert spec.labels is not None
-        if str(raw) in spec.labels:
+        if str(raw) in spec.labels[:k]:  # a row with fewer choices: their labels only
             return spec.labels.index(str(raw))
-        wanted = f"one of the labels {spec.labels}"
+        wanted = f"one of the labels {spec.labels[:k]}"
     else:
         if raw in texts:
             return texts.index(raw)
