@@ -117,6 +117,10 @@ def test_columns_with_trailing_empty_cells_are_fewer_choices(tmp_path: Path) -> 
     task = load_task(path)
     rates = [instance_guess_rate(task.spec, r) for r in iter_rows(task.spec)]
     assert rates == [1 / 3, 1 / 4, 1 / 5, 1 / 4]
+    rows[2]["B"] = " "  # a gap: only the last choices may be left out
+    task = load_task(_task(tmp_path, "{columns: [A, B, C, D, E], min_count: 3}", rows))
+    with pytest.raises(HakariInputError, match="row 2 has an empty"):
+        list(iter_rows(task.spec))
 
 
 @pytest.mark.parametrize(

@@ -171,7 +171,8 @@ def _choice_texts(spec: ChoiceSpec, row: dict[str, Any], i: int, get_path: Looku
             field=where if spec.fixed else "choices.min_count",
             row=i,
         )
-    if any(v is None or v is _MISSING for v in values):
+    # with a per-row count only the last choices may be left out, not one in between
+    if any(v is None or (not spec.fixed and _absent(v)) for v in values):
         raise HakariInputError(f"row {i} has an empty (null) choice", field="choices", row=i)
     return [str(v) for v in values]
 
