@@ -3,13 +3,16 @@ prompt is prefilled once for all its rows, and the tokens are `generate`'s."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import pytest
 import torch
 
-from hakari.backends.base import GenerationRequest
+from hakari.backends.base import GenerationRequest, LoglikRequest
 from hakari.backends.hf import HFBackend
+from hakari.backends.hf.decode import prefix_split
 from hakari.backends.hf.scheduling import left_pad, schedule
 
 
@@ -92,8 +95,54 @@ def test_tokens_are_those_of_transformers_generate(tiny_random_backend: HFBacken
 def test_the_decoding_loop_warns_nothing(tiny_random_backend: HFBackend) -> None:
     """hakari's own use of transformers raises no deprecation warning (issue 26: the
     cache argument renamed past_key_values -> cache in transformers 5.x)."""
-    import warnings
-
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         tiny_random_backend.generate([_free("Hello", 4), _free("Hi there", 3)], batch_size=2)
+
+
+def test_prompts_that_begin_alike_prefill_their_prefix_once(
+    tiny_random_backend: HFBackend,
+) -> None:
+    """Two templates of each of three instances (the instance text first): the shared
+    beginnings run once, then the rests against copies of their keys and values; the
+    tokens are those of each prompt run alone."""
+    reviews = [
+        "The battery lasts for days and the screen is bright and sharp in the sun.",
+        "The film was far too long and I fell asleep twice before the end of it.",
+        "Delivery took three weeks and the box arrived crushed, with parts missing.",
+    ]
+    questions = ["Is this review positive or negative?", "Did the writer like it? Yes or no:"]
+    prompts = [f"Review: {r}\n{q}" for r in reviews for q in questions]
+    requests = [_free(p, 5) for p in prompts] + [_free("Unrelated prompt", 3)]
+    with rows_per_forward(tiny_random_backend) as sizes:
+        together = tiny_random_backend.generate(requests, batch_size=8)
+    assert sizes[:2] == [4, 7]  # 3 shared beginnings + 1 prompt alone, then 7 rests
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        alone = [tiny_random_backend.generate([r])[0] for r in requests]
+    assert together == alone
+
+
+def test_prefix_split_only_where_it_saves() -> None:
+    long = list(range(100, 140))
+    assert prefix_split([[*long, 1], [*long, 2, 3]]) == ([long], [0, 0])
+    # nothing shared, or too little to be worth a second pass: one pass
+    assert prefix_split([[1, 2, 3], [4, 5, 6]]) is None
+    assert prefix_split([[*long[:16], *range(184)], [*long[:16], *range(200, 384)]]) is None
+
+
+def test_the_shared_prefix_loglik_warns_nothing(tiny_random_backend: HFBackend) -> None:
+    """The log-likelihood pass over one template's prompts (a shared instruction) runs
+    through the same cache argument as the decoding loop: no deprecation warning, and
+    the scores of each request scored alone."""
+    instruction = "Read the question and answer with the letter of the right option only. "
+    requests = [
+        LoglikRequest(prompt=f"{instruction}Question {q}: pick one.", continuations=(" A", " B"))
+        for q in range(3)
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        together = tiny_random_backend.loglik(requests, batch_size=8)
+    alone = [tiny_random_backend.loglik([r])[0] for r in requests]
+    for t, a in zip(together, alone, strict=True):
+        assert t.logprobs == pytest.approx(a.logprobs, abs=1e-4)

@@ -12,6 +12,7 @@ from typing import Any
 import datasets
 import pytest
 
+from hakari.backends import hub
 from hakari.errors import HakariInputError
 from hakari.tasks.data import iter_rows
 from hakari.tasks.loader import check_task_data, load_task
@@ -247,6 +248,12 @@ HUB_ROWS: dict[str, dict[str, Any]] = {
 }
 
 
+@pytest.fixture(autouse=True)
+def hub_answers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test here asks the real hub whether it answers."""
+    monkeypatch.setattr(hub, "hub_dataset_problem", lambda repo_id, revision: None)
+
+
 @pytest.fixture
 def fake_hub(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, ...]]:
     calls: list[tuple[Any, ...]] = []
@@ -290,6 +297,32 @@ def test_hub_failure_is_one_clear_error(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setattr(datasets, "load_dataset", offline)
     with pytest.raises(HakariInputError, match="--data-dir"):
         check_task_data(load_task("mnli"))
+
+
+def test_an_unreachable_hub_reads_the_local_cache_without_retries(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 26 §4: without a network, `datasets` retried every request for ~25 s. Where
+    the hub does not answer the one probe, the load runs in the libraries' offline mode
+    (the local cache at once) and a miss is one line saying why."""
+    from huggingface_hub import constants
+
+    seen: list[tuple[bool, bool]] = []
+
+    def load_dataset(*args: Any, **kwargs: Any) -> Any:
+        seen.append((constants.HF_HUB_OFFLINE, datasets.config.HF_HUB_OFFLINE))
+        raise ConnectionError("Couldn't reach the Hub (OfflineModeIsEnabled)")
+
+    monkeypatch.setattr(datasets, "load_dataset", load_dataset)
+    unreachable = "the hub cannot be reached (ConnectError: Name or service not known)"
+    monkeypatch.setattr(hub, "hub_dataset_problem", lambda repo_id, revision: unreachable)
+    before = (constants.HF_HUB_OFFLINE, datasets.config.HF_HUB_OFFLINE)
+    with pytest.raises(HakariInputError) as err:
+        check_task_data(load_task("mnli"))
+    assert seen == [(True, True)]
+    assert (constants.HF_HUB_OFFLINE, datasets.config.HF_HUB_OFFLINE) == before
+    assert f"not in the local cache and {unreachable}" in str(err.value)
+    assert "\n" not in str(err.value)
 
 
 # --------------------------------------------------------------------------- errors

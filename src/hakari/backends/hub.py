@@ -86,3 +86,26 @@ def cached_commit(repo_id: str, revision: str | None, cache_dir: str | None = No
         return None
     snapshot = Path(found).parent.name
     return snapshot if re.fullmatch(r"[0-9a-f]{40}", snapshot) else None
+
+
+@functools.cache
+def hub_dataset_problem(repo_id: str, revision: str | None) -> str | None:
+    """Why the hub cannot serve dataset `repo_id` now, in a few words, or None when it
+    answers for it (one metadata request, `PROBE_TIMEOUT` seconds). Asked before
+    `datasets.load_dataset`, which otherwise retries for half a minute without a
+    network; where this answers, the load should use the local cache only."""
+    from huggingface_hub import constants, dataset_info
+    from huggingface_hub.errors import RepositoryNotFoundError, RevisionNotFoundError
+
+    offline = getattr(constants, "is_offline_mode", lambda: constants.HF_HUB_OFFLINE)
+    if offline():
+        return "HF_HUB_OFFLINE is set"
+    try:
+        dataset_info(repo_id, revision=revision, timeout=PROBE_TIMEOUT)
+        return None
+    except RevisionNotFoundError:
+        return f"the hub has no revision {revision!r} of it"
+    except RepositoryNotFoundError:
+        return "no such dataset on the hub (a private or gated one needs HF_TOKEN)"
+    except Exception as exc:  # no network, DNS, a timeout, a 5xx
+        return f"the hub cannot be reached ({type(exc).__name__}: {one_line(exc, 100)})"

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import csv
 import json
+import logging
 from collections.abc import Iterator
+from contextlib import contextmanager
 from itertools import islice
 from pathlib import Path
 from typing import Any
 
 from hakari._util.jsonl import iter_jsonl
-from hakari.errors import HakariInputError
+from hakari.errors import HakariInputError, one_line
 from hakari.tasks.choices import normalize_rows
 from hakari.tasks.spec import DataSpec, SplitSource, TaskSpec
 
@@ -107,21 +109,61 @@ def _iter_split(
 def _iter_hub(data: DataSpec, hub_split: str) -> Iterator[Row]:
     import datasets  # heavy import, only when a hub dataset is used
 
-    assert data.hub is not None
+    from hakari.backends.hub import hub_dataset_problem
+
+    hub = data.hub
+    assert hub is not None
+    where = f"hub dataset {hub.path!r} (config {hub.name!r}, split {hub_split!r})"
+    problem = hub_dataset_problem(hub.path, hub.revision)
+    extra: dict[str, Any] = {"data_dir": hub.data_dir} if hub.data_dir else {}
     try:
-        extra = {"data_dir": data.hub.data_dir} if data.hub.data_dir else {}
-        ds = datasets.load_dataset(
-            data.hub.path, data.hub.name, split=hub_split, revision=data.hub.revision, **extra
-        )
+        with _library_logs_quiet(), _hub_offline(problem is not None):
+            ds = datasets.load_dataset(
+                hub.path, hub.name, split=hub_split, revision=hub.revision, **extra
+            )
     except Exception as exc:  # the hub raises many types; the user needs one message
+        cause = f"not in the local cache and {problem}" if problem else one_line(exc, 200)
         raise HakariInputError(
-            f"could not load hub dataset {data.hub.path!r} (config {data.hub.name!r}, "
-            f"split {hub_split!r}): {exc}. Without network access, download the files and "
-            "pass --data-dir.",
+            f"could not load {where}: {cause}. Without network access, download the "
+            "files and pass --data-dir.",
             field="data.hub",
         ) from exc
     for row in ds:
         yield dict(row)
+
+
+@contextmanager
+def _hub_offline(offline: bool) -> Iterator[None]:
+    """The libraries' documented offline mode (`HF_HUB_OFFLINE`) for this one load, where
+    the hub did not answer: `datasets` then reads its local cache at once instead of
+    retrying every request for half a minute. Both read the setting once, at import."""
+    import datasets
+    from huggingface_hub import constants
+
+    if not offline:
+        yield
+        return
+    before = (constants.HF_HUB_OFFLINE, datasets.config.HF_HUB_OFFLINE)
+    constants.HF_HUB_OFFLINE = datasets.config.HF_HUB_OFFLINE = True
+    try:
+        yield
+    finally:
+        constants.HF_HUB_OFFLINE, datasets.config.HF_HUB_OFFLINE = before
+
+
+@contextmanager
+def _library_logs_quiet() -> Iterator[None]:
+    """The hub clients log every failed request as a warning; the one error line the
+    user sees says what failed."""
+    loggers = [logging.getLogger(name) for name in ("huggingface_hub", "datasets")]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        for lg, level in zip(loggers, levels, strict=True):
+            lg.setLevel(level)
 
 
 def iter_file(path: Path, fmt: str, *, columns: list[str] | None = None) -> Iterator[Row]:

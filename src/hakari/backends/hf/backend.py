@@ -32,7 +32,7 @@ from hakari.backends.base import (
     check_prompt_format,
 )
 from hakari.backends.constrained import RegexConstraintFactory
-from hakari.backends.hf.decode import decode_rows
+from hakari.backends.hf.decode import ModelStep, decode_rows
 from hakari.backends.hf.loading import (
     context_length,
     default_batch_size,
@@ -340,18 +340,19 @@ class HFBackend:
         rest, rest_mask = left_pad([list(r[shared:]) for r in rows], self.pad_token_id)
         attention = torch.cat([torch.ones(len(rows), shared, dtype=torch.long), rest_mask], 1)
         positions = (attention.cumsum(-1) - 1)[:, shared:]
+        step = ModelStep(self.model)
         with torch.inference_mode():
-            cache = self.model(input_ids=prefix, use_cache=True, logits_to_keep=1).past_key_values
+            ones = torch.ones_like(prefix)
+            _, cache = step.extend(prefix, ones, (ones.cumsum(-1) - 1), cache=None)
             cache.batch_repeat_interleave(len(rows))
-            out = self.model(
-                input_ids=rest.to(self.device),
-                attention_mask=attention.to(self.device),
-                position_ids=positions.to(self.device),
-                past_key_values=cache,
-                logits_to_keep=keep,
-                use_cache=True,
+            logits, _ = step.extend(
+                rest.to(self.device),
+                attention.to(self.device),
+                positions.to(self.device),
+                cache,
+                keep=keep,
             )
-        return torch.log_softmax(out.logits.float(), dim=-1)
+        return torch.log_softmax(logits, dim=-1)
 
     def close(self) -> None:
         on_cuda = self.device.type == "cuda"
