@@ -253,10 +253,13 @@ def compare(
     if "loglik" in rows and "loglik" in result:
         theirs = lm_eval_loglik_answers(work, result["loglik"])
         ours = outputs["loglik"]
-        same = sum(
-            ours[(rp.template_id, rp.index)] == t
-            for rp, t in zip(work.prompts, theirs, strict=True)
-        )
+        same = 0
+        for rp, t in zip(work.prompts, theirs, strict=True):
+            mine = ours[(rp.template_id, rp.index)]
+            same += mine == t
+            if mine != t:  # say which, so a difference can be looked into
+                print(f"loglik differs: template {rp.template_id}, question {rp.index}: "
+                      f"hakari {mine!r}, lm-eval {t!r}")  # fmt: skip
         rows["loglik"].peer_s, rows["loglik"].same = result["loglik_s"], same
     if "constrained" in rows and "texts" in result:
         row = rows["constrained"]

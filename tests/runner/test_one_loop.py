@@ -9,6 +9,7 @@ import hashlib
 import json
 import shutil
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -223,19 +224,24 @@ def test_budgeted_intervals_lie_in_their_quantitys_range(tmp_path: Path) -> None
             assert all(low - 1e-12 <= v <= high + 1e-12 for v in ends), (metric, name, ends)
 
 
+def _answering(
+    tmp_path: Path, answer: Callable[[GenerationRequest], str], **options: Any
+) -> EvalResults:
+    """`evaluate` of one model "m" answering `answer` on TASK, greedy, its cache under
+    `tmp_path`; `options` add to these or replace them."""
+    given = {
+        "models": ["m"],
+        "tasks": [TASK],
+        "decodings": ["greedy"],
+        "cache_dir": tmp_path / "cache",
+        "backend_factory": lambda s: FakeBackend(answer),
+    }
+    return evaluate(**(given | options))
+
+
 def test_a_budget_of_the_whole_grid_is_recorded_as_a_fraction(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    evaluate(
-        models=["m"],
-        tasks=[TASK],
-        decodings=["greedy"],
-        limit=4,
-        budget="1.0",
-        n_boot=50,
-        output_dir=out,
-        cache_dir=tmp_path / "cache",
-        backend_factory=lambda s: FakeBackend(lambda r: "positive"),
-    )
+    _answering(tmp_path, lambda r: "positive", limit=4, budget="1.0", n_boot=50, output_dir=out)
     results = json.loads((out / "results.json").read_text())
     assert results["config"]["budget"] == "1.0"  # "1" reads back as one cell
     dec = results["models"]["m"]["tasks"][TASK]["decodings"]["greedy"]
@@ -245,15 +251,12 @@ def test_a_budget_of_the_whole_grid_is_recorded_as_a_fraction(tmp_path: Path) ->
 
 def test_score_run_on_a_budgeted_run_says_it_scored_part_of_the_grid(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    evaluate(
-        models=["m"],
-        tasks=[TASK],
-        decodings=["greedy"],
+    _answering(
+        tmp_path,
+        lambda r: hash_choice(r.prompt, ["positive", "no"]),
         budget="2x",
         n_boot=50,
         output_dir=out,
-        cache_dir=tmp_path / "cache",
-        backend_factory=lambda s: FakeBackend(lambda r: hash_choice(r.prompt, ["positive", "no"])),
     )
     score_run(out, ["exact_match"], ScoringConfig())
     results = EvalResults.read(out / "results.json")
@@ -264,15 +267,7 @@ def test_score_run_on_a_budgeted_run_says_it_scored_part_of_the_grid(tmp_path: P
     assert entry.aggregate is not None and entry.aggregate.estimated is True
     # a full run's rescoring carries none of these marks
     full = tmp_path / "full"
-    evaluate(
-        models=["m"],
-        tasks=[TASK],
-        decodings=["greedy"],
-        n_boot=0,
-        output_dir=full,
-        cache_dir=tmp_path / "cache",
-        backend_factory=lambda s: FakeBackend(lambda r: "positive"),
-    )
+    _answering(tmp_path, lambda r: "positive", n_boot=0, output_dir=full)
     score_run(full, ["exact_match"], ScoringConfig())
     text = (full / "results.json").read_text()
     assert "cells_scored" not in text and '"estimated"' not in text
@@ -283,16 +278,11 @@ def test_a_stopping_rule_never_acts_on_a_degenerate_interval(tmp_path: Path) -> 
     --target-ci stopped on them at once. Where few replicates are still allowed, the
     rounds go on to the grid (a minimum --n-boot may refuse the run instead)."""
     try:
-        res = evaluate(
-            models=["m"],
-            tasks=[TASK],
-            decodings=["greedy"],
+        res = _answering(
+            tmp_path,
+            lambda r: hash_choice(r.prompt, ["positive", "negative", "?"]),
             n_boot=2,
             target_ci=0.5,
-            cache_dir=tmp_path / "cache",
-            backend_factory=lambda s: FakeBackend(
-                lambda r: hash_choice(r.prompt, ["positive", "negative", "?"])
-            ),
         )
     except HakariInputError as exc:
         assert exc.field == "--n-boot"

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from hakari.backends.fake import FakeBackend
+from hakari.results import EvalResults
 from hakari.runner import evaluate
 from tests.helpers.oracle import TASK, half_oracle, oracle_table
 
@@ -69,37 +71,29 @@ def test_scores_fallbacks_and_sharpe(tmp_path: Path) -> None:
     assert {"output", "answer", "fallback", "gold", "template_id", "index"} <= set(first)
 
 
+def _greedy(backend: FakeBackend, **options: Any) -> EvalResults:
+    """`evaluate` of the demo task with `backend`, greedy and without a bootstrap."""
+    given = {
+        "tasks": [TASK],
+        "decodings": ["greedy"],
+        "n_boot": 0,
+        "backend_factory": lambda spec: backend,
+    }
+    return evaluate(**(given | options))
+
+
 def test_rerun_generates_only_what_is_missing(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     first = FakeBackend(half_oracle(TASK))
-    evaluate(
-        tasks=[TASK],
-        decodings=["greedy"],
-        limit=10,
-        cache_dir=cache,
-        n_boot=0,
-        backend_factory=lambda s: first,
-    )
+    _greedy(first, limit=10, cache_dir=cache)
     assert len(first.generated) == 10 * 6
     second = FakeBackend(half_oracle(TASK))
-    full = evaluate(
-        tasks=[TASK],
-        decodings=["greedy"],
-        cache_dir=cache,
-        n_boot=0,
-        backend_factory=lambda s: second,
-    )
+    full = _greedy(second, cache_dir=cache)
     assert len(second.generated) == (32 - 10) * 6
     dec = full.models["smollm2-135m"].tasks[TASK].decodings["greedy"]
     assert (dec.generated, dec.cached) == (22 * 6, 10 * 6)
     third = FakeBackend(half_oracle(TASK))
-    again = evaluate(
-        tasks=[TASK],
-        decodings=["greedy"],
-        cache_dir=cache,
-        n_boot=0,
-        backend_factory=lambda s: third,
-    )
+    again = _greedy(third, cache_dir=cache)
     assert third.generated == []
     a = again.models["smollm2-135m"].tasks[TASK].decodings["greedy"]
     assert {k: v.metrics for k, v in a.templates.items()} == {
@@ -110,15 +104,7 @@ def test_rerun_generates_only_what_is_missing(tmp_path: Path) -> None:
 def test_no_cache_regenerates(tmp_path: Path) -> None:
     for _ in range(2):
         backend = FakeBackend(half_oracle(TASK))
-        evaluate(
-            tasks=[TASK],
-            decodings=["greedy"],
-            limit=3,
-            use_cache=False,
-            n_boot=0,
-            cache_dir=tmp_path,
-            backend_factory=lambda s, b=backend: b,
-        )
+        _greedy(backend, limit=3, use_cache=False, cache_dir=tmp_path)
         assert len(backend.generated) == 18
 
 

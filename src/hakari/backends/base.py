@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Literal, Protocol, TypeVar, cast, runtime_checkable
+from typing import Generic, Literal, Protocol, TypeVar, cast, runtime_checkable
 
 from hakari._util.regex import Subject, compile_re2
 from hakari.errors import HakariInputError
@@ -258,6 +258,38 @@ class ModelIdentity:
 
 R = TypeVar("R")
 OnBatch = Callable[[list[tuple[int, R]]], None]
+
+
+class InOrder(Generic[R]):
+    """The results of `n` requests, gathered batch by batch in whatever order a backend
+    runs them and returned in request order; each batch goes to `on_batch` as it is
+    added, so the caller persists it at once (the `Backend` protocol's promise)."""
+
+    def __init__(self, n: int, on_batch: OnBatch[R] | None) -> None:
+        self._results: list[R | None] = [None] * n
+        self._on_batch = on_batch
+
+    def add(self, batch: list[tuple[int, R]]) -> None:
+        for index, result in batch:
+            self._results[index] = result
+        if self._on_batch is not None:
+            self._on_batch(batch)
+
+    def results(self) -> list[R]:
+        missing = [i for i, r in enumerate(self._results) if r is None]
+        if missing:
+            raise RuntimeError(f"no result for requests {missing[:5]}")
+        return cast(list[R], self._results)
+
+
+def move_trailing_space(context: str, continuation: str) -> tuple[str, str]:
+    """(context, continuation) with the context's trailing whitespace moved to the
+    continuation, as lm-evaluation-harness scores them (tokenizers attach a space to the
+    word after it): every backend's log-likelihood splits its pairs this way."""
+    spaces = len(context) - len(context.rstrip())
+    if not spaces:
+        return context, continuation
+    return context[:-spaces], context[-spaces:] + continuation
 
 
 @runtime_checkable

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from hakari.backends.base import (
     GenerationRequest,
     GenerationResult,
+    InOrder,
     LoglikRequest,
     LoglikResult,
     ModelIdentity,
@@ -72,19 +73,16 @@ class FakeBackend:
         on_batch: OnBatch[GenerationResult] | None = None,
     ) -> list[GenerationResult]:
         size = batch_size or 8
-        out: list[GenerationResult] = []
+        collected = InOrder(len(requests), on_batch)
         for start in range(0, len(requests), size):
-            batch = []
-            for i in range(start, min(start + size, len(requests))):
-                request = requests[i]
-                self.generated.append(request)
-                text = self.responder(request)
-                result = GenerationResult(text=text, n_tokens=max(1, len(text)))
-                batch.append((i, result))
-                out.append(result)
-            if on_batch is not None:
-                on_batch(batch)
-        return out
+            batch = range(start, min(start + size, len(requests)))
+            collected.add([(i, self._answer(requests[i])) for i in batch])
+        return collected.results()
+
+    def _answer(self, request: GenerationRequest) -> GenerationResult:
+        self.generated.append(request)
+        text = self.responder(request)
+        return GenerationResult(text=text, n_tokens=max(1, len(text)))
 
     def loglik(
         self,
@@ -93,15 +91,12 @@ class FakeBackend:
         batch_size: int | None = None,
         on_batch: OnBatch[LoglikResult] | None = None,
     ) -> list[LoglikResult]:
-        out = []
+        collected = InOrder(len(requests), on_batch)
         for i, request in enumerate(requests):
             self.scored.append(request)
             scores = tuple(self.loglik_scorer(request, c) for c in request.continuations)
-            result = LoglikResult(scores)
-            out.append(result)
-            if on_batch is not None:
-                on_batch([(i, result)])
-        return out
+            collected.add([(i, LoglikResult(scores))])
+        return collected.results()
 
     def close(self) -> None:
         self.closed = True

@@ -19,10 +19,13 @@ that is re-asked is discarded whole, so the second draw comes from the same dist
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from hakari._util import checks
 from hakari.backends.base import (
+    REFUSED,
     FinishReason,
     GenerationRequest,
     GenerationResult,
@@ -183,3 +186,35 @@ def final_result(
     else:
         finish = "stop"
     return GenerationResult(text=text, n_tokens=n_tokens, finish_reason=finish)
+
+
+class EngineAnswer(Protocol):
+    """What an engine or a server answered one request, before hakari's rules."""
+
+    @property
+    def text(self) -> str | None: ...  # None: a server gave no text (a refusal)
+    @property
+    def finish(self) -> str: ...
+    @property
+    def n_tokens(self) -> int: ...
+    @property
+    def eos(self) -> bool: ...
+
+
+def to_reask(requests: Sequence[GenerationRequest], answers: Sequence[EngineAnswer]) -> list[int]:
+    """The positions of the answers that must be asked again (`needs_reask`)."""
+    return [
+        i
+        for i, (request, answer) in enumerate(zip(requests, answers, strict=True))
+        if answer.text is not None and needs_reask(request, answer.text, answer.finish, answer.eos)
+    ]
+
+
+def final_results(
+    requests: Sequence[GenerationRequest], answers: Sequence[EngineAnswer]
+) -> list[GenerationResult]:
+    """`final_result` of each answer; an answer without text is `REFUSED`."""
+    return [
+        REFUSED if a.text is None else final_result(r, a.text, a.finish, a.n_tokens, a.eos)
+        for r, a in zip(requests, answers, strict=True)
+    ]

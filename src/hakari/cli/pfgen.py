@@ -19,7 +19,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from hakari._util import checks
 from hakari.cli.common import err_console, fail, write_output
 from hakari.cli.options import CacheDirOption
 from hakari.errors import HakariInputError
@@ -73,17 +72,9 @@ AllowPartialOption = Annotated[
 
 
 def _data_dir(data_dir: Path | None, cache_dir: Path | None) -> Path:
-    if data_dir is not None:
-        return data_dir
-    from hakari.pfgen.fetch import default_data_dir
+    from hakari.pfgen.run import data_dir_or_fetched
 
-    found = default_data_dir(cache_dir)
-    if found is None:
-        raise HakariInputError(
-            "no pfgen-bench data: pass --data-dir or run `hakari pfgen fetch-data`",
-            field="--data-dir",
-        )
-    return found
+    return data_dir_or_fetched(data_dir, cache_dir)
 
 
 @contextmanager
@@ -103,12 +94,6 @@ def _progress(description: str) -> Iterator[Callable[[int, int], None]]:
             progress.update(task, completed=done, total=total)
 
         yield update
-
-
-def _open_tables(data_dir: Path, cache_dir: Path | None) -> Any:
-    from hakari.pfgen.run import open_checked_tables
-
-    return open_checked_tables(data_dir, cache_dir, _building)
 
 
 @contextmanager
@@ -238,10 +223,9 @@ def generate(
     ] = Path("pfgen-results"),
 ) -> None:
     """Generate N trials of answers with the reference's prompts and settings."""
-    from hakari._util.atomic import check_output_folder
-    from hakari.pfgen.data import load_examples, question_texts, resolve_data_dir
-    from hakari.pfgen.generate import GenerationSettings, config_hash, generate_trials, write_run
+    from hakari.pfgen.generate import GenerationSettings
     from hakari.pfgen.prompts import Mode
+    from hakari.pfgen.run import prepare_generation, run_generation
 
     try:
         settings = GenerationSettings(
@@ -255,43 +239,19 @@ def generate(
             prefix=prefix,
             seed=seed,
         )
-        settings.check()
-        checks.optional_integer(batch_size, "--batch-size", low=1)
-        check_output_folder(output_dir, "--output-dir")
-        folder = resolve_data_dir(_data_dir(data_dir, cache_dir))
-        check_output_folder(output_dir, "--output-dir", inputs=[folder])
-        pool = load_examples(folder)
-        settings.check_data(pool, question_texts(folder))
-        tables = _open_tables(folder, cache_dir)
-        questions = [q.question for q in tables.questions]
-        from hakari.backends.cache import ResponseCache
-        from hakari.backends.registry import check_spec, load_backend
-
-        check_spec(model, dtype=dtype, device=device)
-        cache = ResponseCache.in_dir(cache_dir)  # a bad cache is found before the model loads
-        try:
-            backend = load_backend(model, dtype=dtype, device=device)
-        except BaseException:
-            cache.close()
-            raise
+        job = prepare_generation(
+            settings,
+            data_dir=data_dir,
+            cache_dir=cache_dir,
+            output_dir=output_dir,
+            batch_size=batch_size,
+            dtype=dtype,
+            device=device,
+            progress=_building,
+        )
     except HakariInputError as exc:
         fail(exc)
-    try:
-        with _progress(f"generating {num_trials} trials") as update:
-            report = generate_trials(
-                backend,
-                pool,
-                questions,
-                settings,
-                cache=cache,
-                batch_size=batch_size,
-                on_progress=update,
-            )
-    finally:
-        backend.close()
-        cache.close()
-    run_dir = output_dir / model.replace(":", "_") / config_hash(settings)
-    path = write_run(run_dir, settings, report.rows)
+    path, report = run_generation(job, progress=_progress)
     console.print(
         f"{len(report.rows)} answers ({report.generated} generated now, "
         f"{report.retried} retried) -> {path}"
@@ -322,40 +282,14 @@ def build_reference(
     k: Annotated[int, typer.Option("--k", help="reference answers per question")] = 1000,
 ) -> None:
     """Build a reference answer set (paper §3.2) from generated answers."""
-    from hakari._util.atomic import check_output, check_output_folder
-    from hakari.pfgen.data import question_files, resolve_data_dir
-    from hakari.pfgen.reference_build import (
-        build_reference_set,
-        check_build_options,
-        load_ng_rules,
-        write_data_dir,
-    )
-    from hakari.pfgen.trials import read_trials
+    from hakari.pfgen.run import ReferenceOptions
+    from hakari.pfgen.run import build_reference as build
 
+    options = ReferenceOptions(ng_rules, source, replace, target_length, pool, k)
     try:
-        check_build_options(target_length=target_length, pool=pool, k=k)
-        check_output_folder(output_dir, "--output-dir")
-        folder = resolve_data_dir(_data_dir(data_dir, cache_dir))
-        check_output_folder(output_dir, "--output-dir", inputs=[folder])
-        read = [*question_files(folder), *answers, *([ng_rules] if ng_rules else [])]
-        for path in [*question_files(folder), folder / "questions.jsonl"]:
-            check_output(output_dir / path.name, "--output-dir", inputs=read, in_given_folder=True)
-        known = {
-            json.loads(p.read_text(encoding="utf-8"))["question"] for p in question_files(folder)
-        }
-        grouped: dict[str, list[str]] = {}
-        for path in answers:
-            trials = read_trials(path)
-            from hakari.pfgen.trials import check_questions
-
-            check_questions(trials, known)
-            for row in trials.rows:
-                grouped.setdefault(row["question"], []).append(row["answer"])
-        rules = load_ng_rules(ng_rules) if ng_rules is not None else None
-        reference = build_reference_set(
-            grouped, ng_rules=rules, target_length=target_length, pool=pool, k=k
+        reference = build(
+            answers, output_dir, data_dir=data_dir, cache_dir=cache_dir, options=options
         )
-        write_data_dir(folder, output_dir, reference, source, replace)
     except HakariInputError as exc:
         fail(exc)
     table = Table(title="reference set")
@@ -401,6 +335,7 @@ def leaderboard(
     """Rank models by score with CIs; flag differing temperatures and trial counts."""
     from hakari._util.atomic import check_output
     from hakari.pfgen import leaderboard as lb
+    from hakari.pfgen.run import leaderboard_entries
     from hakari.pfgen.uncertainty import check_bootstrap
 
     try:
@@ -408,24 +343,10 @@ def leaderboard(
         trials, results, summary_files = lb.find_inputs(dirs)
         read = [*trials, *results, *summary_files]
         html_out = check_output(html, "--html", inputs=read) if html is not None else None
-        entries = [
-            lb.entry_from_summary(s, str(p)) for p in summary_files for s in lb.read_summaries(p)
-        ]
-        entries += [lb.entry_from_result(lb.read_result(p), str(p.parent)) for p in results]
-        if trials:
-            from hakari.pfgen.run import score_trials
-
-            summaries = score_trials(
-                trials,
-                _data_dir(data_dir, cache_dir),
-                cache_dir,
-                python_sum="3.11",
-                resamples=bootstrap,
-                seed=0,
-                allow_partial=allow_partial,
-                progress=_building,
-            )
-            entries += [lb.entry_from_summary(s, s["file"]) for s in summaries]
+        entries = leaderboard_entries(
+            trials, results, summary_files, data_dir=data_dir, cache_dir=cache_dir,
+            resamples=bootstrap, allow_partial=allow_partial, progress=_building,
+        )  # fmt: skip
     except HakariInputError as exc:
         fail(exc)
     if not entries:

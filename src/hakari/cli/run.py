@@ -5,7 +5,7 @@ come in groups (`cli.options.grouped`), each turned into its part of `EvalOption
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -143,67 +143,48 @@ class Loading:
         )
 
 
+def _serving(help: str, *names: str) -> Any:
+    """A typer option of the serving panel (`hakari run --help` groups them)."""
+    return typer.Option(*names, help=help, rich_help_panel=SERVING)
+
+
 @option_group
 class Serving:
     """The serving backends' options (`openai:`, `vllm:`)."""
 
-    concurrency: Annotated[
-        int, typer.Option(help="openai: requests in flight per replica.", rich_help_panel=SERVING)
-    ] = 32
-    request_timeout: Annotated[
-        float, typer.Option(help="openai: seconds per request.", rich_help_panel=SERVING)
-    ] = 120.0
-    max_attempts: Annotated[
-        int, typer.Option(help="openai: tries per request.", rich_help_panel=SERVING)
-    ] = 8
+    concurrency: Annotated[int, _serving("openai: requests in flight per replica.")] = 32
+    request_timeout: Annotated[float, _serving("openai: seconds per request.")] = 120.0
+    max_attempts: Annotated[int, _serving("openai: tries per request.")] = 8
     prompts_per_request: Annotated[
         int,
-        typer.Option(
-            help="openai: completion prompts per request (vLLM, SGLang: 8-32; transformers "
-            "serve: 1).",
-            rich_help_panel=SERVING,
+        _serving(
+            "openai: completion prompts per request (vLLM, SGLang: 8-32; transformers serve: 1)."
         ),
     ] = 1
-    regex_field: Annotated[
-        str,
-        typer.Option(
-            help="openai: body field of the regex (SGLang: regex).", rich_help_panel=SERVING
-        ),
-    ] = "structured_outputs.regex"
-    tensor_parallel_size: Annotated[
-        int, typer.Option(help="vllm: GPUs per model copy.", rich_help_panel=SERVING)
-    ] = 1
-    data_parallel_size: Annotated[
-        int, typer.Option(help="vllm: model copies (Ray actors).", rich_help_panel=SERVING)
-    ] = 1
+    regex_field: Annotated[str, _serving("openai: body field of the regex (SGLang: regex).")] = (
+        "structured_outputs.regex"
+    )
+    tensor_parallel_size: Annotated[int, _serving("vllm: GPUs per model copy.")] = 1
+    data_parallel_size: Annotated[int, _serving("vllm: model copies (Ray actors).")] = 1
     distributed_executor_backend: Annotated[
-        str | None, typer.Option(help="vllm: mp or ray (several nodes).", rich_help_panel=SERVING)
+        str | None, _serving("vllm: mp or ray (several nodes).")
     ] = None
     gpu_memory_utilization: Annotated[
         float | None,
-        typer.Option(
-            help="vllm: share of the device's memory (default: vLLM's on a GPU, what is "
-            "free on a CPU).",
-            rich_help_panel=SERVING,
+        _serving(
+            "vllm: share of the device's memory (default: vLLM's on a GPU, what is free on a CPU)."
         ),
     ] = None
-    max_model_len: Annotated[
-        int | None, typer.Option(help="vllm: context length.", rich_help_panel=SERVING)
-    ] = None
+    max_model_len: Annotated[int | None, _serving("vllm: context length.")] = None
     enforce_eager: Annotated[
-        bool,
-        typer.Option(
-            help="vllm: no compiled graphs (a CPU engine starts in ~1 min instead of 4-5).",
-            rich_help_panel=SERVING,
-        ),
+        bool, _serving("vllm: no compiled graphs (a CPU engine starts in ~1 min instead of 4-5).")
     ] = False
     engine_arg: Annotated[
         list[str] | None,
-        typer.Option(
-            "--engine-arg",
-            help="vllm: KEY=VALUE, any field of vLLM's EngineArgs (repeatable), e.g. "
+        _serving(
+            "vllm: KEY=VALUE, any field of vLLM's EngineArgs (repeatable), e.g. "
             "kv_cache_memory_bytes=2000000000.",
-            rich_help_panel=SERVING,
+            "--engine-arg",
         ),
     ] = None
 

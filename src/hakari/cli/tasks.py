@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -13,6 +13,9 @@ from rich.text import Text
 
 from hakari.cli.common import console, fail, split_csv
 from hakari.errors import HakariInputError
+
+if TYPE_CHECKING:
+    from hakari.tasks.loader import Task
 
 app = typer.Typer(help="List, show and export tasks.", no_args_is_help=True)
 
@@ -57,6 +60,20 @@ def tasks_list(
     console.print(table)
 
 
+def _one_task(name: str, wanted: str | list[str], data_dir: Path | None, verb: str) -> Task:
+    """The task `name` names (a family's member, not the family), its space expanded."""
+    from hakari.tasks.families import load_tasks
+    from hakari.tasks.space import expand_task
+
+    loaded = load_tasks([name])
+    if len(loaded) != 1:
+        raise HakariInputError(
+            f"{name} is a family of {len(loaded)} tasks: {verb} one as {name}:MEMBER",
+            field="name",
+        )
+    return expand_task(loaded[0], wanted, data_dir=data_dir)
+
+
 @app.command("show")
 def tasks_show(
     name: Annotated[str, typer.Argument(help="Task name, FAMILY:MEMBER or YAML path")],
@@ -66,19 +83,11 @@ def tasks_show(
     data_dir: Annotated[Path | None, typer.Option("--data-dir")] = None,
 ) -> None:
     """Show a task's templates (with their levels, for a space), regexes and fallback."""
-    from hakari.tasks.families import load_tasks
     from hakari.tasks.prompts import select_templates
-    from hakari.tasks.space import expand_task
 
     wanted = "all" if templates == "all" else split_csv(templates)
     try:
-        loaded = load_tasks([name])
-        if len(loaded) != 1:
-            raise HakariInputError(
-                f"{name} is a family of {len(loaded)} tasks: show one as {name}:MEMBER",
-                field="name",
-            )
-        task = expand_task(loaded[0], wanted, data_dir=data_dir)
+        task = _one_task(name, wanted, data_dir, "show")
         shown = select_templates(task.spec, wanted)
     except HakariInputError as exc:
         fail(exc)
@@ -120,18 +129,10 @@ def tasks_export(
 ) -> None:
     """Write templates × instances (prompt, target) as JSONL, for fine-tuning."""
     from hakari.tasks.export import export_training_data
-    from hakari.tasks.families import load_tasks
-    from hakari.tasks.space import expand_task
 
     wanted = "all" if templates == "all" else split_csv(templates)
     try:
-        loaded = load_tasks([name])
-        if len(loaded) != 1:
-            raise HakariInputError(
-                f"{name} is a family of {len(loaded)} tasks: export one as {name}:MEMBER",
-                field="name",
-            )
-        task = expand_task(loaded[0], wanted, data_dir=data_dir)
+        task = _one_task(name, wanted, data_dir, "export")
         n = export_training_data(
             task,
             split=split,

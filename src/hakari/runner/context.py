@@ -55,6 +55,7 @@ class RunContext:
 def default_factory(opts: RunOptions) -> BackendFactory:
     """The backend factory of a run without one given: the registry, with the run's
     load options."""
+
     def factory(spec: str) -> Backend:
         return registry.load_backend(
             spec,

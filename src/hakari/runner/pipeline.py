@@ -36,7 +36,7 @@ from hakari.runner.options import (
 )
 from hakari.runner.plan import Plan, Schedule, check_task_fits, make_plan
 from hakari.runner.progress import progress_bars
-from hakari.runner.rundir import RunWriter, new_run_dir
+from hakari.runner.rundir import RunWriter, open_writer
 from hakari.runner.settings import EvalOptions
 from hakari.tasks.families import load_tasks
 from hakari.tasks.loader import Task
@@ -95,6 +95,28 @@ def evaluate(
     if flat.get("serving", ...) is None:
         flat["serving"] = ServingOptions()
     options = EvalOptions.of(options, **flat)
+    ctx, plan = _prepare(models, tasks, options, backend_factory)
+    out = options.output
+    try:
+        output_dir = Path(out.output_dir) if out.output_dir else None
+        writer = open_writer(output_dir, out.new_run_under, use_cache=ctx.opts.use_cache)
+        try:
+            return _run(ctx, plan, writer, out.on_progress)
+        finally:
+            if writer is not None:
+                writer.release()
+    finally:
+        if ctx.cache is not None:
+            ctx.cache.close()
+
+
+def _prepare(
+    models: str | Sequence[str],
+    tasks: str | Path | Sequence[str | Path],
+    options: EvalOptions,
+    backend_factory: BackendFactory | None,
+) -> tuple[RunContext, Plan]:
+    """Options → plan → every check before a model loads (`preflight`) → the run's context."""
     models = [models] if isinstance(models, str) else list(models)
     tasks = [tasks] if isinstance(tasks, str | Path) else list(tasks)
     opts = options.run_options()
@@ -136,41 +158,7 @@ def evaluate(
         on_task_done=options.output.on_task_done,
         on_status=options.output.on_status,
     )
-    out = options.output
-    try:
-        writer = _open_writer(
-            Path(out.output_dir) if out.output_dir else None, out.new_run_under, opts
-        )
-        try:
-            return _run(ctx, plan, writer, out.on_progress)
-        finally:
-            if writer is not None:
-                writer.release()
-    finally:
-        if ctx.cache is not None:
-            ctx.cache.close()
-
-
-def _open_writer(
-    out_dir: Path | None, new_run_under: str | Path | None, opts: RunOptions
-) -> RunWriter | None:
-    created = out_dir is None and new_run_under is not None
-    if created:
-        out_dir = new_run_dir(Path(new_run_under))  # type: ignore[arg-type]
-    if out_dir is None:
-        return None
-    return RunWriter(out_dir, created=created, recovery=_recovery(opts))
-
-
-def _recovery(opts: RunOptions) -> str:
-    """What a user can do when the run folder cannot be written at the end."""
-    if not opts.use_cache:
-        return "this run used --no-cache, so its answers are lost"
-    return (
-        "every answer is in the response cache: run the same command again once the "
-        "folder can be written (or with another --output) to publish them without "
-        "generating them again"
-    )
+    return ctx, plan
 
 
 def _run(

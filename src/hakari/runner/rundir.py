@@ -77,6 +77,29 @@ def new_run_dir(root: Path) -> Path:
     raise HakariInputError("cannot create a unique run folder", file=str(root), field="--output")
 
 
+def open_writer(
+    out_dir: Path | None, new_run_under: str | Path | None, *, use_cache: bool
+) -> RunWriter | None:
+    """The run's writer: into `out_dir`, or a new folder under `new_run_under`, or none."""
+    created = out_dir is None and new_run_under is not None
+    if created:
+        out_dir = new_run_dir(Path(new_run_under))  # type: ignore[arg-type]
+    if out_dir is None:
+        return None
+    return RunWriter(out_dir, created=created, recovery=_recovery(use_cache))
+
+
+def _recovery(use_cache: bool) -> str:
+    """What a user can do when the run folder cannot be written at the end."""
+    if not use_cache:
+        return "this run used --no-cache, so its answers are lost"
+    return (
+        "every answer is in the response cache: run the same command again once the "
+        "folder can be written (or with another --output) to publish them without "
+        "generating them again"
+    )
+
+
 class RunFolderLock:
     """The exclusive lock of one run folder (an `flock` on the folder itself, released
     when this process lets it go or ends, a kill included)."""

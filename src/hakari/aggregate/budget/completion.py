@@ -295,13 +295,7 @@ class _Sampler:
         has = dropped >= 0
         post_drop[has] = _normalise(np.log(np.maximum(post_mean[has], 1e-300)) - own[dropped[has]])
         marginal = np.einsum("nc,nck->nk", post_drop[miss_i], phi_mean[miss_t])  # (n_miss, K)
-        predicted = np.stack(
-            [
-                np.bincount(group_miss, weights=marginal[:, c], minlength=n_groups)
-                for c in range(self.K)
-            ],
-            axis=1,
-        )
+        predicted = _group_sums(group_miss, marginal, n_groups)
         p = probs[miss_t, miss_i]  # (n_miss, K), given the classes
         has_obs = counts_obs > 0
         target = predicted + np.where(has_obs[:, None], n_missing[:, None] * mean_residual, 0.0)
@@ -329,6 +323,14 @@ def _draw_codes(probs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     cumulative = np.cumsum(probs, axis=1)
     u = rng.random((probs.shape[0], 1)) * cumulative[:, -1:]
     return np.minimum((u > cumulative).sum(axis=1), probs.shape[1] - 1)
+
+
+def _group_sums(group: np.ndarray, values: np.ndarray, n_groups: int) -> np.ndarray:
+    """(n_groups, K): the sums of the rows of `values` (n, K) by their group."""
+    columns = range(values.shape[1])
+    return np.stack(
+        [np.bincount(group, weights=values[:, c], minlength=n_groups) for c in columns], axis=1
+    )
 
 
 def _one_cell_per_instance(instance: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:

@@ -24,12 +24,14 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 from hakari.backends.base import (
     GenerationRequest,
     GenerationResult,
+    InOrder,
     LoglikRequest,
     LoglikResult,
     Message,
     ModelIdentity,
     OnBatch,
     check_prompt_format,
+    move_trailing_space,
 )
 from hakari.backends.constrained import RegexConstraintFactory
 from hakari.backends.hf.decode import ModelStep, decode_rows
@@ -43,7 +45,6 @@ from hakari.backends.hf.rows import Row, RowStepper, Sampler, constrain_and_samp
 from hakari.backends.hf.scheduling import (
     LoglikScheduler,
     Pair,
-    all_set,
     left_pad,
     prefix_groups,
     schedule,
@@ -183,16 +184,14 @@ class HFBackend:
             self._fit_prompt(ids, r.max_new_tokens)
             for ids, r in zip(self._encode(requests), requests, strict=True)
         ]
-        results: list[GenerationResult | None] = [None] * len(requests)
+        collected = InOrder(len(requests), on_batch)
         for batch in schedule(requests, prompts, size):
             rows = [self._new_row(requests[i], prompts[i]) for i in batch]
             self._run_batch(rows)
-            done = [(i, row.result(self.tokenizer)) for i, row in zip(batch, rows, strict=True)]
-            for i, res in done:
-                results[i] = res
-            if on_batch is not None:
-                on_batch(done)
-        return all_set(results)
+            collected.add(
+                [(i, row.result(self.tokenizer)) for i, row in zip(batch, rows, strict=True)]
+            )
+        return collected.results()
 
     def _check_regexes(self, requests: Sequence[GenerationRequest]) -> None:
         for regex in sorted({r.regex for r in requests if r.regex is not None}):
@@ -284,10 +283,9 @@ class HFBackend:
     ) -> Pair:
         if not continuation:
             return Pair(inputs=(), targets=())
-        spaces = len(context) - len(context.rstrip())
-        if spaces:
-            continuation = context[-spaces:] + continuation
-            context = context[:-spaces]
+        moved, continuation = move_trailing_space(context, continuation)
+        if moved != context:
+            context = moved
             ctx_ids = self.tokenizer(context, add_special_tokens=add_special)["input_ids"]
         whole = self.tokenizer(context + continuation, add_special_tokens=add_special)["input_ids"]
         cont = list(whole[len(ctx_ids) :])

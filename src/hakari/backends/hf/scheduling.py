@@ -19,13 +19,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
 
 import torch
 
-from hakari.backends.base import GenerationRequest, LoglikResult, OnBatch
-
-T = TypeVar("T")
+from hakari.backends.base import GenerationRequest, InOrder, LoglikResult, OnBatch
 
 SHARED_MIN = 16  # tokens: a shorter common prefix is not worth a pass of its own
 
@@ -93,13 +90,6 @@ def schedule(
     yield from batches
 
 
-def all_set(results: list[T | None]) -> list[T]:
-    missing = [i for i, r in enumerate(results) if r is None]
-    if missing:
-        raise RuntimeError(f"no result for requests {missing[:5]}")
-    return [r for r in results if r is not None]
-
-
 @dataclass(frozen=True)
 class Pair:
     inputs: tuple[int, ...]  # what the model reads: (context + continuation)[:-1]
@@ -120,9 +110,8 @@ class LoglikScheduler:
         self.pairs = pairs
         self.size = size
         self.score = score
-        self.on_batch = on_batch
         self.values: list[list[float | None]] = [[None] * len(p) for p in pairs]
-        self.results: list[LoglikResult | None] = [None] * len(pairs)
+        self.results = InOrder(len(pairs), on_batch)
         self.pending: dict[tuple[int, ...], list[tuple[int, int]]] = {}
         self.open: list[int] = []
 
@@ -144,7 +133,7 @@ class LoglikScheduler:
         while self.pending:
             self._flush(self.size)
         self._report()
-        return all_set(self.results)
+        return self.results.results()
 
     def _flush(self, n: int) -> None:
         keys = list(self.pending)[:n]
@@ -166,11 +155,9 @@ class LoglikScheduler:
                     logprobs=tuple(float(v) for v in self.values[i] if v is not None),
                     n_tokens=tuple(len(p.targets) for p in self.pairs[i]),
                 )
-                self.results[i] = result
                 finished.append((i, result))
         if not finished:
             return
         done = {i for i, _ in finished}
         self.open = [i for i in self.open if i not in done]
-        if self.on_batch is not None:
-            self.on_batch(finished)
+        self.results.add(finished)

@@ -19,13 +19,12 @@
 * Log-likelihood: `/completions` with `echo` and `logprobs` (what lm-evaluation-harness
   does); a server that returns no prompt log-probs gets one clear message.
 * The identity is the model name plus a hash of what the server reports about it
-  (`/models`), never the URL: replicas and a restarted server share one cache.
+  (`/models`, `identity.py`), never the URL: replicas and a restarted server share one cache.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import logging
 from collections.abc import Awaitable, Callable, Sequence
@@ -37,9 +36,9 @@ import openai
 from hakari._util.redact import redact
 from hakari._util.regex import compile_regex
 from hakari.backends.base import (
-    REFUSED,
     GenerationRequest,
     GenerationResult,
+    InOrder,
     LoglikRequest,
     LoglikResult,
     Message,
@@ -47,8 +46,10 @@ from hakari.backends.base import (
     Needs,
     OnBatch,
     check_prompt_format,
+    move_trailing_space,
 )
-from hakari.backends.openai.faults import NoContent, classify, fatal_message, server_detail
+from hakari.backends.openai.faults import NoContent, fatal_message, server_detail
+from hakari.backends.openai.identity import server_revision
 from hakari.backends.openai.pool import Replica, ReplicaPool
 from hakari.backends.openai.protocol import (
     Choice,
@@ -65,16 +66,14 @@ from hakari.backends.openai.protocol import (
 from hakari.backends.openai.spec import NO_KEY, OpenAISpec, api_key
 from hakari.backends.serving import (
     ServingOptions,
-    final_result,
+    final_results,
     first_stops,
-    needs_reask,
     reask_stops,
+    to_reask,
 )
-from hakari.errors import HakariInputError, ModelLoadError
+from hakari.errors import HakariInputError
 
 log = logging.getLogger(__name__)
-# Fields of a /models entry that change between calls or servers without changing the model.
-_VOLATILE_MODEL_FIELDS = {"created", "object", "permission", "root", "parent"}
 
 
 class CannotScore(HakariInputError):
@@ -117,7 +116,7 @@ class OpenAIBackend:
             redact=self._redact,
         )
         try:
-            revision = self._runner.run(self._check_servers()) if check_server else ""
+            revision = self._runner.run(self._server_revision()) if check_server else ""
         except BaseException:
             self.close()
             raise
@@ -162,70 +161,12 @@ class OpenAIBackend:
 
     # -- before the run ------------------------------------------------------------------
 
-    async def _check_servers(self) -> str:
-        """GET /models on every replica: fails at once on a wrong URL, a refused
-        connection, a missing or wrong key, or a model the server does not serve.
-        Returns the identity's revision: a hash of what the servers report."""
-        cards = await asyncio.gather(*(self._model_card(r) for r in self._pool.replicas))
-        known = [c for c in cards if c is not None]
-        if not known:
-            return ""
-        first = known[0]
-        for card, replica in zip(cards, self._pool.replicas, strict=True):
-            if card is not None and card != first:
-                log.warning(
-                    "replica %s reports model %s differently (%s vs %s)",
-                    replica.url,
-                    self.spec.model,
-                    card,
-                    first,
-                )
-        blob = json.dumps(first, sort_keys=True)
-        return "server-" + hashlib.sha256(blob.encode()).hexdigest()[:16]
-
-    async def _model_card(self, replica: Replica[openai.AsyncOpenAI]) -> dict[str, Any] | None:
-        last: BaseException | None = None
-        for attempt in range(3):
-            try:
-                raw = await replica.client.models.with_raw_response.list(
-                    timeout=min(self.options.request_timeout, 30.0)
-                )
-                data = json.loads(raw.http_response.content)
-                break
-            except openai.APIConnectionError as exc:
-                if isinstance(exc, openai.APITimeoutError) and attempt < 2:
-                    last = exc
-                    continue
-                raise ModelLoadError(
-                    self._redact(
-                        f"cannot reach {replica.url}: {exc.__cause__ or exc} (is the server "
-                        "running, and is the URL right?)"
-                    ),
-                    field="model",
-                ) from None
-            except openai.APIStatusError as exc:
-                if classify(exc) is not None and attempt < 2:
-                    last = exc
-                    await asyncio.sleep(0.5 * 2**attempt)
-                    continue
-                raise ModelLoadError(self._redact(self._describe_fatal(exc, replica))) from None
-            except ValueError as exc:  # not JSON
-                last = exc
-        else:
-            raise ModelLoadError(
-                self._redact(f"{replica.url}: /models keeps failing ({last})"), field="model"
-            )
-        entries = data.get("data") if isinstance(data, dict) else None
-        if not isinstance(entries, list) or not entries:
-            return None  # a server that lists nothing (transformers serve with a pinned model)
-        ids = [e.get("id") for e in entries if isinstance(e, dict)]
-        for entry in entries:
-            if isinstance(entry, dict) and entry.get("id") == self.spec.model:
-                return {k: v for k, v in entry.items() if k not in _VOLATILE_MODEL_FIELDS}
-        raise ModelLoadError(
-            f"{replica.url} does not serve model {self.spec.model!r}; it serves: "
-            + ", ".join(str(i) for i in ids[:20]),
-            field="model",
+    async def _server_revision(self) -> str:
+        return await server_revision(
+            self._pool.replicas,
+            self.spec.model,
+            timeout=self.options.request_timeout,
+            describe_fatal=self._describe_fatal,
         )
 
     def check_serves(self, needs: Needs) -> None:
@@ -293,14 +234,12 @@ class OpenAIBackend:
         batch_size: int | None = None,
         on_batch: OnBatch[GenerationResult] | None = None,
     ) -> list[GenerationResult]:
-        results: list[GenerationResult | None] = [None] * len(requests)
+        collected = InOrder(len(requests), on_batch)
 
         def done(batch: Sequence[int], answers: Sequence[GenerationResult]) -> None:
             for index, result in zip(batch, answers, strict=True):
-                results[index] = result
                 self._check_constraint(requests[index], result)
-            if on_batch is not None:
-                on_batch(list(zip(batch, answers, strict=True)))
+            collected.add(list(zip(batch, answers, strict=True)))
 
         batches = self._batches(requests)
         first_asks: dict[tuple[int, ...], list[Choice]] = {}
@@ -313,7 +252,7 @@ class OpenAIBackend:
                 done,
             )
         )
-        return [r for r in results if r is not None]
+        return collected.results()
 
     def _batches(self, requests: Sequence[GenerationRequest]) -> list[tuple[int, ...]]:
         """Indices of the requests that go together in one HTTP request: completion
@@ -355,21 +294,13 @@ class OpenAIBackend:
             if all(choice.text is not None for choice in kept):
                 first_asks[key] = kept
         choices = list(kept)
-        again = [
-            i
-            for i, (request, choice) in enumerate(zip(batch, choices, strict=True))
-            if choice.text is not None
-            and needs_reask(request, choice.text, choice.finish, choice.eos)
-        ]
+        again = to_reask(batch, choices)
         if again:
             stops = reask_stops(batch[again[0]]) or ()
             redone = await self._ask(replica, [batch[i] for i in again], stops)
             for i, choice in zip(again, redone, strict=True):
                 choices[i] = choice
-        results = [
-            REFUSED if c.text is None else final_result(r, c.text, c.finish, c.n_tokens, c.eos)
-            for r, c in zip(batch, choices, strict=True)
-        ]
+        results = final_results(batch, choices)
         refused = sum(r.refused for r in results)
         if refused:
             raise NoContent(refused, results)  # retried; if it persists, these stand
@@ -458,36 +389,26 @@ class OpenAIBackend:
         values: list[list[tuple[float, int] | None]] = [
             [None] * len(r.continuations) for r in requests
         ]
-        results: list[LoglikResult | None] = [None] * len(requests)
+        collected = InOrder(len(requests), on_batch)
 
         def done(job: tuple[int, int, str, str], value: tuple[float, int]) -> None:
             i, j = job[0], job[1]
             values[i][j] = value
             if all(v is not None for v in values[i]):
                 scored = [v for v in values[i] if v is not None]
-                results[i] = LoglikResult(
-                    logprobs=tuple(v[0] for v in scored), n_tokens=tuple(v[1] for v in scored)
-                )
-                if on_batch is not None:
-                    on_batch([(i, results[i])])  # type: ignore[list-item]
+                logprobs, n_tokens = tuple(v[0] for v in scored), tuple(v[1] for v in scored)
+                collected.add([(i, LoglikResult(logprobs=logprobs, n_tokens=n_tokens))])
 
-        jobs = []
-        for i, request in enumerate(requests):
-            context = request.prompt
-            spaces = len(context) - len(context.rstrip())
-            for j, continuation in enumerate(request.continuations):
-                ctx, cont = context, continuation
-                if spaces:
-                    ctx, cont = context[:-spaces], context[-spaces:] + continuation
-                jobs.append((i, j, ctx, cont))
+        jobs = [
+            (i, j, *move_trailing_space(request.prompt, continuation))
+            for i, request in enumerate(requests)
+            for j, continuation in enumerate(request.continuations)
+        ]
         for i, request in enumerate(requests):
             if not request.continuations:
-                done_empty = LoglikResult(logprobs=(), n_tokens=())
-                results[i] = done_empty
-                if on_batch is not None:
-                    on_batch([(i, done_empty)])
+                collected.add([(i, LoglikResult(logprobs=(), n_tokens=()))])
         self._runner.run(self._pool.run(jobs, self._score_one, done))
-        return [r for r in results if r is not None]
+        return collected.results()
 
     async def _score_one(
         self, replica: Replica[openai.AsyncOpenAI], job: tuple[int, int, str, str]

@@ -17,14 +17,15 @@ from hakari.backends.base import (
     Message,
     ModelIdentity,
     OnBatch,
+    move_trailing_space,
 )
 from hakari.backends.hub import cached_commit
 from hakari.backends.serving import (
     ServingOptions,
-    final_result,
+    final_results,
     first_stops,
-    needs_reask,
     reask_stops,
+    to_reask,
 )
 from hakari.backends.vllm.engine import Raw, sampling_kwargs, start_engines
 from hakari.backends.vllm.options import (
@@ -165,10 +166,7 @@ class VLLMBackend:
     ) -> list[GenerationResult]:
         prompts = [self._encode(r) for r in requests]
         raws = self._run_generate(prompts, list(requests), [first_stops(r) for r in requests])
-        again = [
-            i for i, (r, raw) in enumerate(zip(requests, raws, strict=True))
-            if needs_reask(r, raw.text, raw.finish, raw.eos)
-        ]  # fmt: skip
+        again = to_reask(requests, raws)
         if again:
             second = self._run_generate(
                 [prompts[i] for i in again],
@@ -177,10 +175,7 @@ class VLLMBackend:
             )
             for i, raw in zip(again, second, strict=True):
                 raws[i] = raw
-        results = [
-            final_result(r, raw.text, raw.finish, raw.n_tokens, raw.eos)
-            for r, raw in zip(requests, raws, strict=True)
-        ]
+        results = final_results(requests, raws)
         if on_batch is not None:
             on_batch(list(enumerate(results)))
         return results
@@ -254,9 +249,7 @@ class VLLMBackend:
         return results
 
     def _pair(self, context: str, continuation: str, add_special: bool) -> tuple[list[int], int]:
-        spaces = len(context) - len(context.rstrip())
-        if spaces:
-            context, continuation = context[:-spaces], context[-spaces:] + continuation
+        context, continuation = move_trailing_space(context, continuation)
         ctx = list(self.tokenizer(context, add_special_tokens=add_special)["input_ids"])
         whole = list(
             self.tokenizer(context + continuation, add_special_tokens=add_special)["input_ids"]

@@ -14,6 +14,7 @@ from typing import Any
 
 from hakari.backends.adapters import AdapterRef
 from hakari.backends.serving import (
+    ENGINE_OPTIONS,
     ServingOptions,
     split_engine_arg,
 )
@@ -42,12 +43,7 @@ OWN_ENGINE_ARGS = {
     "revision": "the spec's @revision",
     "tokenizer_revision": "the spec's @revision",
     "dtype": "--dtype",
-    "tensor_parallel_size": "--tensor-parallel-size",
-    "data_parallel_size": "--data-parallel-size",
-    "distributed_executor_backend": "--distributed-executor-backend",
-    "gpu_memory_utilization": "--gpu-memory-utilization",
-    "max_model_len": "--max-model-len",
-    "enforce_eager": "--enforce-eager",
+    **{name: flag for name, flag in ENGINE_OPTIONS.items() if name != "engine_args"},
     "enable_lora": "SPEC+adapter:<folder>",
     "max_lora_rank": "SPEC+adapter:<folder> (the adapter's rank decides)",
     "structured_outputs_config": "hakari (llguidance, as for every backend)",
