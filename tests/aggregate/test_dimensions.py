@@ -85,6 +85,47 @@ def test_percentiles_and_their_intervals() -> None:
         assert 0.0 <= p.ci_low <= p.ci_high <= 1.0
 
 
+def test_each_level_mean_has_its_interval() -> None:
+    """Percentile method: each level's interval is the percentile interval of that
+    level's mean over the replicates' drawn templates, computed here by hand; studentised
+    (the default): an interval around the mean, inside the metric's range."""
+    grid, levels = _synthetic(3)
+    preds = {f"t{i}": [int(v) for v in row] for i, row in enumerate(grid)}
+    boot = agg.bootstrap(
+        preds, [1] * grid.shape[1], "accuracy", n_boot=400, seed=0, ci_method="percentile"
+    )
+    space = summarize(boot.per_template, levels, boot, (0.0, 1.0))
+    assert space is not None
+    reps = boot.replicates
+    assert reps.picked is not None
+    ids = list(reps.template_ids)
+    for dim, effect in space.dimensions.items():
+        codes = np.array([levels[t][dim] for t in ids])
+        for lv in effect.levels:
+            inside = codes[reps.picked] == lv.level
+            with np.errstate(invalid="ignore"):
+                means = (reps.resampled * inside).sum(1) / inside.sum(1)
+            means = means[np.isfinite(means)]
+            low, high = np.quantile(means, [0.025, 0.975])
+            assert (lv.ci_low, lv.ci_high) == (pytest.approx(low), pytest.approx(high))
+            x = np.array([boot.per_template[t] for t in ids])
+            assert lv.mean == pytest.approx(x[codes == lv.level].mean())
+    studentised = summarize(*_space_inputs(grid, levels))
+    assert studentised is not None
+    for effect in studentised.dimensions.values():
+        for lv in effect.levels:
+            assert lv.ci_low is not None and lv.ci_high is not None
+            assert 0.0 <= lv.ci_low < lv.mean < lv.ci_high <= 1.0
+    plain = summarize(boot.per_template, levels, None)
+    assert plain is not None
+    assert all(lv.ci_low is None for e in plain.dimensions.values() for lv in e.levels)
+
+
+def _space_inputs(grid: np.ndarray, levels: dict[str, dict[str, str]]) -> tuple[Any, ...]:
+    boot = _grid_bootstrap(grid)
+    return boot.per_template, levels, boot, (0.0, 1.0)
+
+
 def test_replicates_record_the_templates_they_drew() -> None:
     grid, _ = _synthetic()
     reps = _grid_bootstrap(grid, n_boot=50).replicates

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from hakari.cli import app
 from hakari.errors import HakariInputError
 from tests.helpers.cli import assert_one_line
-from tests.helpers.finetune import write_base_mixture, write_toy_task
+from tests.helpers.finetune import write_base_mixture, write_space_task, write_toy_task
 
 runner = CliRunner()
 
@@ -139,4 +139,39 @@ def test_target_modules_of_a_local_folder_are_checked_from_its_config(
         tmp_path, "--model", f"hf:{folder}", "--tasks", str(toy), "--target-modules", "c_attn"
     )
     assert_one_line(code, out, "--target-modules", "c_attn", "o_proj")
+    assert not no_model_loads
+
+
+@pytest.mark.parametrize(
+    ("value", "needle"),
+    [
+        ("space:0", "write space:N"),
+        ("space:abc", "write space:N"),
+        ("space:-3", "write space:N"),
+        ("space:9", "more templates than the space"),
+        ("space:99999999999999999999", "more templates than the space"),
+        ("space:2,en_plain.upper.answer", "cannot be combined"),
+        ("space:2@x", "write space:N"),
+        ("no_such.template.id", "unknown template id"),
+    ],
+)
+def test_a_bad_space_selection_is_one_line_before_the_model(
+    tmp_path: Path, no_model_loads: list[str], value: str, needle: str
+) -> None:
+    task = write_space_task(tmp_path / "task")
+    code, out = finetune(tmp_path, "--tasks", str(task), "--templates", value)
+    assert_one_line(code, out, needle, "--templates")
+    assert not no_model_loads
+
+
+def test_a_space_selection_on_a_task_without_a_space_is_one_line(
+    tmp_path: Path, toy: Path, no_model_loads: list[str]
+) -> None:
+    code, out = finetune(tmp_path, "--tasks", str(toy), "--templates", "space:2")
+    assert_one_line(code, out, "has no template space", "--templates")
+    code, out = finetune(
+        tmp_path, "--mixture", str(write_base_mixture(tmp_path / "m.jsonl", 20)),
+        "--target", str(toy), "--templates", "space:2",
+    )  # fmt: skip
+    assert_one_line(code, out, "has no template space", "--templates")
     assert not no_model_loads

@@ -36,7 +36,13 @@ from hakari.finetune.data import (
 from hakari.finetune.mixture import MixtureSpec, plan_mixture
 from hakari.finetune.sweep import load_task_data, plan_sweep
 from hakari.tasks.loader import load_task
-from tests.helpers.finetune import write_base_mixture, write_jsonl, write_toy_task
+from hakari.tasks.space import expand_task
+from tests.helpers.finetune import (
+    write_base_mixture,
+    write_jsonl,
+    write_space_task,
+    write_toy_task,
+)
 
 
 def test_nested_sample_is_a_prefix_of_one_seeded_permutation() -> None:
@@ -132,6 +138,31 @@ def test_single_job_writes_into_the_output_folder(tmp_path: Path) -> None:
     )  # fmt: skip
     assert job.name == "" and job.job.output == tmp_path / "a"
     assert [e.source.rsplit("@", 1)[1] for e in job.job.examples] == ["0-0"] * 3
+
+
+def test_sweep_trains_on_the_space_sample_hakari_run_evaluates(tmp_path: Path) -> None:
+    """`--templates space:3` on a task with a prompt space: the examples come from the
+    three generated templates `hakari run --templates space:3` would evaluate, each
+    target the gold's symbol under its template's enumerator."""
+    path = write_space_task(tmp_path, n_train=8)
+    tasks = load_task_data([str(path)], None, ["space:3"])
+    (job,) = plan_sweep(
+        model="smollm2-135m", tasks=tasks, templates=["space:3"], sizes_text="4",
+        upsample_to=None, seed=1, settings=TrainSettings(), output=tmp_path / "a",
+        prompt_format="auto", device="cpu", cache_dir=None,
+    )  # fmt: skip
+    expected = expand_task(load_task(path), ["space:3"]).spec.templates
+    by_id = {t.id: t for t in expected}
+    assert len(by_id) == 3
+    used = Counter(e.source.rsplit("@", 1)[1] for e in job.job.examples)
+    assert used == {tid: 4 for tid in by_id}  # 4 instances × the 3 sampled templates
+    rows = tasks[0].rows
+    for ex in job.job.examples:
+        index = int(ex.source.split("#")[1].split("@")[0])
+        template = by_id[ex.source.rsplit("@", 1)[1]]
+        assert template.answers is not None and template.levels is not None
+        assert template.answers[ex.target] == "ABCD".index(rows[index]["gold"])
+        assert rows[index]["question"] in ex.prompt
 
 
 def test_mixture_plan_nested_resamples_and_no_test_leak(tmp_path: Path) -> None:

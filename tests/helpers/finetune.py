@@ -61,3 +61,46 @@ def write_base_mixture(path: Path, n: int) -> Path:
         {"prompt": f"Say the number {i} in words.", "response": f"number {i}"} for i in range(n)
     ]
     return write_jsonl(path, rows)
+
+
+SPACE_TASK = """\
+name: toy_choice
+language: en
+data:
+  eval_split: test
+  splits:
+    train: {{file: {train}, format: jsonl}}
+    test: {{file: {test}, format: jsonl}}
+target: gold
+answer_type: choice
+choices: {{field: options, count: 4, gold: letter}}
+metrics: [accuracy]
+max_new_chars: 4
+space:
+  question: question
+  dimensions:
+    instruction: [en_plain, en_none]
+    enumerator: [upper, number]
+    answer_cue: [answer, answer_is]
+"""
+
+
+def choice_rows(n: int, offset: int = 0) -> list[dict[str, Any]]:
+    return [
+        {
+            "question": f"question {i}?",
+            "options": [f"option {i}-{j}" for j in range(4)],
+            "gold": "ABCD"[i % 4],
+        }
+        for i in range(offset, offset + n)
+    ]
+
+
+def write_space_task(folder: Path, n_train: int = 8, n_test: int = 4) -> Path:
+    """A multiple-choice task with a prompt space (8 templates) and no hand-written
+    template, with a local train and test split; returns its path."""
+    train = write_jsonl(folder / "train.jsonl", choice_rows(n_train))
+    test = write_jsonl(folder / "test.jsonl", choice_rows(n_test, offset=1000))
+    path = folder / "toy_choice.yaml"
+    path.write_text(SPACE_TASK.format(train=train, test=test), "utf-8")
+    return path

@@ -33,14 +33,18 @@ do not give. The best-minus-worst difference (the levels with the highest and
 the lowest mean, on the observed scores) is read with the aggregate's `ci_method`
 (studentised: the template influence of `m_best - m_worst` is
 `1{t in best} (x_t - m_best) T / n_best - 1{t in worst} (x_t - m_worst) T / n_worst`);
-replicates that miss either level are left out. The 5th, 50th and 95th percentiles of
+replicates that miss either level are left out. Each level's mean gets the same kind of
+interval (influence `1{t in l} (x_t - m_l) T / n_l`; replicates that miss the level are
+left out), cut to the metric's range. The 5th, 50th and 95th percentiles of
 the template scores (`numpy.quantile`, linear) get the percentile interval of the same
 percentile of each replicate's resampled template scores, cut to the metric's range.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
+from typing import Any
 
 import numpy as np
 
@@ -74,7 +78,10 @@ def summarize(
     x = np.array([per_template[t] for t in ids], dtype=np.float64)
     rows = _replicate_rows(ids, boot)
     dims = list(dict.fromkeys(d for t in ids for d in levels[t] or {}))
-    effects = {d: _effect([(levels[t] or {}).get(d, "") for t in ids], x, rows, boot) for d in dims}
+    effects = {
+        d: _effect([(levels[t] or {}).get(d, "") for t in ids], x, rows, boot, value_range)
+        for d in dims
+    }
     return SpaceSummary(
         definition=SHARE_TEXT,
         percentiles=_percentiles(x, rows, boot, value_range),
@@ -132,7 +139,11 @@ def shares(codes: np.ndarray, x: np.ndarray, n_levels: int) -> tuple[np.ndarray,
 
 
 def _effect(
-    values: list[str], x: np.ndarray, rows: Rows, boot: BootstrapResult | None
+    values: list[str],
+    x: np.ndarray,
+    rows: Rows,
+    boot: BootstrapResult | None,
+    value_range: tuple[float, float],
 ) -> DimensionEffect:
     names, codes = level_codes(values)
     counts, sums = level_sums(codes, x, len(names))
@@ -140,64 +151,91 @@ def _effect(
     ranked = np.argsort(means, kind="stable")  # ties: two distinct levels still
     best, worst = int(ranked[-1]), int(ranked[0])
     eta, omega = shares(codes, x, len(names))
+    level_means = [
+        LevelMean(level=name, n_templates=int(c), mean=float(m))
+        for name, c, m in zip(names, counts, means, strict=True)
+    ]
     effect = DimensionEffect(
         share=_finite(omega),
         eta_squared=_finite(eta),
-        levels=[
-            LevelMean(level=name, n_templates=int(c), mean=float(m))
-            for name, c, m in zip(names, counts, means, strict=True)
-        ],
+        levels=level_means,
         best=names[best],
         worst=names[worst],
         best_minus_worst=float(means[best] - means[worst]),
     )
     if rows is None or boot is None:
         return effect
-    picked, resampled, every = rows
+    picked, resampled, _ = rows
     drawn = codes[picked]
     _, omega_star = shares(drawn, resampled, len(names))
     defined = omega_star[np.isfinite(omega_star)]
-    update: dict[str, float] = {}
+    update: dict[str, Any] = {}
     if defined.size and effect.share is not None:
         low, high = percentile_interval(defined, boot.confidence)
         share = Interval.within(low, high, (-np.inf, 1.0))
         update |= {"share_ci_low": share.low, "share_ci_high": share.high}
     if best != worst:
-        diff = _difference_replicates(codes, x, drawn, resampled, every, best, worst)
+        diff = _replicates(partial(_difference, best=best, worst=worst), codes, x, rows)
         if diff is not None:
             low, high = diff.interval(boot.ci_method, boot.confidence)
             update |= {"diff_ci_low": low, "diff_ci_high": high}
+    update["levels"] = [
+        _with_interval(
+            lm, _replicates(partial(_level_mean, level=i), codes, x, rows), boot, value_range
+        )
+        for i, lm in enumerate(level_means)
+    ]
     return effect.model_copy(update=update)
+
+
+def _with_interval(
+    level: LevelMean,
+    reps: Replicates | None,
+    boot: BootstrapResult,
+    value_range: tuple[float, float],
+) -> LevelMean:
+    if reps is None:
+        return level
+    interval = reps.bounded(boot.ci_method, boot.confidence, value_range)
+    return level.model_copy(update={"ci_low": interval.low, "ci_high": interval.high})
+
+
+Statistic = Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
+"""(level codes, scores) over the last axis -> the statistic and each template's
+influence on it."""
+
+
+def _level_mean(codes: np.ndarray, x: np.ndarray, level: int) -> tuple[np.ndarray, np.ndarray]:
+    """The mean score of the templates at `level` over the last axis and each template's
+    influence on it (NaN where no template is at the level)."""
+    n = x.shape[-1]
+    inside = codes == level
+    n_level = inside.sum(-1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = (x * inside).sum(-1, keepdims=True) / n_level
+        influence = np.where(inside, (x - mean) * n / n_level, 0.0)
+    return mean[..., 0], influence
 
 
 def _difference(
     codes: np.ndarray, x: np.ndarray, best: int, worst: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """m_best - m_worst over the last axis and each template's influence on it."""
-    n = x.shape[-1]
-    in_best, in_worst = codes == best, codes == worst
-    n_best, n_worst = in_best.sum(-1, keepdims=True), in_worst.sum(-1, keepdims=True)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        m_best = (x * in_best).sum(-1, keepdims=True) / n_best
-        m_worst = (x * in_worst).sum(-1, keepdims=True) / n_worst
-        influence = np.where(in_best, (x - m_best) * n / n_best, 0.0) - np.where(
-            in_worst, (x - m_worst) * n / n_worst, 0.0
-        )
-    return (m_best - m_worst)[..., 0], influence
+    m_best, i_best = _level_mean(codes, x, best)
+    m_worst, i_worst = _level_mean(codes, x, worst)
+    return m_best - m_worst, i_best - i_worst
 
 
-def _difference_replicates(
-    codes: np.ndarray,
-    x: np.ndarray,
-    drawn: np.ndarray,
-    resampled: np.ndarray,
-    every: np.ndarray,
-    best: int,
-    worst: int,
+def _replicates(
+    statistic: Statistic, codes: np.ndarray, x: np.ndarray, rows: Rows
 ) -> Replicates | None:
-    point, point_infl = _difference(codes, x, best, worst)
-    values, infl = _difference(drawn, resampled, best, worst)
-    on_every, _ = _difference(np.broadcast_to(codes, every.shape), every, best, worst)
+    """The statistic on the observed templates and on the aggregate's replicates
+    (replicates where it is undefined left out; None when it is undefined on all)."""
+    assert rows is not None
+    picked, resampled, every = rows
+    point, point_infl = statistic(codes, x)
+    values, infl = statistic(codes[picked], resampled)
+    on_every, _ = statistic(np.broadcast_to(codes, every.shape), every)
     keep = np.isfinite(values)
     if not keep.any():
         return None

@@ -145,7 +145,8 @@ def finetune(
         str,
         typer.Option(
             "--templates",
-            help="'all' or template ids (e.g. 0-0: single-template training, Figure 2).",
+            help="'all', template ids (e.g. 0-0: single-template training, Figure 2), "
+            "space:N or space:all (a task's prompt space, as for `hakari run`).",
         ),
     ] = "all",
     train_size: Annotated[
@@ -205,9 +206,10 @@ def finetune(
             upsample_to=upsample_to, seed=training.seed, overrides=overrides, say=_say,
         )  # fmt: skip
         _print_adapters(summaries)
+        chosen = "" if templates == "all" else f" --templates {templates}"
         _say(
             f"evaluate: hakari run --model {model}+adapter:{summaries[0].output} "
-            f"--tasks {','.join(split_csv(tasks))}"
+            f"--tasks {','.join(split_csv(tasks))}{chosen}"
         )
     except HakariInputError as exc:
         fail(exc)

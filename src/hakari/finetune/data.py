@@ -27,8 +27,10 @@ from hakari._util.jsonl import iter_jsonl
 from hakari.errors import HakariInputError
 from hakari.tasks.data import Row, iter_rows
 from hakari.tasks.export import instance_training_rows
+from hakari.tasks.families import load_tasks
 from hakari.tasks.loader import Task
 from hakari.tasks.prompts import select_templates
+from hakari.tasks.space import expand_task
 from hakari.tasks.spec import Template
 
 Split = Literal["train", "validation", "test"]
@@ -107,6 +109,17 @@ def upsample(indices: Sequence[int], total: int) -> list[int]:
     if len(indices) >= total:
         return list(indices)
     return [indices[i % len(indices)] for i in range(total)]
+
+
+def load_training_tasks(
+    names: Sequence[str], templates: str | Sequence[str], data_dir: Path | None
+) -> list[Task]:
+    """The tasks to train on (built-in names, task files, family members such as
+    `jmmlu:marketing`), each with the templates `--templates` asks for: a space's
+    `space:N` is generated as `hakari run` generates it (the same seeded sample, so the
+    adapter is evaluated on the templates it was trained on); bad selections are one
+    `HakariInputError` naming `--templates`."""
+    return [expand_task(task, templates, data_dir=data_dir) for task in load_tasks(names)]
 
 
 def task_examples(

@@ -39,6 +39,7 @@ from hakari.finetune.data import (
     example_bytes,
     example_key,
     hash_split,
+    load_training_tasks,
     nested_sample,
     read_mixture,
     row_key,
@@ -49,7 +50,7 @@ from hakari.finetune.model import check_target_modules
 from hakari.finetune.trainer import Say, TrainJob, job_config, prepare_output, train_adapter
 from hakari.runner import evaluate
 from hakari.runner.options import parse_decodings
-from hakari.tasks.loader import Task, load_task
+from hakari.tasks.loader import Task
 from hakari.tasks.prompts import select_templates
 
 if TYPE_CHECKING:
@@ -114,7 +115,14 @@ def plan_mixture(spec: MixtureSpec) -> list[MixtureJob]:
     settings = _settings(spec, 1)  # the schedule's numbers depend on the size, not their ranges
     check_settings(settings)
     check_target_modules(spec.model, settings.lora.target_modules)
-    task = load_task(spec.target)
+    loaded = load_training_tasks([spec.target], spec.templates, spec.data_dir)
+    if len(loaded) != 1:
+        raise HakariInputError(
+            f"--target names one task; {spec.target} is a family of {len(loaded)} "
+            f"(give {spec.target}:MEMBER)",
+            field="--target",
+        )
+    task = loaded[0]
     select_templates(task.spec, spec.templates)
     base = read_mixture(spec.mixture)
     rows = train_rows(task, data_dir=spec.data_dir)

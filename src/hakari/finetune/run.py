@@ -89,7 +89,7 @@ def finetune_tasks(
     settings = with_overrides(TrainSettings(), overrides)
     check_settings(settings)  # the options first, then the task data (plan_sweep again)
     where = base.fields()
-    tasks = load_task_data(list(task_names), where.pop("data_dir"))
+    tasks = load_task_data(list(task_names), where.pop("data_dir"), templates)
     jobs = plan_sweep(
         tasks=tasks,
         templates=templates,

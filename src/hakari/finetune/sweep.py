@@ -22,6 +22,7 @@ from hakari.finetune.config import TrainSettings, check_settings, resolve_runtim
 from hakari.finetune.data import (
     Example,
     example_bytes,
+    load_training_tasks,
     nested_sample,
     parse_sizes,
     task_examples,
@@ -38,7 +39,7 @@ from hakari.finetune.trainer import (
     train_adapter,
 )
 from hakari.tasks.data import Row
-from hakari.tasks.loader import Task, load_task
+from hakari.tasks.loader import Task
 from hakari.tasks.prompts import select_templates
 
 SWEEP_FILE = "sweep.json"
@@ -58,12 +59,13 @@ class PlannedJob:
     job: TrainJob
 
 
-def load_task_data(names: Sequence[str], data_dir: Path | None) -> list[TaskData]:
-    out = []
-    for name in names:
-        task = load_task(name)
-        out.append(TaskData(task, train_rows(task, data_dir=data_dir)))
-    return out
+def load_task_data(
+    names: Sequence[str], data_dir: Path | None, templates: str | Sequence[str] = "all"
+) -> list[TaskData]:
+    """The tasks (`load_training_tasks`: their templates as `--templates` asks) and their
+    training rows."""
+    tasks = load_training_tasks(names, templates, data_dir)
+    return [TaskData(task, train_rows(task, data_dir=data_dir)) for task in tasks]
 
 
 def plan_sweep(

@@ -14,6 +14,7 @@ from hakari.reports.rows import (
     BASELINE_NOTE,
     ESTIMATED_NOTE,
     GROUP_HEADER,
+    LEVEL_HEADER,
     NEGATIVE_MEAN_MARK,
     NEGATIVE_MEAN_NOTE,
     PAIRED_HEADER,
@@ -71,12 +72,13 @@ def _md_command(config: RunConfig) -> list[str]:
 
 def _md_space(dec: DecodingResult) -> list[str]:
     lines: list[str] = []
-    for metric, percentiles, rows in space_sections(dec):
-        lines.append(f"{md_cell(metric)}: {md_cell(percentiles)}\n")
-        lines.append(_md_row(SPACE_HEADER))
-        lines.append("|" + "|".join("---" for _ in SPACE_HEADER) + "|")
-        lines.extend(_md_row(row) for row in rows)
-        lines.append("")
+    for section in space_sections(dec):
+        lines.append(f"{md_cell(section.metric)}: {md_cell(section.percentiles)}\n")
+        for header, rows in ((SPACE_HEADER, section.dimensions), (LEVEL_HEADER, section.levels)):
+            lines.append(_md_row(header))
+            lines.append("|" + "|".join("---" for _ in header) + "|")
+            lines.extend(_md_row(row) for row in rows)
+            lines.append("")
         lines.append(SPACE_NOTE + "\n")
     return lines
 

@@ -246,11 +246,12 @@ def _template_figure(
 
 
 def _space_figures(data: ReportData, models: PerModel, metric: str, key: str) -> str:
-    """A prompt space's percentiles and one chart per dimension (none without a space)."""
+    """A prompt space's percentiles, its dimension and level tables per model and one
+    chart per dimension (none without a space)."""
     panels = dimension_panels(models, metric)
     if not panels:
         return ""
-    lines = []
+    lines, space_tables = [], []
     for label, (_, dec) in models.items():
         space = (dec.space or {}).get(metric)
         if space is not None:
@@ -260,6 +261,7 @@ def _space_figures(data: ReportData, models: PerModel, metric: str, key: str) ->
                 for p in space.percentiles
             )
             lines.append(f"<li>{esc(label)}: {esc(cells)}</li>")
+            space_tables.append(tables.space_tables(label, dec, metric))
     figures = [
         '<figure class="dimension">'
         + charts.dimension_chart(panel, key=f"{key}d{i}", all_models=list(data.models))
@@ -269,6 +271,7 @@ def _space_figures(data: ReportData, models: PerModel, metric: str, key: str) ->
     return (
         "<h5>what each dimension of the prompt space does</h5>"
         f"<p>Template scores' percentiles (95% intervals):</p><ul>{''.join(lines)}</ul>"
+        + "".join(space_tables)
         + "".join(figures)
         + f'<p class="note">{esc(SPACE_NOTE)} Dots: each template\'s score at the level; '
         "bars: the level's mean.</p>"
@@ -396,7 +399,8 @@ def _reading_guide() -> str:
         "<li><b>rank</b>: by Sharpe score; ▲/▼ n shows the rank by mean where it differs.</li>"
         "<li><b>chance</b> (the paper's): the score of always giving the task's fallback "
         "answer on the same instances, i.e. of a model whose every output fails to parse; "
-        "<b>uniform guess</b>: the expected score of a random label (1/k); <b>majority "
+        "<b>uniform guess</b>: the expected score of a random choice (the mean of 1/k, k each "
+        "instance's number of choices); <b>majority "
         "answer</b>: always the most common gold label; <b>fallback</b>: share of outputs "
         "the answer regex did not match.</li>"
         "</ul></details>"

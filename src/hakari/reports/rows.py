@@ -7,10 +7,11 @@ own way."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from hakari.results import DecodingResult, EvalResults, TaskResult
 from hakari.results.paired import ModelGroups, PairedStatistic, Verdict
+from hakari.results.space import DimensionEffect
 from hakari.results.stats import AggregateStats
 
 
@@ -120,9 +121,9 @@ BASELINE_LABELS = {
     "chance": "chance (fallback only)",
 }
 BASELINE_NOTE = (
-    "Baselines: uniform guess = the expected score of a random label (1/k); majority "
-    "answer = always the most common gold label of these instances; fallback only = "
-    'every output unparsed, the paper\'s "chance" rows.'
+    "Baselines: uniform guess = the expected score of a random choice (the mean of 1/k, k each "
+    "instance's number of choices); majority answer = always the most common gold label of "
+    'these instances; fallback only = every output unparsed, the paper\'s "chance" rows.'
 )
 
 
@@ -398,16 +399,28 @@ def group_note(groups: ModelGroups) -> str:
 
 
 SPACE_HEADER = ["dimension", "share (95% CI)", "η²", "best", "worst", "best − worst (95% CI)"]
+LEVEL_HEADER = ["dimension", "level", "templates", "mean (95% CI)", "best / worst"]
 SPACE_NOTE = (
     "share: omega², the part of the variance over templates a dimension explains beyond "
     "chance, each dimension alone (can fall below 0); η²: the same without the chance "
-    "correction; best − worst: the levels with the highest and lowest mean score. "
-    "Intervals from the aggregate's templates × instances replicates."
+    "correction; best − worst: the levels with the highest and lowest mean score; each "
+    "level's mean: over the templates at that level. Intervals from the aggregate's "
+    "templates × instances replicates."
 )
 
 
-def space_sections(dec: DecodingResult) -> Iterator[tuple[str, str, list[list[str]]]]:
-    """Per metric of a prompt space: (metric, the percentiles line, the dimension rows)."""
+class SpaceSection(NamedTuple):
+    """A prompt space's numbers for one metric, as the views show them."""
+
+    metric: str
+    percentiles: str  # one line: the template scores' percentiles with intervals
+    dimensions: list[list[str]]  # SPACE_HEADER rows: each dimension's effect
+    levels: list[list[str]]  # LEVEL_HEADER rows: every level's mean with its interval
+
+
+def space_sections(dec: DecodingResult) -> Iterator[SpaceSection]:
+    """Per metric of a prompt space: the percentiles line, the dimension rows and the
+    level rows."""
     for metric, space in (dec.space or {}).items():
         percentiles = ", ".join(
             f"p{p.q:g} {fmt(p.value)}{ci_text(p.ci_low, p.ci_high)}" for p in space.percentiles
@@ -423,4 +436,22 @@ def space_sections(dec: DecodingResult) -> Iterator[tuple[str, str, list[list[st
             ]
             for dim, e in space.dimensions.items()
         ]
-        yield metric, f"{space.n_templates} templates of a space: {percentiles}", rows
+        levels = [
+            [
+                dim,
+                lv.level,
+                str(lv.n_templates),
+                fmt(lv.mean) + ci_text(lv.ci_low, lv.ci_high),
+                _best_or_worst(lv.level, e),
+            ]
+            for dim, e in space.dimensions.items()
+            for lv in e.levels
+        ]
+        line = f"{space.n_templates} templates of a space: {percentiles}"
+        yield SpaceSection(metric, line, rows, levels)
+
+
+def _best_or_worst(level: str, effect: DimensionEffect) -> str:
+    if effect.best == effect.worst or level not in (effect.best, effect.worst):
+        return ""
+    return "best" if level == effect.best else "worst"

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from hakari.reports.markup import ci, esc, num, pct, table
-from hakari.reports.rows import mean_fallback
+from hakari.reports.rows import LEVEL_HEADER, SPACE_HEADER, mean_fallback, space_sections
 from hakari.results import DecodingResult, TaskResult
 from hakari.results.paired import ModelGroups, PairedComparison, PairedStatistic, Verdict
 from hakari.results.stats import AggregateStats
@@ -229,3 +229,27 @@ def model_groups(groups: ModelGroups) -> str:
         "models in no common group differ.</p>"
     )
     return note + table(header, body, cls="groups", numeric_from=2)
+
+
+def space_tables(label: str, dec: DecodingResult, metric: str) -> str:
+    """One model's prompt space on one metric: each dimension's effect and each level's
+    mean, with their intervals (the rows the text reports show; every cell escaped:
+    level names come from task files)."""
+    out = []
+    for section in space_sections(dec):
+        if section.metric != metric:
+            continue
+        for header, rows, numeric_from, what in (
+            (SPACE_HEADER, section.dimensions, 1, "what each dimension does"),
+            (LEVEL_HEADER, section.levels, 2, "each level's mean"),
+        ):
+            out.append(
+                table(
+                    [esc(h) for h in header],
+                    ([esc(cell) for cell in row] for row in rows),
+                    cls="space",
+                    caption=f"{esc(label)} · {esc(what)}",
+                    numeric_from=numeric_from,
+                )
+            )
+    return "".join(out)

@@ -17,6 +17,7 @@ from hakari.reports.rows import (
     COMPACT_SUMMARY_HEADER,
     ESTIMATED_NOTE,
     GROUP_HEADER,
+    LEVEL_HEADER,
     NEGATIVE_MEAN_NOTE,
     PAIRED_HEADER,
     SPACE_HEADER,
@@ -89,14 +90,19 @@ def print_families(results: EvalResults, console: Console) -> None:
 
 def print_space(title: str, dec: DecodingResult, console: Console) -> None:
     """The per-dimension table and the percentiles of a prompt space."""
-    for metric, percentiles, rows in space_sections(dec):
-        console.print(Text(f"{metric}: {percentiles}"))
-        table = Table(title=Text(f"{title} · {metric} · what each dimension does"))
-        for i, name in enumerate(SPACE_HEADER):
-            table.add_column(name, justify="left" if i in (0, 3, 4) else "right")
-        for row in rows:
-            table.add_row(*map(Text, row))
-        console.print(table)
+    for section in space_sections(dec):
+        console.print(Text(f"{section.metric}: {section.percentiles}"))
+        what = f"{title} · {section.metric}"
+        for header, rows, left, caption in (
+            (SPACE_HEADER, section.dimensions, (0, 3, 4), "what each dimension does"),
+            (LEVEL_HEADER, section.levels, (0, 1, 4), "each level's mean"),
+        ):
+            table = Table(title=Text(f"{what} · {caption}"))
+            for i, name in enumerate(header):
+                table.add_column(name, justify="left" if i in left else "right")
+            for row in rows:
+                table.add_row(*map(Text, row))
+            console.print(table)
         console.print(Text(SPACE_NOTE, "dim"))
 
 

@@ -269,7 +269,8 @@ class TaskResult(Record):
     """Metric -> the paper's fallback-only score (its tables' "chance" rows): the score of
     a model whose every output fails to parse, i.e. of always answering the fallback."""
     uniform_guess: dict[str, float] = Field(default_factory=dict)
-    """Metric -> the expected score of a uniformly random label (accuracy 1/k, MCC 0);
+    """Metric -> the expected score of a uniformly random choice (accuracy: the mean over the
+    instances of 1/k_i, k_i an instance's number of choices; MCC 0);
     label tasks only; absent in files written before it existed."""
     majority_answer: dict[str, float] = Field(default_factory=dict)
     """Metric -> the score of always answering the most common gold label of the

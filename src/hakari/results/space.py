@@ -9,7 +9,8 @@ from hakari._util.records import Record
 
 
 class LevelMean(Record):
-    """One level of a dimension: the templates at it and their mean score."""
+    """One level of a dimension: the templates at it and their mean score with its
+    interval."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -19,6 +20,12 @@ class LevelMean(Record):
     """Templates of this run at this level."""
     mean: float
     """Mean score of those templates, on the metric's scale."""
+    ci_low: float | None = None
+    """Lower end of the interval of `mean` on the aggregate's replicates (its `ci_method`,
+    cut to the metric's range; null without a bootstrap; absent in files written before
+    it existed)."""
+    ci_high: float | None = None
+    """Upper end of that interval."""
 
 
 class DimensionEffect(Record):

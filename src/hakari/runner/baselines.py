@@ -6,6 +6,7 @@ the gold answers of the instances evaluated and shared by every model; and the n
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from hakari.errors import HakariInputError
@@ -44,14 +45,17 @@ class Baseline(NamedTuple):
         return out
 
 
-def task_baseline(task: Task, golds: list[Any], opts: RunOptions) -> Baseline:
-    """The baselines of the instances evaluated (`golds`: their canonical gold answers)."""
+def task_baseline(
+    task: Task, golds: list[Any], opts: RunOptions, guess_rates: Sequence[float] = ()
+) -> Baseline:
+    """The baselines of the instances evaluated (`golds`: their canonical gold answers;
+    `guess_rates`: each one's uniform-guess accuracy, `chance.instance_guess_rate`)."""
     spec = task.spec
     notes = (label_mix_note(task, golds, opts),) if opts.limit is not None else ()
     return Baseline(
         len(golds),
         chance_rates(spec, golds),
-        uniform_guess_rates(spec),
+        uniform_guess_rates(spec, guess_rates),
         majority_answer_rates(spec, golds),
         tuple(n for n in notes if n),
     )

@@ -11,9 +11,8 @@ seconds, not a model load or an hour of generation, and ends as one `HakariInput
 * tasks: no two with the same name, templates selected, regexes usable as constraints,
   every answer key reachable by its template's regex;
 * rows: every row the run will use (not just the first), streamed once: the target
-  field and each field a selected template reads exist and are not null, the gold is
-  a label of the task (or a number), every prompt renders. The same pass counts the
-  instances and computes the chance-rate baseline, which every model shares;
+  field and each field a selected template reads exist and are not null, the gold is a
+  label (or a number), every prompt renders; the same pass gives the shared baselines;
 * budgets: a budgeted run on a grid too small to estimate honestly
   (`aggregate.budget.floor`) says so in one line and runs the full grid, or is refused
   with the smallest honest budget.
@@ -37,6 +36,7 @@ from hakari.runner.collect import task_instances
 from hakari.runner.options import Decoding, RunOptions, skip_reason
 from hakari.runner.requests import request_needs
 from hakari.runner.sampling import check_sampling
+from hakari.tasks.chance import instance_guess_rate
 from hakari.tasks.data import Row, get_path, resolve_split_file
 from hakari.tasks.extract import QA_MODES, gold_answer
 from hakari.tasks.loader import (
@@ -182,6 +182,7 @@ def scan_rows(task: Task, opts: RunOptions, decodings: Sequence[Decoding]) -> Ba
     source = data_source(task, opts)
     constrained = "constrained" in decodings
     golds: list[Any] = []
+    guess_rates: list[float] = []  # each instance's 1/k_i
     filled_regexes = {t.id for t in templates if INSTANCE_REF.search(t.regex)}
     for index, row in task_instances(task, opts):
         where: dict[str, Any] = {"file": source, "row": index}
@@ -194,6 +195,7 @@ def scan_rows(task: Task, opts: RunOptions, decodings: Sequence[Decoding]) -> Ba
             raise HakariInputError(
                 _gold_problem(task, value, exc), field="target", **where
             ) from None
+        guess_rates.append(instance_guess_rate(spec, row))
         for template in templates:
             try:
                 rendered = render(spec, template, row, index)
@@ -214,7 +216,7 @@ def scan_rows(task: Task, opts: RunOptions, decodings: Sequence[Decoding]) -> Ba
                 )
     if not golds:
         raise HakariInputError("no instances to evaluate", file=source, field="data")
-    return task_baseline(task, golds, opts)
+    return task_baseline(task, golds, opts, guess_rates)
 
 
 def data_source(task: Task, opts: RunOptions) -> str:

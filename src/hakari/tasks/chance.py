@@ -3,8 +3,10 @@ instances (never stored in task files):
 
 - the paper's fallback-only score (`chance_rates`, results.json's `chance`): the score of
   answering every instance with the fallback;
-- the uniform guess (`uniform_guess_rates`): the expected score of picking one of the k
-  labels at random (accuracy 1/k; 0 for MCC and the correlations);
+- the uniform guess (`uniform_guess_rates`): the expected score of picking one of the
+  k_i choices of each instance at random (accuracy: the mean of 1/k_i over the instances,
+  k_i the instance's own number of choices, the task's labels where it has none; 0 for
+  MCC and the correlations);
 - the majority answer (`majority_answer_rates`): the score of always answering the most
   common gold label of the evaluated instances.
 
@@ -22,11 +24,13 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from statistics import fmean
 from typing import Any
 
 from hakari.errors import HakariInputError
 from hakari.scoring import corpus
-from hakari.tasks.data import get_path, iter_rows
+from hakari.tasks.choices import choice_field, uniform_guess_rate
+from hakari.tasks.data import Row, get_path, iter_rows
 from hakari.tasks.extract import fallback_prediction, gold_answer
 from hakari.tasks.loader import Task, load_task
 from hakari.tasks.spec import TaskSpec
@@ -52,16 +56,28 @@ GUESS_EXPECTATION_ZERO = frozenset({"mcc", "pearson", "spearman"})
 """Metrics whose expected value under a guess independent of the gold is 0."""
 
 
-def uniform_guess_rates(spec: TaskSpec) -> dict[str, float]:
-    """The expected score of a uniformly random label, per metric where it is known: 1/k
-    for accuracy (k labels), 0 for MCC and the correlations; empty for text and number
-    tasks (no finite set to guess from)."""
+def instance_guess_rate(spec: TaskSpec, row: Row) -> float:
+    """The accuracy of a uniform guess on one instance (a row as `iter_rows` gives it):
+    1/k, k its own number of choices in a multiple-choice task, else the task's labels
+    (0 for a task without labels: nothing to guess from, `uniform_guess_rates` is empty)."""
+    if spec.choices is not None and choice_field(0) in row:
+        return uniform_guess_rate(spec.choices, row)
+    return 1.0 / len(spec.labels) if spec.labels else 0.0
+
+
+def uniform_guess_rates(
+    spec: TaskSpec, instance_rates: Sequence[float] | None = None
+) -> dict[str, float]:
+    """The expected score of a uniform guess, per metric where it is known: for accuracy
+    the mean over the instances of 1/k_i (`instance_rates`, from `instance_guess_rate`;
+    without them 1/k of the task's labels), 0 for MCC and the correlations; empty for
+    text and number tasks (no finite set to guess from)."""
     if spec.answer_type != "label" or not spec.labels:
         return {}
     out: dict[str, float] = {}
     for name in spec.metrics:
         if name == "accuracy":
-            out[name] = 1.0 / len(spec.labels)
+            out[name] = fmean(instance_rates) if instance_rates else 1.0 / len(spec.labels)
         elif name in GUESS_EXPECTATION_ZERO:
             out[name] = 0.0
     return out

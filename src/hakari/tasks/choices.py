@@ -38,6 +38,9 @@ class ChoiceSpec(BaseModel):
     field: str | None = None  # a list field (dotted path)
     count: int | None = Field(default=None, ge=2, le=26)  # its length (every row)
     columns: list[str] | None = Field(default=None, min_length=2, max_length=26)
+    # rows may have fewer choices, down to this many (`count`/`columns` is then the most):
+    # a shorter list, or trailing columns empty or absent (ARC-style data, mixed files)
+    min_count: int | None = Field(default=None, ge=2, le=26)
     gold: Literal["letter", "index", "text", "label"] = "letter"
     gold_field: str = ""  # the task's `target` as written (filled by `expand_raw`)
     # a label task with choices (`gold: label`): its labels as text, in choice order
@@ -51,7 +54,18 @@ class ChoiceSpec(BaseModel):
             raise ValueError("`choices` needs either `field` (a list field) or `columns`")
         if self.field is not None and self.count is None:
             raise ValueError("`choices.field` needs `count`, the number of choices of every row")
+        if self.min_count is not None and self.min_count > self.k:
+            raise ValueError(f"`min_count` {self.min_count} is above the {self.k} choices")
         return self
+
+    @property
+    def fixed(self) -> bool:
+        """Every row has k choices (no `min_count` below k)."""
+        return self.min_count is None or self.min_count == self.k
+
+    def count_text(self) -> str:
+        """The rows' number of choices as a message says it: `4` or `3–5`."""
+        return str(self.k) if self.fixed else f"{self.min_count}–{self.k}"
 
     @property
     def k(self) -> int:
@@ -133,15 +147,10 @@ def _normalized(spec: ChoiceSpec, row: dict[str, Any], i: int, get_path: Lookup)
 
 def _choice_texts(spec: ChoiceSpec, row: dict[str, Any], i: int, get_path: Lookup) -> list[str]:
     if spec.columns is not None:
-        try:
-            values = [get_path(row, c) for c in spec.columns]
-        except KeyError as exc:
-            raise HakariInputError(
-                f"row {i} has no choice column {exc.args[0]!r} "
-                f"(fields: {', '.join(map(str, row))})",
-                field="choices.columns",
-                row=i,
-            ) from None
+        values = [_column(spec, row, c, i, get_path) for c in spec.columns]
+        while not spec.fixed and values and _absent(values[-1]):
+            values.pop()  # a row with fewer choices leaves its last columns empty
+        where = "choices.columns"
     else:
         assert spec.field is not None
         try:
@@ -154,15 +163,38 @@ def _choice_texts(spec: ChoiceSpec, row: dict[str, Any], i: int, get_path: Looku
             raise HakariInputError(
                 f"row {i}: choice field {spec.field!r} is not a list", field="choices.field", row=i
             )
-        if len(values) != spec.k:
-            raise HakariInputError(
-                f"row {i} has {len(values)} choices, the task's `choices.count` is {spec.k}",
-                field="choices.count",
-                row=i,
-            )
-    if any(v is None for v in values):
+        where = "choices.count"
+    lowest = spec.k if spec.min_count is None else spec.min_count
+    if not lowest <= len(values) <= spec.k:
+        raise HakariInputError(
+            f"row {i} has {len(values)} choices, the task's `choices` takes {spec.count_text()}",
+            field=where if spec.fixed else "choices.min_count",
+            row=i,
+        )
+    # with a per-row count only the last choices may be left out, not one in between
+    if any(v is None or (not spec.fixed and _absent(v)) for v in values):
         raise HakariInputError(f"row {i} has an empty (null) choice", field="choices", row=i)
     return [str(v) for v in values]
+
+
+_MISSING = object()  # a choice column the row does not have (variable counts only)
+
+
+def _column(spec: ChoiceSpec, row: dict[str, Any], column: str, i: int, get_path: Lookup) -> Any:
+    try:
+        return get_path(row, column)
+    except KeyError:
+        if not spec.fixed:
+            return _MISSING
+        raise HakariInputError(
+            f"row {i} has no choice column {column!r} (fields: {', '.join(map(str, row))})",
+            field="choices.columns",
+            row=i,
+        ) from None
+
+
+def _absent(value: Any) -> bool:
+    return value is _MISSING or value is None or (isinstance(value, str) and not value.strip())
 
 
 def gold_index(spec: ChoiceSpec, raw: Any, texts: list[str], row: int) -> int:
@@ -180,9 +212,9 @@ def gold_index(spec: ChoiceSpec, raw: Any, texts: list[str], row: int) -> int:
         wanted = f"an index 0–{k - 1}"
     elif spec.gold == "label":
         assert spec.labels is not None
-        if str(raw) in spec.labels:
+        if str(raw) in spec.labels[:k]:  # a row with fewer choices: their labels only
             return spec.labels.index(str(raw))
-        wanted = f"one of the labels {spec.labels}"
+        wanted = f"one of the labels {spec.labels[:k]}"
     else:
         if raw in texts:
             return texts.index(raw)

@@ -80,10 +80,18 @@ def expand_task(
 
 
 def check_space(task: Task) -> None:
-    """Every enumerator fits the task's choice count and its answers are read back."""
+    """Every row has the same number of choices, every enumerator fits it and its
+    answers are read back."""
     spec = task.spec
     assert spec.space is not None and spec.choices is not None
     k = spec.choices.k
+    if not spec.choices.fixed:
+        raise HakariInputError(
+            f"a space lists the same number of choices in every prompt; task {spec.name}'s "
+            f"rows have {spec.choices.count_text()} (drop `choices.min_count`, or split the file)",
+            file=str(task.path),
+            field="choices.min_count",
+        )
     for name, enum in spec.space.dimensions.get("enumerator", {}).items():
         if enum.for_count(k) is None:
             raise HakariInputError(
