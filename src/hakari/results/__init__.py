@@ -38,34 +38,80 @@ typed (tests/runner/test_results_json.py).
 
 from __future__ import annotations
 
-from hakari.results.budget import BudgetRecord, BudgetRound, DesignRecord, EstimatorRecord
-from hakari.results.paired import (
-    VERDICTS,
-    GroupTest,
-    ModelGroups,
-    PairedComparison,
-    PairedStatistic,
-    Verdict,
-    verdict_of,
-)
-from hakari.results.run import (
-    SCHEMA_VERSION,
-    DecodingResult,
-    EvalResults,
-    FamilyScore,
-    FamilySummary,
-    GenerationBudget,
-    ModelResult,
-    RescoredMetric,
-    RunConfig,
-    TaskResult,
-    TemplateBudget,
-    TemplateResult,
-    library_versions,
-)
-from hakari.results.stats import STD_KIND, AggregateStats, TemplateInterval, sharpe_score
-from hakari.results.sweep import AlphaSweepPoint, alpha_sweep, default_alphas, rank_models
-from hakari.results.vocab import AnswerType, Language, PromptFormat, QAMode
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hakari.results.budget import BudgetRecord, BudgetRound, DesignRecord, EstimatorRecord
+    from hakari.results.paired import (
+        VERDICTS,
+        GroupTest,
+        ModelGroups,
+        PairedComparison,
+        PairedStatistic,
+        Verdict,
+        verdict_of,
+    )
+    from hakari.results.run import (
+        SCHEMA_VERSION,
+        DecodingResult,
+        EvalResults,
+        FamilyScore,
+        FamilySummary,
+        GenerationBudget,
+        ModelResult,
+        RescoredMetric,
+        RunConfig,
+        TaskResult,
+        TemplateBudget,
+        TemplateResult,
+        library_versions,
+    )
+    from hakari.results.stats import STD_KIND, AggregateStats, TemplateInterval, sharpe_score
+    from hakari.results.sweep import AlphaSweepPoint, alpha_sweep, default_alphas, rank_models
+    from hakari.results.vocab import AnswerType, Language, PromptFormat, QAMode
+
+# `import hakari.results.vocab` (the backends, at `import hakari`) runs this file: the
+# records load on first use, so a bare import stays cheap (benchmarks/bench_startup.py)
+_WHERE = {
+    "BudgetRecord": "budget",
+    "BudgetRound": "budget",
+    "DesignRecord": "budget",
+    "EstimatorRecord": "budget",
+    "VERDICTS": "paired",
+    "GroupTest": "paired",
+    "ModelGroups": "paired",
+    "PairedComparison": "paired",
+    "PairedStatistic": "paired",
+    "Verdict": "paired",
+    "verdict_of": "paired",
+    "SCHEMA_VERSION": "run",
+    "DecodingResult": "run",
+    "EvalResults": "run",
+    "FamilyScore": "run",
+    "FamilySummary": "run",
+    "GenerationBudget": "run",
+    "ModelResult": "run",
+    "RescoredMetric": "run",
+    "RunConfig": "run",
+    "TaskResult": "run",
+    "TemplateBudget": "run",
+    "TemplateResult": "run",
+    "library_versions": "run",
+    "STD_KIND": "stats",
+    "AggregateStats": "stats",
+    "TemplateInterval": "stats",
+    "sharpe_score": "stats",
+    "AlphaSweepPoint": "sweep",
+    "alpha_sweep": "sweep",
+    "default_alphas": "sweep",
+    "rank_models": "sweep",
+    "AnswerType": "vocab",
+    "Language": "vocab",
+    "PromptFormat": "vocab",
+    "QAMode": "vocab",
+}
+
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -105,3 +151,12 @@ __all__ = [
     "sharpe_score",
     "verdict_of",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
