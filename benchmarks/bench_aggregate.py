@@ -93,7 +93,7 @@ def main() -> None:
     add_smoke_flag(parser)
     args = parser.parse_args()
     if args.smoke:
-        args.templates, args.instances, args.n_boot, args.repeats = 3, 50, 20, 1
+        args.templates, args.instances, args.n_boot, args.repeats = 3, 50, 40, 1
 
     header = (
         f"{'metric':<12} {'templates':>9} {'instances':>9} {'n_boot':>7} "

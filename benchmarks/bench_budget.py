@@ -609,7 +609,7 @@ def main() -> None:
     add_smoke_flag(parser)
     args = parser.parse_args()
     if args.smoke:  # one real grid, one scenario, one budget, one repetition each
-        args.reps, args.sim_reps, args.budgets, args.n_boot = 1, 1, [2.0], 20
+        args.reps, args.sim_reps, args.budgets, args.n_boot = 1, 1, [2.0], 40
         args.grids, args.scenarios = args.grids or ["demo_sentiment_en__greedy"], ["tiny"]
     started = time.perf_counter()
     tallies: Tallies = defaultdict(Tally)
