@@ -69,6 +69,7 @@ class HFBackend:
     ) -> None:
         check_prompt_format(prompt_format, field="prompt_format")
         self.model = model.eval()
+        self.step = ModelStep(self.model)  # the forward pass as generate makes it
         self.tokenizer = tokenizer
         self.device = next(model.parameters()).device
         self.supports_chat: bool = bool(getattr(tokenizer, "chat_template", None))
@@ -231,7 +232,7 @@ class HFBackend:
 
     def _run_batch(self, rows: list[Row]) -> None:
         decode_rows(
-            self.model,
+            self.step,
             rows,
             pad_token_id=self.pad_token_id,
             process_scores=self._process_scores,
@@ -338,7 +339,7 @@ class HFBackend:
         rest, rest_mask = left_pad([list(r[shared:]) for r in rows], self.pad_token_id)
         attention = torch.cat([torch.ones(len(rows), shared, dtype=torch.long), rest_mask], 1)
         positions = (attention.cumsum(-1) - 1)[:, shared:]
-        step = ModelStep(self.model)
+        step = self.step
         with torch.inference_mode():
             ones = torch.ones_like(prefix)
             _, cache = step.extend(prefix, ones, (ones.cumsum(-1) - 1), cache=None)

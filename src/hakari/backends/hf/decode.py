@@ -45,7 +45,7 @@ TokenHook = Callable[[Row, int], None]
 
 @torch.inference_mode()
 def decode_rows(
-    model: PreTrainedModel,
+    step: ModelStep,
     rows: list[Row],
     *,
     pad_token_id: int,
@@ -59,10 +59,9 @@ def decode_rows(
     live = [row for row in rows if not row.done]
     if not live:
         return
-    device = next(model.parameters()).device
+    device = next(step.model.parameters()).device
     prompt_of: dict[tuple[int, ...], int] = {}
     of_row = [prompt_of.setdefault(tuple(row.prompt), len(prompt_of)) for row in live]
-    step = ModelStep(model)
     logits, cache, attention, positions = prefill(
         step, [list(p) for p in prompt_of], pad_token_id, device
     )
