@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
@@ -47,16 +48,18 @@ def sharpe(mean: float, std: float, alpha: float) -> float:
     return mean / (alpha * std + 1.0)
 
 
-def binary_grids(names: list[str] | None) -> list[FullGrid]:
-    """The grids whose single metric is a 0/1 item score (the goals' accuracy-type case)."""
-    grids = external_grids(names) + real_grids(names)
+def binary_grids(names: list[str] | None) -> list[tuple[FullGrid, str, np.ndarray]]:
+    """(grid, metric, its 0/1 item scores (T, N)) of every grid with a 0/1 metric: the
+    score grids whose metric is 0/1 (the external ones), and the label grids' accuracy
+    (the project's own)."""
     out = []
-    for g in grids:
-        if g.item_scores is None or len(g.metrics) != 1:
-            continue
-        values = g.item_scores[g.metrics[0]]
-        if np.all(np.isin(values, (0.0, 1.0))):
-            out.append(g)
+    for g in external_grids(names) + real_grids(names):
+        if g.kind == "label" and "accuracy" in g.metrics:
+            out.append((g, "accuracy", (g.answers == g.golds[None, :]).astype(float)))
+        elif g.item_scores is not None and len(g.metrics) == 1:
+            values = g.item_scores[g.metrics[0]].astype(float)
+            if np.all(np.isin(values, (0.0, 1.0))):
+                out.append((g, g.metrics[0], values))
     return out
 
 
@@ -116,9 +119,8 @@ def additive_se(y: np.ndarray, mask: np.ndarray) -> float:
 
 
 def floor_row(
-    full: FullGrid, budget: float, designs: int, alpha: float
+    full: FullGrid, y: np.ndarray, budget: float, designs: int, alpha: float
 ) -> tuple[dict[str, float], list[float]]:
-    y = full.item_scores[full.metrics[0]].astype(float)  # type: ignore[index]
     n_t, n_i = y.shape
     truth = y.mean(axis=1)
     mean, std = float(truth.mean()), float(truth.std())
@@ -149,10 +151,11 @@ def floor_row(
     }, sharpe_errors
 
 
-def hakari_errors(full: FullGrid, budget: float, reps: int, alpha: float) -> np.ndarray:
+def hakari_errors(
+    full: FullGrid, metric: str, budget: float, reps: int, alpha: float
+) -> np.ndarray:
     """(reps, 4): hakari's signed mean error, std error, Sharpe error with its mean alone,
     Sharpe error with its std alone, Sharpe error; seeds as bench_budget's (1 + 1000 r)."""
-    metric = full.metrics[0]
     truth = full.template_truth(metric)
     mean, std = float(truth.mean()), float(truth.std())
     n_t, n_i = full.shape
@@ -207,10 +210,10 @@ def main() -> None:
         "interval of the mean: coverage / Sharpe width |"
     )
     print("|---" * 12 + "|")
-    pooled: dict[str, list[float]] = {k: [] for k in ("floor", "hakari", "width")}
-    for full in grids:
-        row, floor_errors = floor_row(full, args.budget, args.designs, args.alpha)
-        pooled["floor"].extend(floor_errors)
+    pooled: dict[tuple[str, str], list[float]] = defaultdict(list)  # (source, what)
+    for full, metric, y in grids:
+        row, floor_errors = floor_row(full, y, args.budget, args.designs, args.alpha)
+        pooled[(full.source, "floor")].extend(floor_errors)
         levels = {k[6:]: v for k, v in row.items() if k.startswith("level:")}
         best = max(levels.items(), key=lambda kv: kv[1]) if levels else None
         cells = [
@@ -223,13 +226,13 @@ def main() -> None:
             f"{row['rasch']:.2f}",
             f"{best[0]} {best[1]:.2f}" if best else "—",
         ]
-        pooled["width"].append(row["width"])
+        pooled[(full.source, "width")].append(row["width"])
         if args.no_hakari:
             cells += ["—", "—", "—"]
         else:
-            h = hakari_errors(full, args.budget, args.reps, args.alpha)
+            h = hakari_errors(full, metric, args.budget, args.reps, args.alpha)
             a = np.abs(h)
-            pooled["hakari"].extend(a[:, 4])
+            pooled[(full.source, "hakari")].extend(a[:, 4])
             cells += [
                 f"{np.median(a[:, 0]):.4f}",
                 f"{np.median(a[:, 4]):.4f} / {np.quantile(a[:, 4], 0.95):.4f}",
@@ -237,16 +240,18 @@ def main() -> None:
             ]
         cells.append(f"{row['design coverage']:.2f} / {row['design width']:.3f}")
         print("| " + " | ".join(cells) + " |", flush=True)
-    f = np.array(pooled["floor"])
-    print(
-        f"\nfloor, pooled over {len(grids)} grids: Sharpe err median {np.median(f):.4f}, "
-        f"p95 {np.quantile(f, 0.95):.4f}; 95% width median {np.median(pooled['width']):.3f}"
-    )
-    if pooled["hakari"]:
-        h = np.array(pooled["hakari"])
-        print(
-            f"hakari Sharpe err, pooled: median {np.median(h):.4f}, p95 {np.quantile(h, 0.95):.4f}"
+    print()
+    for source in sorted({g.source for g, _, _ in grids}):
+        f = np.array(pooled[(source, "floor")])
+        width = np.median(pooled[(source, "width")])
+        line = (
+            f"{source}: floor Sharpe err median {np.median(f):.4f}, p95 "
+            f"{np.quantile(f, 0.95):.4f}, 95% width median {width:.3f}"
         )
+        h = np.array(pooled[(source, "hakari")])
+        if h.size:
+            line += f"; hakari median {np.median(h):.4f}, p95 {np.quantile(h, 0.95):.4f}"
+        print(line)
 
 
 if __name__ == "__main__":
