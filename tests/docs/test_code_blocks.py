@@ -6,7 +6,9 @@ How a block is shrunk or why it is not run is a hidden note above it (tests/help
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -80,6 +82,31 @@ def _command(block: Block, work: Path) -> list[str]:
     return [sys.executable, "-m", "hakari", "tasks", "show", str(task)]
 
 
+def _run_block(block: Block, work: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """One block in a session of its own: a block past its timeout is killed with every
+    process it started (`subprocess.run` kills bash only, and its `hakari` child went on
+    burning the CPU after the test had failed)."""
+    cmd = _command(block, work)
+    proc = subprocess.Popen(
+        cmd, cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        out, err = proc.communicate(timeout=BLOCK_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        raise AssertionError(
+            f"{block.where} ran past {BLOCK_TIMEOUT_S} s:\n{block.runnable()}\n"
+            f"--- stdout\n{out[-3000:]}\n--- stderr\n{err[-3000:]}"
+        ) from None
+    finally:
+        with contextlib.suppress(ProcessLookupError):  # what a finished block left behind
+            os.killpg(proc.pid, signal.SIGKILL)
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("page", guide_pages())
 def test_the_page_runs_as_written(
@@ -92,14 +119,7 @@ def test_the_page_runs_as_written(
         pytest.skip(f"{page} uses ../shared, which is absent")
     env = _env(hakari_cache_dir)
     for block in page_blocks:
-        done = subprocess.run(
-            _command(block, clone),
-            cwd=clone,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=BLOCK_TIMEOUT_S,
-        )
+        done = _run_block(block, clone, env)
         assert done.returncode == 0, (
             f"{block.where} failed (exit {done.returncode}):\n{block.runnable()}\n"
             f"--- stdout\n{done.stdout[-3000:]}\n--- stderr\n{done.stderr[-3000:]}"

@@ -169,7 +169,9 @@ def test_outputs_equal_the_transformers_backend(
 
 
 def test_faults_do_not_change_results(served: Served, clean_run: Path, tmp_path: Path) -> None:
-    proxy = FaultProxy(("127.0.0.1", served.server.port), stall=served.timeout + 2)
+    # one stall: each costs a whole client timeout (>= 30 s), and a second one tests
+    # nothing the first did not
+    proxy = FaultProxy(("127.0.0.1", served.server.port), stall=served.timeout + 2, max_stalls=1)
     tasks = (FAULT_TASK,)
     expected = metrics(clean_run, FAULT_TASK)
     try:

@@ -210,7 +210,9 @@ class FaultProxy(_Running, _Recorder):
     0) with a fault when `n % 10` is in `fault_slots` (3 of 10 by default: 30%); the
     faults cycle through 429 + Retry-After, 500, a stall past the client's timeout,
     malformed JSON and a reset connection, so every kind happens in a short run.
-    `upstream_ok` records the bodies the real server answered with 200."""
+    `max_stalls` caps the stalls (each costs the client a whole timeout): past it, the
+    cycle skips the stall and the slot gets the next kind. `upstream_ok` records the
+    bodies the real server answered with 200."""
 
     def __init__(
         self,
@@ -219,12 +221,14 @@ class FaultProxy(_Running, _Recorder):
         fault_slots: tuple[int, ...] = (1, 4, 7),
         stall: float = 5.0,
         retry_after: str = "1",
+        max_stalls: int | None = None,
     ) -> None:
         _Recorder.__init__(self)
         self.upstream = upstream
         self.fault_slots = fault_slots
         self.stall = stall
         self.retry_after = retry_after
+        self.max_stalls = max_stalls
         self.counter = itertools.count()
         self.kinds = itertools.cycle(FAULT_KINDS)
         self.faults: list[str] = []
@@ -262,6 +266,9 @@ class FaultProxy(_Running, _Recorder):
             if n % 10 not in self.fault_slots:
                 return None
             kind = next(self.kinds)
+            if kind == "stall" and self.max_stalls is not None:
+                if self.faults.count("stall") >= self.max_stalls:
+                    kind = next(self.kinds)
             self.faults.append(kind)
             return kind
 
