@@ -35,6 +35,7 @@ from typing import Any
 import torch
 from transformers import PreTrainedModel
 
+from hakari.backends.hf.roomy import make_roomy
 from hakari.backends.hf.rows import Row
 from hakari.backends.hf.scheduling import left_pad, prefix_groups
 
@@ -65,6 +66,7 @@ def decode_rows(
     logits, cache, attention, positions = prefill(
         step, [list(p) for p in prompt_of], pad_token_id, device
     )
+    make_roomy(cache)  # each step writes into free room, not a copy of the whole cache
     # the prompt (cache row) of each live row where rows share prompts; None: row i is
     # cache row i, as it is after every step
     shared = torch.tensor(of_row, device=device) if len(prompt_of) < len(live) else None
