@@ -230,6 +230,8 @@ def bench(args: argparse.Namespace) -> None:
                 per_prompt = counter.rows / len(work.prompts)
                 note = f"{per_prompt:.2f} model rows per prompt ({counter.calls} forward calls)"
             rows[decoding] = Row(decoding, seconds, note=note)
+            # said at once: lm-eval's side can take far longer (or be killed for memory)
+            print(f"hakari {decoding}: {seconds:.1f} s {note}", flush=True)
         peer = "lm-eval: not run"
         python = args.lm_eval_python
         if args.skip_lm_eval:

@@ -14,7 +14,7 @@ from hakari.backends.base import (
     Message,
 )
 from hakari.backends.hf import HFBackend
-from hakari.backends.hf.scheduling import prefix_groups
+from hakari.backends.hf.scheduling import prefix_groups, prefix_tree
 
 G = GenerationRequest
 
@@ -106,44 +106,88 @@ def test_loglik_matches_a_direct_forward_pass(tiny_random_backend: HFBackend) ->
         for cont, logprob, n in zip(
             request.continuations, result.logprobs, result.n_tokens, strict=True
         ):
-            whole = tok(request.prompt + cont)["input_ids"]
-            target = whole[len(ctx) :]
-            assert n == len(target)
-            with torch.inference_mode():
-                logits = model(torch.tensor([whole])).logits[0].float()
-            logp = torch.log_softmax(logits, -1)[len(ctx) - 1 : -1]
-            expected = float(logp.gather(-1, torch.tensor(target)[:, None]).sum())
-            assert logprob == pytest.approx(expected, abs=1e-3)
+            assert logprob == pytest.approx(_lm_eval_pair_logprob(model, tok, ctx, cont), abs=1e-3)
+            assert n == len(tok(request.prompt + cont)["input_ids"]) - len(ctx)
+
+
+def _lm_eval_pair_logprob(model: object, tok: object, ctx: list[int], cont: str) -> float:
+    """lm-evaluation-harness's score of a pair: the context's own tokens, then the tokens
+    of tokenize(context + continuation) past len(tokenize(context))."""
+    text = tok.decode(ctx, skip_special_tokens=True)  # type: ignore[attr-defined]
+    whole = tok(text + cont)["input_ids"]  # type: ignore[operator]
+    target = whole[len(ctx) :]
+    with torch.inference_mode():
+        logits = model(torch.tensor([ctx + target])).logits[0].float()  # type: ignore[operator]
+    logp = torch.log_softmax(logits, -1)[len(ctx) - 1 : -1]
+    return float(logp.gather(-1, torch.tensor(target)[:, None]).sum())
+
+
+def test_loglik_scores_lm_evals_sequence_where_the_boundary_merges(
+    tiny_random_backend: HFBackend,
+) -> None:
+    """SmolLM2's BPE merges ':(' into one token, so the whole text's tokens do not begin
+    with the context's: the model must read the context's own tokens, as lm-eval does
+    (the sequence lm-eval scores; answers on `(A)` enumerators differed before)."""
+    tok, model = tiny_random_backend.tokenizer, tiny_random_backend.model
+    ctx = tok("Answer:")["input_ids"]
+    assert tok("Answer:(A)")["input_ids"][: len(ctx)] != ctx  # the premise: a merge
+    (result,) = tiny_random_backend.loglik([LoglikRequest("Answer:", ("(A)", "(B)", "(C)"))])
+    for cont, logprob in zip(("(A)", "(B)", "(C)"), result.logprobs, strict=True):
+        assert logprob == pytest.approx(_lm_eval_pair_logprob(model, tok, ctx, cont), abs=1e-3)
 
 
 def test_loglik_runs_a_shared_prefix_once_with_the_same_numbers(
     tiny_random_backend: HFBackend,
 ) -> None:
-    """The prompts of one template share its instruction and shots: the backend runs
-    that prefix once per batch, and every score is what a whole forward pass gives."""
+    """The prompts of one template share its instruction and shots, and a prompt's
+    multi-token continuations share the prompt: the backend runs each shared prefix
+    once, and every score is what a whole forward pass gives."""
     head = "Answer the question below with one letter. Example: 2 + 2 = ? A. 3 B. 4 Answer: B\n"
     prompts = [head + q for q in ("Q: sky?", "Q: what colour is grass in spring?", "Q: 1+1?")]
-    requests = [LoglikRequest(p, ("A", "B", " C", "ア")) for p in [*prompts, "unrelated text"]]
-    rows: list[int] = []
+    conts = ("A", "B", " C", "ア", "イ")  # ア, イ: two byte tokens each for this tokenizer
+    requests = [LoglikRequest(p, conts) for p in [*prompts, "unrelated text"]]
+    shapes: list[tuple[int, int]] = []
     hook = tiny_random_backend.model.register_forward_pre_hook(
-        lambda _m, _a, kw: rows.append(int(kw["input_ids"].shape[1])), with_kwargs=True
+        lambda _m, _a, kw: shapes.append(tuple(kw["input_ids"].shape)), with_kwargs=True
     )
     try:
         results = tiny_random_backend.loglik(requests, batch_size=8)
     finally:
         hook.remove()
     tok, model = tiny_random_backend.tokenizer, tiny_random_backend.model
+    assert len(tok("ア")["input_ids"]) == 2  # the premise
+    ctx_lengths = [len(tok(r.prompt)["input_ids"]) for r in requests]
+    # one row per distinct input: the context for single-token letters, context + first
+    # token for each two-token one (3 a prompt), all of them whole
+    flat = sum(3 * n + 2 for n in ctx_lengths)
+    read = sum(rows * length for rows, length in shapes)
     shared = len(tok(head)["input_ids"]) - 2
-    assert any(n >= shared for n in rows) and min(rows) < shared  # prefix once, rests after
+    assert any(length >= shared for _, length in shapes)
+    assert read < flat / 2, (read, flat)  # the head once, each prompt once
     for request, result in zip(requests, results, strict=True):
         ctx = tok(request.prompt)["input_ids"]
         for cont, logprob in zip(request.continuations, result.logprobs, strict=True):
-            whole = tok(request.prompt + cont)["input_ids"]
-            with torch.inference_mode():
-                logits = model(torch.tensor([whole])).logits[0].float()
-            logp = torch.log_softmax(logits, -1)[len(ctx) - 1 : -1]
-            target = torch.tensor(whole[len(ctx) :])[:, None]
-            assert logprob == pytest.approx(float(logp.gather(-1, target).sum()), abs=1e-3)
+            assert logprob == pytest.approx(_lm_eval_pair_logprob(model, tok, ctx, cont), abs=1e-3)
+
+
+def test_prefix_tree_runs_each_shared_prefix_once_and_keeps_the_read_positions() -> None:
+    head, p1, p2 = (1,) * 20, (2,) * 18, (3,) * 18
+    rows = [head + p2 + (7,), (9,) * 30, head + p1 + (5,), head + p1 + (6,), head + p2 + (8,)]
+    root = prefix_tree(rows, keep=2)
+    assert (root.start, root.end, root.rows) == (0, 0, [1])
+    (template,) = root.children
+    assert (template.start, template.end, template.rows) == (0, 20, [])
+    first, second = template.children
+    # each prompt's rows share the prompt but its last `keep` tokens
+    assert (first.start, first.end, sorted(first.rows)) == (20, 37, [2, 3])
+    assert (second.start, second.end, sorted(second.rows)) == (20, 37, [0, 4])
+    assert not first.children and not second.children
+    # a shared part shorter than `shared_min` is not a pass of its own
+    coarse = prefix_tree(rows, keep=2, shared_min=25)
+    assert [(c.start, c.end, sorted(c.rows)) for c in coarse.children] == [
+        (0, 37, [2, 3]),
+        (0, 37, [0, 4]),
+    ]
 
 
 def test_prefix_groups_keep_the_read_positions_out_of_the_prefix() -> None:

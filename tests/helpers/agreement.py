@@ -141,9 +141,7 @@ def loglik_differences(
         if rp.answers
     ]
     keys = [
-        request_key(
-            "loglik", identity, reference.render_prompt(r), {"continuations": r.continuations}
-        )
+        request_key("loglik", identity, reference.render_prompt(r), r.settings())
         for r in requests
     ]
     cache = ResponseCache.in_dir(cache_dir)

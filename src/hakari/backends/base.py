@@ -201,6 +201,15 @@ class LoglikRequest:
     continuations: tuple[str, ...]
     messages: tuple[Message, ...] | None = None
 
+    def settings(self) -> dict[str, object]:
+        """Everything but the prompt text: part of the cache key. `semantics` 2: the
+        context's own tokens, then the whole text's past them (lm-evaluation-harness's
+        pair; before, the whole text's tokens split at the context's length)."""
+        return {"continuations": self.continuations, "semantics": LOGLIK_SEMANTICS}
+
+
+LOGLIK_SEMANTICS = 2
+
 
 @dataclass(frozen=True)
 class Needs:

@@ -376,9 +376,7 @@ def cached_loglik(
 ) -> tuple[list[LoglikResult], int]:
     """The log-likelihood counterpart of `cached_generate`."""
     keys = [
-        request_key(
-            "loglik", backend.identity, backend.render_prompt(r), {"continuations": r.continuations}
-        )
+        request_key("loglik", backend.identity, backend.render_prompt(r), r.settings())
         for r in requests
     ]
     found = cache.get_many(keys) if cache is not None else {}

@@ -41,12 +41,11 @@ from hakari.backends.hf.loading import (
     find_eos_token_ids,
     load_pretrained,
 )
+from hakari.backends.hf.loglik import score_rows
 from hakari.backends.hf.rows import Row, RowStepper, Sampler, constrain_and_sample
 from hakari.backends.hf.scheduling import (
     LoglikScheduler,
     Pair,
-    left_pad,
-    prefix_groups,
     schedule,
 )
 from hakari.backends.hub import cached_commit
@@ -256,9 +255,10 @@ class HFBackend:
         """Sum log-probs of each continuation after the rendered prompt.
 
         Tokenisation follows lm-evaluation-harness: trailing whitespace of the context
-        moves to the continuation, the continuation's tokens are those of
-        tokenize(context + continuation) past len(tokenize(context)), and an empty
-        context is replaced by the BOS (else EOS) token. Rows whose model input is the
+        moves to the continuation, the model reads tokenize(context) followed by the
+        tokens of tokenize(context + continuation) past len(tokenize(context)) (so where
+        the two texts merge at the boundary, lm-eval's sequence, not the whole text's),
+        and an empty context is replaced by the BOS (else EOS) token. Rows whose model input is the
         same (e.g. single-token continuations of one context) share one forward pass,
         and rows that share a token prefix of at least `SHARED_MIN` tokens in a batch
         (the prompts of one template) compute that prefix once.
@@ -289,8 +289,10 @@ class HFBackend:
             context = moved
             ctx_ids = self.tokenizer(context, add_special_tokens=add_special)["input_ids"]
         whole = self.tokenizer(context + continuation, add_special_tokens=add_special)["input_ids"]
+        # lm-evaluation-harness's pair: the context's own tokens, then the whole text's
+        # tokens past them (where the boundary merges, the same sequence lm-eval scores)
         cont = list(whole[len(ctx_ids) :])
-        ctx = list(whole[: len(ctx_ids)])
+        ctx = list(ctx_ids)
         if not ctx:
             bos = self.tokenizer.bos_token_id
             ctx = [int(bos) if bos is not None else min(self.eos_token_ids)]
@@ -298,60 +300,7 @@ class HFBackend:
         return Pair(inputs=tuple(tokens[:-1]), targets=tuple(cont[-(len(tokens) - 1) :]))
 
     def _score_rows(self, rows: Sequence[tuple[int, ...]], keep: int) -> torch.Tensor:
-        """Log-softmax of the last `keep` positions of each row: [rows, keep, vocab].
-        Rows that share a token prefix (the prompts of one template) run it once
-        (`prefix_groups`); the others run whole."""
-        out: list[torch.Tensor | None] = [None] * len(rows)
-        groups = prefix_groups(rows, keep)
-        alone = [i for shared, members in groups if not shared for i in members]
-        parts = [(alone, self._score_whole([rows[i] for i in alone], keep))] if alone else []
-        for shared, members in groups:
-            if shared:
-                parts.append(
-                    (members, self._score_shared([rows[i] for i in members], shared, keep))
-                )
-        for members, scores in parts:
-            for row, i in enumerate(members):
-                out[i] = scores[row]
-        return torch.stack([t for t in out if t is not None])
-
-    def _score_whole(self, rows: Sequence[tuple[int, ...]], keep: int) -> torch.Tensor:
-        input_ids, attention = left_pad([list(r) for r in rows], self.pad_token_id)
-        positions = (attention.cumsum(-1) - 1).clamp(min=0)
-        with torch.inference_mode():
-            out = self.model(
-                input_ids=input_ids.to(self.device),
-                attention_mask=attention.to(self.device),
-                position_ids=positions.to(self.device),
-                logits_to_keep=keep,
-                use_cache=False,
-            )
-        return torch.log_softmax(out.logits.float(), dim=-1)
-
-    def _score_shared(
-        self, rows: Sequence[tuple[int, ...]], shared: int, keep: int
-    ) -> torch.Tensor:
-        """The common first `shared` tokens once (batch 1, its keys and values kept),
-        then every row's rest against copies of them: each rest is left-padded after
-        the prefix, the padding masked, positions continuing from the prefix, so the
-        model computes what it would on the whole row."""
-        prefix = torch.tensor([rows[0][:shared]], dtype=torch.long, device=self.device)
-        rest, rest_mask = left_pad([list(r[shared:]) for r in rows], self.pad_token_id)
-        attention = torch.cat([torch.ones(len(rows), shared, dtype=torch.long), rest_mask], 1)
-        positions = (attention.cumsum(-1) - 1)[:, shared:]
-        step = self.step
-        with torch.inference_mode():
-            ones = torch.ones_like(prefix)
-            _, cache = step.extend(prefix, ones, (ones.cumsum(-1) - 1), cache=None)
-            cache.batch_repeat_interleave(len(rows))
-            logits, _ = step.extend(
-                rest.to(self.device),
-                attention.to(self.device),
-                positions.to(self.device),
-                cache,
-                keep=keep,
-            )
-        return torch.log_softmax(logits, dim=-1)
+        return score_rows(self.step, rows, keep, self.pad_token_id, self.device)
 
     def close(self) -> None:
         on_cuda = self.device.type == "cuda"

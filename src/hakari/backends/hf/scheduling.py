@@ -11,9 +11,10 @@ Prompts are left-padded.
 Log-likelihood: `LoglikScheduler` feeds unique model inputs through the scorer (rows
 whose input is the same, e.g. single-token continuations of one context, share one
 forward pass) and reports each request once all its continuations are scored. Requests
-are ordered by their first `SHARED_MIN` tokens, then longest first: the prompts of one
-template (its instruction and few-shot examples) land in the same batches, where
-`prefix_groups` finds the token prefix they share, which the backend runs once.
+are ordered by their tokens: the prompts of one template (its instruction and few-shot
+examples) land in the same batches, where `prefix_tree` finds the token prefixes they
+share (the template's, then each prompt's under its multi-token continuations), each of
+which the backend runs once.
 """
 
 from __future__ import annotations
@@ -51,6 +52,50 @@ def prefix_groups(
     return [(shared if len(m) > 1 else 0, m) for shared, m in groups]
 
 
+@dataclass
+class PrefixNode:
+    """Rows that share tokens `[start:end]` past their parent's prefix (`first` is one of
+    them): the model runs those tokens once, on top of the parent's cache. `rows` are
+    scored from `end` on (each its remaining tokens, in one padded batch), `children`
+    share more. The root has `start == end == 0`."""
+
+    start: int
+    end: int
+    first: int
+    rows: list[int]
+    children: list[PrefixNode]
+
+
+def prefix_tree(
+    rows: Sequence[Sequence[int]], keep: int, shared_min: int = SHARED_MIN
+) -> PrefixNode:
+    """The rows as a tree of shared token prefixes (rows sorted, then `prefix_groups`
+    at every level): a space's prompts share a template's instruction and shots, and a
+    prompt's multi-token continuations share the whole prompt, so each shared part runs
+    once. Every row keeps its last `keep` tokens out of any shared prefix."""
+    order = sorted(range(len(rows)), key=lambda i: tuple(rows[i]))
+    return _prefix_node(rows, order, 0, 0, keep, shared_min)
+
+
+def _prefix_node(
+    rows: Sequence[Sequence[int]],
+    members: list[int],
+    start: int,
+    end: int,
+    keep: int,
+    shared_min: int,
+) -> PrefixNode:
+    node = PrefixNode(start, end, members[0], [], [])
+    tails = [rows[i][end:] for i in members]
+    for shared, group in prefix_groups(tails, keep, shared_min):
+        picked = [members[k] for k in group]
+        if shared:
+            node.children.append(_prefix_node(rows, picked, end, end + shared, keep, shared_min))
+        else:
+            node.rows.extend(picked)
+    return node
+
+
 def left_pad(rows: Sequence[list[int]], pad: int) -> tuple[torch.Tensor, torch.Tensor]:
     width = max(len(r) for r in rows)
     ids = torch.full((len(rows), width), pad, dtype=torch.long)
@@ -67,7 +112,7 @@ def schedule(
 ) -> Iterator[list[int]]:
     """Batches of request indices, each with at most `size` distinct prompts: requests
     on the same prompt (e.g. a run's greedy and constrained requests) share a batch and
-    its prefill; prompts of similar length go together; the longest batch runs first."""
+    its prefill; prompts that begin alike go together; the longest batch runs first."""
     # prompts in token order: those that begin alike go together, as far as they agree
     # (after a chat template's shared system prompt, one instance's templates), so a
     # batch can prefill their shared prefixes once (`decode.prefill`)
@@ -115,10 +160,11 @@ class LoglikScheduler:
         self.open: list[int] = []
 
     def run(self) -> list[LoglikResult]:
-        def key(i: int) -> tuple[tuple[int, ...], int]:
-            inputs = [p.inputs for p in self.pairs[i]] or [()]
-            return inputs[0][:SHARED_MIN], -max(map(len, inputs))
+        def key(i: int) -> tuple[int, ...]:
+            return min((p.inputs for p in self.pairs[i]), default=())
 
+        # sorted by their tokens: prompts that share a prefix (a template's instruction
+        # and shots) fill the same batches, where `prefix_tree` runs the prefix once
         order = sorted(range(len(self.pairs)), key=key)
         for i in order:
             self.open.append(i)

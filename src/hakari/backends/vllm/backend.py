@@ -226,8 +226,8 @@ class VLLMBackend:
     ) -> list[LoglikResult]:
         """Sum log-probs of each continuation, tokenized as the transformers backend does
         (trailing whitespace of the context moves to the continuation; the
-        continuation's tokens are those of tokenize(context + continuation) past
-        tokenize(context); an empty context gets the BOS token)."""
+        model reads tokenize(context), then the tokens of tokenize(context + continuation)
+        past len(tokenize(context)); an empty context gets the BOS token)."""
         rows: list[tuple[list[int], int]] = []
         owners: list[tuple[int, int]] = []
         values: list[list[tuple[float, int]]] = [
@@ -259,7 +259,9 @@ class VLLMBackend:
             if bos is None:
                 raise HakariInputError("an empty context needs a BOS token", field="prompt")
             whole, ctx = [int(bos), *whole], [int(bos)]
-        return whole, len(ctx)
+        # lm-evaluation-harness's pair (as the transformers backend): the context's own
+        # tokens, then the whole text's tokens past them
+        return [*ctx, *whole[len(ctx) :]], len(ctx)
 
     def close(self) -> None:
         if self.remote:
