@@ -131,6 +131,24 @@ def test_prefix_split_only_where_it_saves() -> None:
     assert prefix_split([[*long[:16], *range(184)], [*long[:16], *range(200, 384)]]) is None
 
 
+def test_one_instances_templates_share_a_batch_and_its_text_after_a_system_prompt() -> None:
+    """Chat prompts all begin with the same system prompt; after it, each instance's
+    text is shared by its templates. They are batched together (not by length) and
+    split after the instance's text, not after the system prompt only."""
+    system = list(range(1000, 1020))
+    instances = [list(range(2000 + 100 * k, 2040 + 100 * k)) for k in range(3)]
+    questions = [[7] * 3, [8] * 9]  # two templates, of different lengths
+    prompts = [[*system, *text, *q] for text in instances for q in questions]
+    requests = [_free(str(i), 4) for i in range(len(prompts))]
+    batches = list(schedule(requests, prompts, 2))
+    assert sorted(sorted(b) for b in batches) == [[0, 1], [2, 3], [4, 5]]
+    split = prefix_split(prompts)
+    assert split is not None
+    heads, head_of = split
+    assert heads == [[*system, *text] for text in instances]
+    assert head_of == [0, 0, 1, 1, 2, 2]
+
+
 def test_the_shared_prefix_loglik_warns_nothing(tiny_random_backend: HFBackend) -> None:
     """The log-likelihood pass over one template's prompts (a shared instruction) runs
     through the same cache argument as the decoding loop: no deprecation warning, and

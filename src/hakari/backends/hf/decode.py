@@ -35,6 +35,7 @@ from typing import Any
 import torch
 from transformers import PreTrainedModel
 
+from hakari.backends.hf.roomy import make_roomy
 from hakari.backends.hf.rows import Row
 from hakari.backends.hf.scheduling import left_pad, prefix_groups
 
@@ -65,6 +66,7 @@ def decode_rows(
     logits, cache, attention, positions = prefill(
         step, [list(p) for p in prompt_of], pad_token_id, device
     )
+    make_roomy(cache)  # each step writes into free room, not a copy of the whole cache
     # the prompt (cache row) of each live row where rows share prompts; None: row i is
     # cache row i, as it is after every step
     shared = torch.tensor(of_row, device=device) if len(prompt_of) < len(live) else None
@@ -115,15 +117,40 @@ def prefill(
     return logits[:, -1], cache, attention, positions
 
 
+# common-prefix lengths at which prompts may be grouped (`prefix_split` takes the cheapest):
+# a chat template's system prompt is shared by every prompt of a batch, one instance's
+# templates share its text after it; a low bar would put them all in one group that
+# shares only the system prompt
+SPLIT_MIN_SHARED = (16, 32, 64, 128)
+
+
 def prefix_split(prompts: list[list[int]]) -> tuple[list[list[int]], list[int]] | None:
     """The distinct prefixes to run first and each prompt's prefix (an index into them),
     or None where a single pass reads (almost) as few tokens. Prompts that share a
-    prefix with their neighbours (`prefix_groups`, in the order given) split there; a
-    prompt alone splits where its rest is as long as the longest shared group's rest,
-    so that neither pass is padded further for it."""
+    prefix of at least one of `SPLIT_MIN_SHARED` tokens with their neighbours
+    (`prefix_groups`, in the order given) split there, at the bar that reads the fewest
+    tokens (heads and rests, each padded to its longest); a prompt alone splits where its
+    rest is as long as the longest shared group's rest, so that neither pass is padded
+    further for it."""
     if len(prompts) < 2 or min(map(len, prompts)) < 2:
         return None
-    groups = prefix_groups(prompts, keep=1)
+    whole_cost = len(prompts) * max(map(len, prompts))
+    best: tuple[int, list[list[int]], list[int]] | None = None
+    for shared_min in SPLIT_MIN_SHARED:
+        split = _split_at(prompts, shared_min)
+        if split is not None and (best is None or split[0] < best[0]):
+            best = split
+    if best is None or best[0] > 0.9 * whole_cost:
+        return None
+    return best[1], best[2]
+
+
+def _split_at(
+    prompts: list[list[int]], shared_min: int
+) -> tuple[int, list[list[int]], list[int]] | None:
+    """`prefix_split`'s split with groups sharing at least `shared_min` tokens, and the
+    tokens its two passes read (padding included); None where no prompts group."""
+    groups = prefix_groups(prompts, keep=1, shared_min=shared_min)
     shared = [(n, members) for n, members in groups if n]
     if not shared:
         return None
@@ -136,9 +163,8 @@ def prefix_split(prompts: list[list[int]]) -> tuple[list[list[int]], list[int]] 
             head_of[i] = len(heads)
         heads.append(prompts[members[0]][:cut])
     rests = [len(p) - len(heads[h]) for p, h in zip(prompts, head_of, strict=True)]
-    split_cost = len(heads) * max(map(len, heads)) + len(prompts) * max(rests)
-    whole_cost = len(prompts) * max(map(len, prompts))
-    return (heads, head_of) if split_cost <= 0.9 * whole_cost else None
+    cost = len(heads) * max(map(len, heads)) + len(prompts) * max(rests)
+    return cost, heads, head_of
 
 
 def _positions(attention: torch.Tensor) -> torch.Tensor:

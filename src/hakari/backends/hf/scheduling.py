@@ -1,10 +1,11 @@
 """Batch scheduling for the transformers backend.
 
-Generation: requests are sorted by their first `SHARED_MIN` tokens, then by prompt
-length, and cut into batches of `batch_size` distinct prompts (requests on one prompt
-go together and share its prefill: every row carries its own settings, so no setting
-splits a batch; prompts that begin alike share a batch, whose prefill runs their common
-prefix once), and the batches run longest first (an out-of-memory error shows at once).
+Generation: requests are sorted by their prompt's tokens and cut into batches of
+`batch_size` distinct prompts (requests on one prompt go together and share its
+prefill: every row carries its own settings, so no setting splits a batch; prompts that
+begin alike share a batch, whose prefill runs their common prefixes once, e.g. one
+instance's templates after a chat template's system prompt), and the batches run
+longest first (an out-of-memory error shows at once).
 Prompts are left-padded.
 
 Log-likelihood: `LoglikScheduler` feeds unique model inputs through the scorer (rows
@@ -111,13 +112,11 @@ def schedule(
 ) -> Iterator[list[int]]:
     """Batches of request indices, each with at most `size` distinct prompts: requests
     on the same prompt (e.g. a run's greedy and constrained requests) share a batch and
-    its prefill; prompts of similar length go together; the longest batch runs first."""
-    # prompts that begin alike go together, so a batch can prefill their shared prefix
-    # once (`decode.prefill`); then longest first, which keeps the padding small
-    order = sorted(
-        range(len(requests)),
-        key=lambda i: (prompts[i][:SHARED_MIN], -len(prompts[i]), prompts[i]),
-    )
+    its prefill; prompts that begin alike go together; the longest batch runs first."""
+    # prompts in token order: those that begin alike go together, as far as they agree
+    # (after a chat template's shared system prompt, one instance's templates), so a
+    # batch can prefill their shared prefixes once (`decode.prefill`)
+    order = sorted(range(len(requests)), key=lambda i: prompts[i])
     batches: list[list[int]] = []
     distinct = 0
     for i in order:
