@@ -141,8 +141,7 @@ def loglik_differences(
         if rp.answers
     ]
     keys = [
-        request_key("loglik", identity, reference.render_prompt(r), r.settings())
-        for r in requests
+        request_key("loglik", identity, reference.render_prompt(r), r.settings()) for r in requests
     ]
     cache = ResponseCache.in_dir(cache_dir)
     try:
