@@ -4,7 +4,8 @@ log-likelihoods from prompt logprobs, the identity."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -233,12 +234,14 @@ class VLLMBackend:
         values: list[list[tuple[float, int]]] = [
             [(0.0, 0)] * len(r.continuations) for r in requests
         ]
+        # a prompt's context is the same for each of its continuations: tokenized once
+        encode = lru_cache(maxsize=256)(self._token_ids)
         for i, request in enumerate(requests):
             context = self.render_prompt(request)
             add_special = not self._is_chat(request)
             for j, continuation in enumerate(request.continuations):
                 if continuation:
-                    rows.append(self._pair(context, continuation, add_special))
+                    rows.append(self._pair(context, continuation, add_special, encode))
                     owners.append((i, j))
         if rows:
             for (i, j), value in zip(owners, self._dispatch("score", [rows]), strict=True):
@@ -248,12 +251,19 @@ class VLLMBackend:
             on_batch(list(enumerate(results)))
         return results
 
-    def _pair(self, context: str, continuation: str, add_special: bool) -> tuple[list[int], int]:
+    def _token_ids(self, text: str, add_special: bool) -> tuple[int, ...]:
+        return tuple(self.tokenizer(text, add_special_tokens=add_special)["input_ids"])
+
+    def _pair(
+        self,
+        context: str,
+        continuation: str,
+        add_special: bool,
+        encode: Callable[[str, bool], tuple[int, ...]],
+    ) -> tuple[list[int], int]:
         context, continuation = move_trailing_space(context, continuation)
-        ctx = list(self.tokenizer(context, add_special_tokens=add_special)["input_ids"])
-        whole = list(
-            self.tokenizer(context + continuation, add_special_tokens=add_special)["input_ids"]
-        )
+        ctx = list(encode(context, add_special))
+        whole = list(self._token_ids(context + continuation, add_special))
         if not ctx:
             bos = self.tokenizer.bos_token_id
             if bos is None:
