@@ -12,7 +12,7 @@ import torch
 
 from hakari.backends.base import GenerationRequest, LoglikRequest
 from hakari.backends.hf import HFBackend
-from hakari.backends.hf.decode import prefix_split
+from hakari.backends.hf.decode import prefill_tokens, prefix_split
 from hakari.backends.hf.scheduling import left_pad, schedule
 
 
@@ -140,13 +140,41 @@ def test_one_instances_templates_share_a_batch_and_its_text_after_a_system_promp
     questions = [[7] * 3, [8] * 9]  # two templates, of different lengths
     prompts = [[*system, *text, *q] for text in instances for q in questions]
     requests = [_free(str(i), 4) for i in range(len(prompts))]
-    batches = list(schedule(requests, prompts, 2))
-    assert sorted(sorted(b) for b in batches) == [[0, 1], [2, 3], [4, 5]]
+    for cost in (None, prefill_tokens):  # the token order reads fewer tokens here
+        batches = list(schedule(requests, prompts, 2, cost))
+        assert sorted(sorted(b) for b in batches) == [[0, 1], [2, 3], [4, 5]]
     split = prefix_split(prompts)
     assert split is not None
     heads, head_of = split
     assert heads == [[*system, *text] for text in instances]
     assert head_of == [0, 0, 1, 1, 2, 2]
+
+
+def test_prompts_of_very_different_lengths_are_batched_by_length() -> None:
+    """A prompt space puts 0- and 3-shot templates with one instruction side by side in
+    token order; batched so, the short prompts are padded to the long ones. With the
+    prefill's cost the batches come from the length order, which reads fewer tokens."""
+    instructions = [list(range(1000, 1020)), list(range(2000, 2020))]
+    shots = {0: [], 3: list(range(3000, 3300))}
+    prompts = [
+        [*instruction, *shots[n], 5000 + q, 5100 + q]
+        for instruction in instructions
+        for n in (3, 0)
+        for q in range(3)
+    ]
+    requests = [_free(str(i), 4) for i in range(len(prompts))]
+    by_tokens = list(schedule(requests, prompts, 4))
+    by_cost = list(schedule(requests, prompts, 4, prefill_tokens))
+
+    def read(batches: list[list[int]]) -> int:
+        return sum(prefill_tokens([prompts[i] for i in b]) for b in batches)
+
+    def lengths(batches: list[list[int]]) -> list[list[int]]:
+        return sorted(sorted(len(prompts[i]) for i in b) for b in batches)
+
+    assert lengths(by_tokens) == [[22, 22, 22, 322], [22, 22, 322, 322], [22, 322, 322, 322]]
+    assert lengths(by_cost) == [[22, 22, 22, 22], [22, 22, 322, 322], [322, 322, 322, 322]]
+    assert read(by_cost) < read(by_tokens)
 
 
 def test_the_shared_prefix_loglik_warns_nothing(tiny_random_backend: HFBackend) -> None:

@@ -34,7 +34,7 @@ from hakari.backends.base import (
     move_trailing_space,
 )
 from hakari.backends.constrained import RegexConstraintFactory
-from hakari.backends.hf.decode import ModelStep, decode_rows
+from hakari.backends.hf.decode import ModelStep, decode_rows, prefill_tokens
 from hakari.backends.hf.loading import (
     context_length,
     default_batch_size,
@@ -185,7 +185,7 @@ class HFBackend:
             for ids, r in zip(self._encode(requests), requests, strict=True)
         ]
         collected = InOrder(len(requests), on_batch)
-        for batch in schedule(requests, prompts, size):
+        for batch in schedule(requests, prompts, size, prefill_tokens):
             rows = [self._new_row(requests[i], prompts[i]) for i in batch]
             self._run_batch(rows)
             collected.add(

@@ -124,6 +124,15 @@ def prefill(
 SPLIT_MIN_SHARED = (16, 32, 64, 128)
 
 
+def prefill_tokens(prompts: list[list[int]]) -> int:
+    """The tokens `prefill` reads for these prompts, padding included."""
+    if not prompts:
+        return 0
+    whole_cost = len(prompts) * max(map(len, prompts))
+    split = _best_split(prompts)
+    return whole_cost if split is None or split[0] > 0.9 * whole_cost else split[0]
+
+
 def prefix_split(prompts: list[list[int]]) -> tuple[list[list[int]], list[int]] | None:
     """The distinct prefixes to run first and each prompt's prefix (an index into them),
     or None where a single pass reads (almost) as few tokens. Prompts that share a
@@ -132,17 +141,22 @@ def prefix_split(prompts: list[list[int]]) -> tuple[list[list[int]], list[int]] 
     tokens (heads and rests, each padded to its longest); a prompt alone splits where its
     rest is as long as the longest shared group's rest, so that neither pass is padded
     further for it."""
+    whole_cost = len(prompts) * max(map(len, prompts)) if prompts else 0
+    best = _best_split(prompts)
+    if best is None or best[0] > 0.9 * whole_cost:
+        return None
+    return best[1], best[2]
+
+
+def _best_split(prompts: list[list[int]]) -> tuple[int, list[list[int]], list[int]] | None:
     if len(prompts) < 2 or min(map(len, prompts)) < 2:
         return None
-    whole_cost = len(prompts) * max(map(len, prompts))
     best: tuple[int, list[list[int]], list[int]] | None = None
     for shared_min in SPLIT_MIN_SHARED:
         split = _split_at(prompts, shared_min)
         if split is not None and (best is None or split[0] < best[0]):
             best = split
-    if best is None or best[0] > 0.9 * whole_cost:
-        return None
-    return best[1], best[2]
+    return best
 
 
 def _split_at(

@@ -108,15 +108,43 @@ def left_pad(rows: Sequence[list[int]], pad: int) -> tuple[torch.Tensor, torch.T
 
 
 def schedule(
-    requests: Sequence[GenerationRequest], prompts: Sequence[list[int]], size: int
+    requests: Sequence[GenerationRequest],
+    prompts: Sequence[list[int]],
+    size: int,
+    prefill_cost: Callable[[list[list[int]]], int] | None = None,
 ) -> Iterator[list[int]]:
     """Batches of request indices, each with at most `size` distinct prompts: requests
     on the same prompt (e.g. a run's greedy and constrained requests) share a batch and
-    its prefill; prompts that begin alike go together; the longest batch runs first."""
-    # prompts in token order: those that begin alike go together, as far as they agree
-    # (after a chat template's shared system prompt, one instance's templates), so a
-    # batch can prefill their shared prefixes once (`decode.prefill`)
-    order = sorted(range(len(requests)), key=lambda i: prompts[i])
+    its prefill; the longest batch runs first.
+
+    Prompts go in token order: those that begin alike go together, as far as they agree
+    (after a chat template's shared system prompt, one instance's templates), so a batch
+    can prefill their shared prefixes once (`decode.prefill`). Where prompts differ in
+    length more than they share (a prompt space's 0- and 3-shot templates side by side),
+    that order pads a batch's short prompts to its long ones; with `prefill_cost` (the
+    tokens a batch's prefill reads) the batches are cut from the length order instead
+    (longest first, ties in token order) where those read fewer tokens in all."""
+    by_tokens = sorted(range(len(requests)), key=lambda i: prompts[i])
+    batches = _cut(by_tokens, prompts, size)
+    if prefill_cost is not None:
+
+        def total(candidate: list[list[int]]) -> int:
+            return sum(prefill_cost(_distinct(prompts, batch)) for batch in candidate)
+
+        by_length = _cut(sorted(by_tokens, key=lambda i: -len(prompts[i])), prompts, size)
+        if total(by_length) < total(batches):  # ties keep the token order
+            batches = by_length
+
+    def cost(batch: list[int]) -> int:
+        return max(len(prompts[i]) + requests[i].max_new_tokens for i in batch)
+
+    batches.sort(key=cost, reverse=True)
+    yield from batches
+
+
+def _cut(order: list[int], prompts: Sequence[list[int]], size: int) -> list[list[int]]:
+    """`order` cut into batches of at most `size` distinct prompts (a prompt's requests
+    are adjacent in every order used)."""
     batches: list[list[int]] = []
     distinct = 0
     for i in order:
@@ -126,12 +154,14 @@ def schedule(
             distinct = 0
         distinct += new_prompt
         batches[-1].append(i)
+    return batches
 
-    def cost(batch: list[int]) -> int:
-        return max(len(prompts[i]) + requests[i].max_new_tokens for i in batch)
 
-    batches.sort(key=cost, reverse=True)
-    yield from batches
+def _distinct(prompts: Sequence[list[int]], batch: list[int]) -> list[list[int]]:
+    seen: dict[tuple[int, ...], list[int]] = {}
+    for i in batch:
+        seen.setdefault(tuple(prompts[i]), prompts[i])
+    return list(seen.values())
 
 
 @dataclass(frozen=True)
