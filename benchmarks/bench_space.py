@@ -182,7 +182,7 @@ def agreement(work: Workload, ours: dict[tuple[str, int], str], theirs: list[str
         pattern = compile_regex(rp.regex)
         a = extract_answer(work.task.spec, ours[(rp.template_id, rp.index)], pattern, rp.answers)
         b = extract_answer(work.task.spec, text, pattern, rp.answers)
-        same += a.answer == b.answer and a.fallback == b.fallback
+        same += a.answer == b.answer and a.used_fallback == b.used_fallback
     return same
 
 
@@ -242,6 +242,8 @@ def bench(args: argparse.Namespace) -> None:
             folder = converted_model(SMOLLM2, default_cache_dir()).folder
             result = run_lm_eval(python, work, folder, args.batch_size, decodings, tmp)
             peer = f"lm-eval {result['version']} HFLM (load {result['load_s']:.1f} s, not timed)"
+            times = {k: round(v, 1) for k, v in result.items() if k.endswith("_s")}
+            print(f"lm-eval: {times}", flush=True)  # before the comparison, which may fail
             compare(work, rows, outputs, result)
     print_table(work, list(rows.values()), peer)
 
