@@ -126,11 +126,8 @@ SPLIT_MIN_SHARED = (16, 32, 64, 128)
 
 def prefill_tokens(prompts: list[list[int]]) -> int:
     """The tokens `prefill` reads for these prompts, padding included."""
-    if not prompts:
-        return 0
-    whole_cost = len(prompts) * max(map(len, prompts))
-    split = _best_split(prompts)
-    return whole_cost if split is None or split[0] > 0.9 * whole_cost else split[0]
+    split = _worthwhile_split(prompts)
+    return split[0] if split is not None else len(prompts) * max(map(len, prompts), default=0)
 
 
 def prefix_split(prompts: list[list[int]]) -> tuple[list[list[int]], list[int]] | None:
@@ -141,14 +138,15 @@ def prefix_split(prompts: list[list[int]]) -> tuple[list[list[int]], list[int]] 
     tokens (heads and rests, each padded to its longest); a prompt alone splits where its
     rest is as long as the longest shared group's rest, so that neither pass is padded
     further for it."""
-    whole_cost = len(prompts) * max(map(len, prompts)) if prompts else 0
-    best = _best_split(prompts)
-    if best is None or best[0] > 0.9 * whole_cost:
-        return None
-    return best[1], best[2]
+    split = _worthwhile_split(prompts)
+    return None if split is None else (split[1], split[2])
 
 
-def _best_split(prompts: list[list[int]]) -> tuple[int, list[list[int]], list[int]] | None:
+def _worthwhile_split(
+    prompts: list[list[int]],
+) -> tuple[int, list[list[int]], list[int]] | None:
+    """The cheapest split (tokens read, heads, each prompt's head), or None where it
+    would save less than a tenth of a single pass."""
     if len(prompts) < 2 or min(map(len, prompts)) < 2:
         return None
     best: tuple[int, list[list[int]], list[int]] | None = None
@@ -156,6 +154,8 @@ def _best_split(prompts: list[list[int]]) -> tuple[int, list[list[int]], list[in
         split = _split_at(prompts, shared_min)
         if split is not None and (best is None or split[0] < best[0]):
             best = split
+    if best is None or best[0] > 0.9 * len(prompts) * max(map(len, prompts)):
+        return None
     return best
 
 
