@@ -6,14 +6,16 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 
 import pytest
 import torch
 
 from hakari.backends.base import GenerationRequest, LoglikRequest
 from hakari.backends.hf import HFBackend
-from hakari.backends.hf.decode import prefill_tokens, prefix_split
-from hakari.backends.hf.scheduling import left_pad, schedule
+from hakari.backends.hf.prefill import prefill_tokens, prefix_split
+from hakari.backends.hf.scheduling import by_length_runs, left_pad, schedule
+from hakari.backends.hf.tree import PASS_TOKENS
 
 
 @contextmanager
@@ -100,12 +102,7 @@ def test_the_decoding_loop_warns_nothing(tiny_random_backend: HFBackend) -> None
         tiny_random_backend.generate([_free("Hello", 4), _free("Hi there", 3)], batch_size=2)
 
 
-def test_prompts_that_begin_alike_prefill_their_prefix_once(
-    tiny_random_backend: HFBackend,
-) -> None:
-    """Two templates of each of three instances (the instance text first): the shared
-    beginnings run once, then the rests against copies of their keys and values; the
-    tokens are those of each prompt run alone."""
+def _reviews_and_questions() -> list[GenerationRequest]:
     reviews = [
         "The battery lasts for days and the screen is bright and sharp in the sun.",
         "The film was far too long and I fell asleep twice before the end of it.",
@@ -113,14 +110,65 @@ def test_prompts_that_begin_alike_prefill_their_prefix_once(
     ]
     questions = ["Is this review positive or negative?", "Did the writer like it? Yes or no:"]
     prompts = [f"Review: {r}\n{q}" for r in reviews for q in questions]
-    requests = [_free(p, 5) for p in prompts] + [_free("Unrelated prompt", 3)]
+    return [_free(p, 5) for p in prompts] + [_free("Unrelated prompt", 3)]
+
+
+def test_prompts_that_begin_alike_prefill_their_prefix_once(
+    tiny_random_backend: HFBackend,
+) -> None:
+    """Two templates of each of three instances (the instance text first): each shared
+    beginning runs once, then its prompts' rests against copies of its keys and values,
+    and the groups are stacked into one batch to decode; the tokens are those of each
+    prompt run alone."""
+    requests = _reviews_and_questions()
     with rows_per_forward(tiny_random_backend) as sizes:
         together = tiny_random_backend.generate(requests, batch_size=8)
-    assert sizes[:2] == [4, 7]  # 3 shared beginnings + 1 prompt alone, then 7 rests
+    # per instance: its beginning (1 row), its two rests; then the prompt alone; then
+    # the decoding steps of all 7 rows together
+    assert sizes[:8] == [1, 2, 1, 2, 1, 2, 1, 7]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         alone = [tiny_random_backend.generate([r])[0] for r in requests]
     assert together == alone
+
+
+def test_a_cache_of_other_layers_prefills_in_two_passes(
+    tiny_random_backend: HFBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the model's cache cannot be stacked from a tree's groups (sliding-window
+    layers): the distinct beginnings in one pass, the rests in a second; the same
+    tokens."""
+    monkeypatch.setattr(tiny_random_backend.step, "plain_cache", False)
+    requests = _reviews_and_questions()
+    with rows_per_forward(tiny_random_backend) as sizes:
+        together = tiny_random_backend.generate(requests, batch_size=8)
+    assert sizes[:2] == [4, 7]  # 3 shared beginnings + 1 prompt alone, then 7 rests
+    assert together == [tiny_random_backend.generate([r])[0] for r in requests]
+
+
+def test_a_space_of_nested_prefixes_decodes_as_each_prompt_alone(
+    tiny_random_backend: HFBackend,
+) -> None:
+    """A prompt space's shape: two instructions, each with 0 and 2 shots, three
+    questions each (shared parts nested, lengths far apart in one batch); the
+    stacked cache is left-padded to the longest prompt and every row decodes what it
+    would alone."""
+    instructions = [
+        "Answer the question with the letter of the right choice and nothing else.",
+        "Read the question below carefully, then reply with one letter: A, B, C or D.",
+    ]
+    shots = "Q: What is 2 + 2? A) 3 B) 4 C) 5 D) 6\nAnswer: B\n" * 2
+    questions = ["Q: Which is a fruit? A) car B) apple", "Q: Which is blue? A) sky", "Q: x"]
+    requests = [
+        _free(f"{i}\n{s}{q}\nAnswer:", 4)
+        for i in instructions
+        for s in ("", shots)
+        for q in questions
+    ]
+    with rows_per_forward(tiny_random_backend) as sizes:
+        together = tiny_random_backend.generate(requests, batch_size=16)
+    assert 1 in sizes and len(requests) in sizes  # parts once, the rows decoded together
+    assert together == [tiny_random_backend.generate([r])[0] for r in requests]
 
 
 def test_prefix_split_only_where_it_saves() -> None:
@@ -140,7 +188,8 @@ def test_one_instances_templates_share_a_batch_and_its_text_after_a_system_promp
     questions = [[7] * 3, [8] * 9]  # two templates, of different lengths
     prompts = [[*system, *text, *q] for text in instances for q in questions]
     requests = [_free(str(i), 4) for i in range(len(prompts))]
-    for cost in (None, prefill_tokens):  # the token order reads fewer tokens here
+    costs = (None, partial(prefill_tokens, tree=False), partial(prefill_tokens, tree=True))
+    for cost in costs:  # the token order reads fewer tokens here
         batches = list(schedule(requests, prompts, 2, cost))
         assert sorted(sorted(b) for b in batches) == [[0, 1], [2, 3], [4, 5]]
     split = prefix_split(prompts)
@@ -150,31 +199,59 @@ def test_one_instances_templates_share_a_batch_and_its_text_after_a_system_promp
     assert head_of == [0, 0, 1, 1, 2, 2]
 
 
-def test_prompts_of_very_different_lengths_are_batched_by_length() -> None:
-    """A prompt space puts 0- and 3-shot templates with one instruction side by side in
-    token order; batched so, the short prompts are padded to the long ones. With the
-    prefill's cost the batches come from the length order, which reads fewer tokens."""
+def _zero_and_three_shot_prompts() -> list[list[int]]:
     instructions = [list(range(1000, 1020)), list(range(2000, 2020))]
     shots = {0: [], 3: list(range(3000, 3300))}
-    prompts = [
+    return [
         [*instruction, *shots[n], 5000 + q, 5100 + q]
         for instruction in instructions
         for n in (3, 0)
         for q in range(3)
     ]
+
+
+def _lengths(prompts: list[list[int]], batches: list[list[int]]) -> list[list[int]]:
+    return sorted(sorted(len(prompts[i]) for i in b) for b in batches)
+
+
+def test_prompts_of_very_different_lengths_are_batched_by_length() -> None:
+    """A prompt space puts 0- and 3-shot templates with one instruction side by side in
+    token order; batched so and prefilled in two passes, the short prompts are padded
+    to the long ones. With that prefill's cost the batches come from the length order,
+    which reads fewer tokens."""
+    prompts = _zero_and_three_shot_prompts()
     requests = [_free(str(i), 4) for i in range(len(prompts))]
+    cost = partial(prefill_tokens, tree=False)
     by_tokens = list(schedule(requests, prompts, 4))
-    by_cost = list(schedule(requests, prompts, 4, prefill_tokens))
+    by_cost = list(schedule(requests, prompts, 4, cost))
 
     def read(batches: list[list[int]]) -> int:
-        return sum(prefill_tokens([prompts[i] for i in b]) for b in batches)
+        return sum(cost([prompts[i] for i in b]) for b in batches)
 
-    def lengths(batches: list[list[int]]) -> list[list[int]]:
-        return sorted(sorted(len(prompts[i]) for i in b) for b in batches)
-
-    assert lengths(by_tokens) == [[22, 22, 22, 322], [22, 22, 322, 322], [22, 322, 322, 322]]
-    assert lengths(by_cost) == [[22, 22, 22, 22], [22, 22, 322, 322], [322, 322, 322, 322]]
+    lengths = [[22, 22, 22, 322], [22, 22, 322, 322], [22, 322, 322, 322]]
+    assert _lengths(prompts, by_tokens) == lengths
+    assert _lengths(prompts, by_cost) == [[22, 22, 22, 22], [22, 22, 322, 322], [322] * 4]
     assert read(by_cost) < read(by_tokens)
+
+
+def test_a_tree_prefill_reads_each_shared_part_once() -> None:
+    """The same prompts prefilled as a tree: one instruction's 0- and 3-shot templates
+    share it, the 3-shot ones their shots; each part runs once, far fewer tokens than
+    one pass or two, and the batches read no more than the token order's."""
+    prompts = _zero_and_three_shot_prompts()
+    requests = [_free(str(i), 4) for i in range(len(prompts))]
+    cost = partial(prefill_tokens, tree=True)
+
+    def read(batches: list[list[int]]) -> int:
+        return sum(cost([prompts[i] for i in b]) for b in batches)
+
+    chosen = list(schedule(requests, prompts, 4, cost))
+    assert read(chosen) <= read(list(schedule(requests, prompts, 4)))
+    first = [prompts[i] for i in sorted(range(len(prompts)), key=lambda i: prompts[i])[:4]]
+    # instruction (20) + shots (300) + three rests of 2 + one 0-shot rest of 2, each part
+    # and each group of rests a pass (PASS_TOKENS)
+    assert cost(first) == 20 + 300 + 3 * 2 + 2 + 4 * PASS_TOKENS
+    assert cost(first) < partial(prefill_tokens, tree=False)(first) < 4 * 322
 
 
 def test_the_shared_prefix_loglik_warns_nothing(tiny_random_backend: HFBackend) -> None:
@@ -192,3 +269,15 @@ def test_the_shared_prefix_loglik_warns_nothing(tiny_random_backend: HFBackend) 
     alone = [tiny_random_backend.loglik([r])[0] for r in requests]
     for t, a in zip(together, alone, strict=True):
         assert t.logprobs == pytest.approx(a.logprobs, abs=1e-4)
+
+
+def test_rows_of_very_different_lengths_run_apart() -> None:
+    """Rows under one shared prefix: padded into one pass only where that reads fewer
+    tokens than a pass of their own."""
+    apart = (300 * 2 + 30 * 2 + 2 * PASS_TOKENS, [[0, 2], [1, 3]])  # 296 pads to 300
+    assert by_length_runs([300, 30, 296, 25], PASS_TOKENS) == apart
+    assert by_length_runs([10, 9, 8], PASS_TOKENS) == (3 * 10 + PASS_TOKENS, [[0, 1, 2]])
+    assert by_length_runs([5], PASS_TOKENS) == (5 + PASS_TOKENS, [[0]])
+    cost, runs = by_length_runs([40, 1, 17, 90, 3, 3, 60], PASS_TOKENS)
+    assert sorted(i for run in runs for i in run) == list(range(7))
+    assert cost <= 7 * 90 + PASS_TOKENS  # never more than one pass

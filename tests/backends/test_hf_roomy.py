@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 from transformers.cache_utils import DynamicLayer
 
-from hakari.backends.hf.roomy import ROOM, RoomyLayer
+from hakari.backends.hf.roomy import ROOM, roomy_layer
 
 
 def _step(batch: int, n: int = 1) -> tuple[torch.Tensor, torch.Tensor]:
@@ -17,7 +17,7 @@ def test_roomy_layer_holds_what_a_dynamic_layer_holds() -> None:
     torch.manual_seed(0)
     plain = DynamicLayer()
     plain.update(*_step(4, 5))
-    roomy = RoomyLayer(plain.keys, plain.values)  # type: ignore[arg-type]
+    roomy = roomy_layer(plain.keys, plain.values)  # type: ignore[arg-type]
     buffer = roomy._key_buffer.data_ptr()
     for i in range(ROOM + 3):
         states = _step(4)

@@ -15,7 +15,7 @@ import gc
 import logging
 import secrets
 from collections.abc import Sequence
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 
 import torch
@@ -34,7 +34,7 @@ from hakari.backends.base import (
     move_trailing_space,
 )
 from hakari.backends.constrained import RegexConstraintFactory
-from hakari.backends.hf.decode import ModelStep, decode_rows, prefill_tokens
+from hakari.backends.hf.decode import decode_rows
 from hakari.backends.hf.loading import (
     context_length,
     default_batch_size,
@@ -42,12 +42,14 @@ from hakari.backends.hf.loading import (
     load_pretrained,
 )
 from hakari.backends.hf.loglik import score_rows
+from hakari.backends.hf.prefill import prefill_tokens
 from hakari.backends.hf.rows import Row, RowStepper, Sampler, constrain_and_sample
 from hakari.backends.hf.scheduling import (
     LoglikScheduler,
     Pair,
     schedule,
 )
+from hakari.backends.hf.step import ModelStep
 from hakari.backends.hub import cached_commit
 from hakari.errors import HakariInputError, ModelLoadError
 
@@ -185,7 +187,8 @@ class HFBackend:
             for ids, r in zip(self._encode(requests), requests, strict=True)
         ]
         collected = InOrder(len(requests), on_batch)
-        for batch in schedule(requests, prompts, size, prefill_tokens):
+        cost = partial(prefill_tokens, tree=self.step.plain_cache)
+        for batch in schedule(requests, prompts, size, cost):
             rows = [self._new_row(requests[i], prompts[i]) for i in batch]
             self._run_batch(rows)
             collected.add(

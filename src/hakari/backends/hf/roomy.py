@@ -10,6 +10,7 @@ strides), and the buffer is copied only when it is full.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import torch
@@ -21,13 +22,15 @@ ROOM = 32  # positions added each time a buffer is full
 class RoomyLayer(DynamicLayer):
     """A `DynamicLayer` whose `keys`/`values` are views of buffers with free room."""
 
-    def __init__(self, keys: torch.Tensor, values: torch.Tensor) -> None:
+    def __init__(self, key_buffer: torch.Tensor, value_buffer: torch.Tensor, length: int) -> None:
+        """Keys and values of the first `length` positions of the buffers [rows, heads,
+        positions, dim]; the positions past them are free room."""
         super().__init__()
-        self.device = keys.device
+        self.device = key_buffer.device
         self.is_initialized = True
-        self._key_buffer = _with_room(keys, keys.shape[-2])
-        self._value_buffer = _with_room(values, values.shape[-2])
-        self._set_length(keys.shape[-2])
+        self._key_buffer = key_buffer
+        self._value_buffer = value_buffer
+        self._set_length(length)
 
     def update(
         self, key_states: torch.Tensor, value_states: torch.Tensor, *args: Any, **kwargs: Any
@@ -70,6 +73,29 @@ def _with_room(tensor: torch.Tensor, length: int) -> torch.Tensor:
     return buffer
 
 
+def roomy_layer(keys: torch.Tensor, values: torch.Tensor) -> RoomyLayer:
+    """A `RoomyLayer` holding copies of `keys` and `values` [rows, heads, positions, dim]."""
+    length = keys.shape[-2]
+    return RoomyLayer(_with_room(keys, length), _with_room(values, length), length)
+
+
+def stacked_layer(
+    parts: Sequence[tuple[torch.Tensor, torch.Tensor, torch.Tensor]], rows: int, width: int
+) -> RoomyLayer:
+    """One layer of `rows` rows from parts (the rows each fills, as an index tensor, and
+    its keys and values), each part left-padded to `width` positions. The padding is
+    zeros, not uninitialised memory: a masked position's attention weight is 0, and 0
+    times a NaN left in free memory is NaN."""
+    first = parts[0][1]
+    shape = (rows, first.shape[1], width + ROOM, first.shape[-1])
+    key_buffer, value_buffer = first.new_zeros(shape), first.new_zeros(shape)
+    for index, keys, values in parts:
+        start = width - keys.shape[-2]
+        key_buffer[index, :, start:width] = keys
+        value_buffer[index, :, start:width] = values
+    return RoomyLayer(key_buffer, value_buffer, width)
+
+
 def make_roomy(cache: Any) -> bool:
     """Replace the plain `DynamicLayer`s of a transformers cache with `RoomyLayer`s in
     place; False (cache untouched) where it holds other layers (sliding windows,
@@ -79,5 +105,5 @@ def make_roomy(cache: Any) -> bool:
         type(layer) is not DynamicLayer or not layer.is_initialized for layer in layers
     ):
         return False
-    cache.layers = [RoomyLayer(layer.keys, layer.values) for layer in layers]
+    cache.layers = [roomy_layer(layer.keys, layer.values) for layer in layers]
     return True
