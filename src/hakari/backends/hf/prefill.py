@@ -62,27 +62,29 @@ def prefill_tokens(prompts: list[list[int]], *, tree: bool) -> int:
     return _plan_cost(prompts, tree)[0]
 
 
-def _plan(
-    prompts: list[list[int]], tree: bool
-) -> PrefixNode | tuple[list[list[int]], list[int]] | None:
+def _plan(prompts: list[list[int]], tree: bool) -> Plan:
     """A tree, a two-pass split (heads, each prompt's head) or None: one pass."""
     return _plan_cost(prompts, tree)[1]
 
 
-def _plan_cost(
-    prompts: list[list[int]], tree: bool
-) -> tuple[int, PrefixNode | tuple[list[list[int]], list[int]] | None]:
+Plan = PrefixNode | tuple[list[list[int]], list[int]] | None
+
+
+def _plan_cost(prompts: list[list[int]], tree: bool) -> tuple[int, Plan]:
+    """The cheapest plan and the tokens it reads; one that shares prefixes only where it
+    reads at most `WORTHWHILE` of one pass."""
     one_pass = len(prompts) * max(map(len, prompts), default=0) + PASS_TOKENS
     if len(prompts) < 2 or min(map(len, prompts)) < 2:
         return one_pass, None
+    plans: list[tuple[int, Plan]] = []
+    split = _worthwhile_split(prompts)
+    if split is not None:
+        plans.append((split[0] + 2 * PASS_TOKENS, (split[1], split[2])))
     if tree:
         root = prefix_tree(prompts, keep=1)
-        cost = tree_tokens(root, prompts)
-        return (cost, root) if cost <= WORTHWHILE * one_pass else (one_pass, None)
-    split = _worthwhile_split(prompts)
-    if split is None:
-        return one_pass, None
-    return split[0] + 2 * PASS_TOKENS, (split[1], split[2])
+        plans.append((tree_tokens(root, prompts), root))
+    cost, plan = min(plans, key=lambda p: p[0], default=(one_pass, None))
+    return (cost, plan) if cost <= WORTHWHILE * one_pass else (one_pass, None)
 
 
 @dataclass

@@ -23,7 +23,7 @@ from hakari.backends.hf.step import ModelStep
 
 # A forward pass's fixed cost counted in tokens: a shared part or a run of rows of
 # similar length is a pass of its own only where it saves more tokens than this.
-PASS_TOKENS = 8
+PASS_TOKENS = 32
 
 # the rows that end under one node (indices into the walk's rows), the float32 logits of
 # their last `keep` positions [rows, keep, vocab], their cache and attention mask
