@@ -22,8 +22,12 @@ from hakari.backends.hf.scheduling import PrefixNode, by_length_runs, left_pad
 from hakari.backends.hf.step import ModelStep
 
 # A forward pass's fixed cost counted in tokens: a shared part or a run of rows of
-# similar length is a pass of its own only where it saves more tokens than this.
-PASS_TOKENS = 32
+# similar length is a pass of its own only where it saves more tokens than this. A
+# 1-token pass of SmolLM2 on the 2-core CPU takes 54 ms (reading the weights), ~32
+# tokens at a batched pass's rate; a tree's pass also copies its parent's keys and
+# values and runs at batch 1, slower a token: on the default run's Japanese batches a
+# tree counted 8% fewer tokens at 32 and ran 5-12% slower than two passes.
+PASS_TOKENS = 64
 
 # the rows that end under one node (indices into the walk's rows), the float32 logits of
 # their last `keep` positions [rows, keep, vocab], their cache and attention mask
