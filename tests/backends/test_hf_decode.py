@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from hakari.backends.base import GenerationRequest, LoglikRequest
-from hakari.backends.hf import HFBackend, tree
+from hakari.backends.hf import HFBackend, prefill, tree
 from hakari.backends.hf.prefill import prefill_tokens, prefix_split
 from hakari.backends.hf.scheduling import by_length_runs, left_pad, schedule
 from hakari.backends.hf.tree import PASS_TOKENS
@@ -113,6 +113,13 @@ def _reviews_and_questions() -> list[GenerationRequest]:
     return [_free(p, 5) for p in prompts] + [_free("Unrelated prompt", 3)]
 
 
+def _passes_cost_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Plans counted by their tokens alone: the tiny prompts here share too few tokens
+    to be worth a pass of their own at a real model's cost."""
+    monkeypatch.setattr(tree, "PASS_TOKENS", 0)
+    monkeypatch.setattr(prefill, "PASS_TOKENS", 0)
+
+
 def test_prompts_that_begin_alike_prefill_their_prefix_once(
     tiny_random_backend: HFBackend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -121,7 +128,7 @@ def test_prompts_that_begin_alike_prefill_their_prefix_once(
     shared beginning runs once, then its prompts' rests against copies of its keys and
     values, and the groups are stacked into one batch to decode; the tokens are those
     of each prompt run alone."""
-    monkeypatch.setattr(tree, "PASS_TOKENS", 0)
+    _passes_cost_nothing(monkeypatch)
     requests = _reviews_and_questions()
     with rows_per_forward(tiny_random_backend) as sizes:
         together = tiny_random_backend.generate(requests, batch_size=8)
@@ -140,6 +147,7 @@ def test_a_cache_of_other_layers_prefills_in_two_passes(
     layers), or where a tree's passes cost more: the distinct beginnings in one pass,
     the rests in a second; the same tokens."""
     monkeypatch.setattr(tiny_random_backend.step, "plain_cache", False)
+    _passes_cost_nothing(monkeypatch)
     requests = _reviews_and_questions()
     with rows_per_forward(tiny_random_backend) as sizes:
         together = tiny_random_backend.generate(requests, batch_size=8)
@@ -275,8 +283,9 @@ def test_the_shared_prefix_loglik_warns_nothing(tiny_random_backend: HFBackend) 
 def test_rows_of_very_different_lengths_run_apart() -> None:
     """Rows under one shared prefix: padded into one pass only where that reads fewer
     tokens than a pass of their own."""
-    apart = (300 * 2 + 30 * 2 + 2 * PASS_TOKENS, [[0, 2], [1, 3]])  # 296 pads to 300
-    assert by_length_runs([300, 30, 296, 25], PASS_TOKENS) == apart
+    apart = (300 * 2 + 30 * 2 + 2 * 8, [[0, 2], [1, 3]])  # 296 pads to 300
+    assert by_length_runs([300, 30, 296, 25], 8) == apart
+    assert by_length_runs([300, 30, 296, 25], 1000) == (4 * 300 + 1000, [[0, 2, 1, 3]])
     assert by_length_runs([10, 9, 8], PASS_TOKENS) == (3 * 10 + PASS_TOKENS, [[0, 1, 2]])
     assert by_length_runs([5], PASS_TOKENS) == (5 + PASS_TOKENS, [[0]])
     cost, runs = by_length_runs([40, 1, 17, 90, 3, 3, 60], PASS_TOKENS)
