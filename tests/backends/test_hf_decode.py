@@ -188,10 +188,13 @@ def test_prefix_split_only_where_it_saves() -> None:
     assert prefix_split([[*long[:16], *range(184)], [*long[:16], *range(200, 384)]]) is None
 
 
-def test_one_instances_templates_share_a_batch_and_its_text_after_a_system_prompt() -> None:
+def test_one_instances_templates_share_a_batch_and_its_text_after_a_system_prompt(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """Chat prompts all begin with the same system prompt; after it, each instance's
     text is shared by its templates. They are batched together (not by length) and
     split after the instance's text, not after the system prompt only."""
+    _passes_cost_nothing(monkeypatch)
     system = list(range(1000, 1020))
     instances = [list(range(2000 + 100 * k, 2040 + 100 * k)) for k in range(3)]
     questions = [[7] * 3, [8] * 9]  # two templates, of different lengths
