@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from hakari.backends.base import GenerationRequest, LoglikRequest
-from hakari.backends.hf import HFBackend, prefill, tree
+from hakari.backends.hf import HFBackend, decode, loading, prefill, tree
 from hakari.backends.hf.prefill import prefill_tokens, prefix_split
 from hakari.backends.hf.scheduling import by_length_runs, left_pad, schedule
 from hakari.backends.hf.tree import PASS_TOKENS
@@ -294,3 +294,46 @@ def test_rows_of_very_different_lengths_run_apart() -> None:
     cost, runs = by_length_runs([40, 1, 17, 90, 3, 3, 60], PASS_TOKENS)
     assert sorted(i for run in runs for i in run) == list(range(7))
     assert cost <= 7 * 90 + PASS_TOKENS  # never more than one pass
+
+
+def _long_and_short() -> list[GenerationRequest]:
+    """Prompts of far-apart lengths, answers that end at different steps."""
+    words = "one two three four five six seven eight nine ten eleven twelve".split()
+    return [_free(" ".join(words[: 1 + 2 * i]), 3 + i % 4) for i in range(6)]
+
+
+def test_the_live_rows_of_several_batches_decode_together(
+    tiny_random_backend: HFBackend,
+) -> None:
+    """Batches of two prompts each: each batch's rows join those still decoding (their
+    caches left-padded to one width), up to the CPU's limit of four batches' rows, and
+    every row decodes what it would alone; each batch is reported once, when its rows
+    have ended."""
+    requests = _long_and_short()
+    reported: list[list[int]] = []
+    with rows_per_forward(tiny_random_backend) as sizes:
+        together = tiny_random_backend.generate(
+            requests, batch_size=2, on_batch=lambda b: reported.append([i for i, _ in b])
+        )
+    assert max(sizes) > 2 and max(sizes) <= 4 * 2  # rows of several batches in one step
+    assert sorted(i for b in reported for i in b) == list(range(len(requests)))
+    assert all(len(b) == 2 for b in reported)
+    assert together == [tiny_random_backend.generate([r])[0] for r in requests]
+
+
+@pytest.mark.parametrize("why", ["sliding-window layers", "over the bytes bound"])
+def test_caches_that_cannot_be_stacked_decode_a_batch_at_a_time(
+    tiny_random_backend: HFBackend, monkeypatch: pytest.MonkeyPatch, why: str
+) -> None:
+    """Where a batch's cache cannot take room (sliding-window layers), or the caches
+    together would take more memory than the pool's bound, the rows still decoding end
+    before its rows start: no step computes more than one batch."""
+    if why == "sliding-window layers":
+        monkeypatch.setattr(decode, "make_roomy", lambda cache: False)
+    else:
+        monkeypatch.setattr(loading, "CPU_DECODE_CACHE_BYTES", 1)
+    requests = _long_and_short()
+    with rows_per_forward(tiny_random_backend) as sizes:
+        apart = tiny_random_backend.generate(requests, batch_size=2)
+    assert max(sizes) <= 2
+    assert apart == [tiny_random_backend.generate([r])[0] for r in requests]

@@ -34,9 +34,10 @@ from hakari.backends.base import (
     move_trailing_space,
 )
 from hakari.backends.constrained import RegexConstraintFactory
-from hakari.backends.hf.decode import decode_rows
+from hakari.backends.hf.decode import DecodePool
 from hakari.backends.hf.loading import (
     context_length,
+    decode_pool_limits,
     default_batch_size,
     find_eos_token_ids,
     load_pretrained,
@@ -188,12 +189,34 @@ class HFBackend:
         ]
         collected = InOrder(len(requests), on_batch)
         cost = partial(prefill_tokens, tree=self.step.plain_cache)
+        max_rows, max_bytes = decode_pool_limits(self.device.type, size)
+        pool = DecodePool(
+            self.step,
+            pad_token_id=self.pad_token_id,
+            process_scores=self._process_scores,
+            advance=self._stepper.advance,
+            max_rows=max_rows,
+            max_bytes=max_bytes,
+        )
+        running: list[tuple[list[int], list[Row]]] = []  # batches with rows still live
+
+        def report_finished() -> None:
+            """Each batch whose rows have all ended goes to `on_batch` as one."""
+            for batch, rows in running:
+                if all(row.done for row in rows):
+                    results = [row.result(self.tokenizer) for row in rows]
+                    collected.add(list(zip(batch, results, strict=True)))
+            running[:] = [(b, rows) for b, rows in running if not all(r.done for r in rows)]
+
         for batch in schedule(requests, prompts, size, cost):
             rows = [self._new_row(requests[i], prompts[i]) for i in batch]
-            self._run_batch(rows)
-            collected.add(
-                [(i, row.result(self.tokenizer)) for i, row in zip(batch, rows, strict=True)]
-            )
+            pool.make_room(rows)
+            report_finished()
+            pool.add(rows)
+            running.append((batch, rows))
+            report_finished()
+        pool.drain()
+        report_finished()
         return collected.results()
 
     def _check_regexes(self, requests: Sequence[GenerationRequest]) -> None:
@@ -230,15 +253,6 @@ class HFBackend:
             sampler=sampler,
             max_chars=request.max_new_chars,
             stop_after=request.stop_after if constraint is None else None,
-        )
-
-    def _run_batch(self, rows: list[Row]) -> None:
-        decode_rows(
-            self.step,
-            rows,
-            pad_token_id=self.pad_token_id,
-            process_scores=self._process_scores,
-            advance=self._stepper.advance,
         )
 
     def _process_scores(self, rows: list[Row], scores: torch.Tensor) -> torch.Tensor:

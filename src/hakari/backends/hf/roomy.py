@@ -98,9 +98,11 @@ def stacked_layer(
 
 def make_roomy(cache: Any) -> bool:
     """Replace the plain `DynamicLayer`s of a transformers cache with `RoomyLayer`s in
-    place; False (cache untouched) where it holds other layers (sliding windows,
-    linear attention) or none."""
+    place (True where its layers are all `RoomyLayer`s then); False (cache untouched)
+    where it holds other layers (sliding windows, linear attention) or none."""
     layers = getattr(cache, "layers", None)
+    if layers and all(type(layer) is RoomyLayer for layer in layers):
+        return True
     if not layers or any(
         type(layer) is not DynamicLayer or not layer.is_initialized for layer in layers
     ):
