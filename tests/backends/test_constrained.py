@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 import pytest
 import torch
-from transformers import AutoTokenizer, PreTrainedTokenizerBase
+from tokenizers import Tokenizer
+from transformers import AutoTokenizer, PreTrainedTokenizerBase, PreTrainedTokenizerFast
 
 from hakari.backends.base import GenerationRequest, Message
 from hakari.backends.constrained import (
@@ -17,7 +19,7 @@ from hakari.backends.constrained import (
     validate_regex,
 )
 from hakari.backends.hf import HFBackend
-from hakari.errors import HakariInputError
+from hakari.errors import HakariInputError, ModelLoadError
 
 JAPANESE_AND_ENGLISH = [
     "(はい|いいえ)",
@@ -178,3 +180,28 @@ def test_gemma_japanese_constrained(gemma_backend: HFBackend) -> None:
     assert re.fullmatch(r"[^\n。]{1,30}。?", results[1].text)
     # Control tokens the converted tokenizer left unflagged are never produced.
     assert "<start_of_image>" not in results[1].text
+
+
+def test_a_tokenizer_that_llguidance_reads_otherwise_is_refused(
+    tokenizer: PreTrainedTokenizerBase,
+) -> None:
+    """transformers 5.17 converted SmolLM2's GGUF tokenizer (byte-level BPE) with
+    SentencePiece's decoders in front of the byte-level one: it still decodes right, but
+    llguidance read its Japanese as raw bytes, and `(はい|いいえ)` allowed only the end."""
+    spec = json.loads(tokenizer.backend_tokenizer.to_str())
+    spec["decoder"] = {
+        "type": "Sequence",
+        "decoders": [
+            {"type": "ByteFallback"},
+            {"type": "Fuse"},
+            {"type": "Replace", "pattern": {"String": "▁"}, "content": " "},
+            spec["decoder"],
+        ],
+    }
+    converted = PreTrainedTokenizerFast(
+        tokenizer_object=Tokenizer.from_str(json.dumps(spec)), eos_token=tokenizer.eos_token
+    )
+    ids = converted("東京", add_special_tokens=False)["input_ids"]
+    assert converted.decode(ids) == "東京"  # the tokenizer itself is fine
+    with pytest.raises(ModelLoadError, match="llguidance reads the same tokens as"):
+        RegexConstraintFactory(converted)

@@ -44,6 +44,16 @@ def test_packaged_identity_is_the_gguf_hash(smollm2_backend: object, smollm2_fol
     assert identity.dtype == "float32"
 
 
+def test_the_converted_tokenizer_ends_where_the_model_does(smollm2_folder: Path) -> None:
+    """The chat's end, `<|im_end|>`, not its start (transformers 5.17 read the GGUF's
+    BOS as the EOS: one reason hakari needs 5.19)."""
+    from transformers import AutoConfig, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(smollm2_folder)
+    assert tokenizer.eos_token == "<|im_end|>"
+    assert tokenizer.eos_token_id == AutoConfig.from_pretrained(smollm2_folder).eos_token_id
+
+
 def test_incomplete_folder_is_replaced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A folder without its marker (e.g. copied by hand, half deleted) is not trusted."""
     sha = packaged._GGUF_SOURCES[SMOLLM2.name].sha256()

@@ -29,7 +29,7 @@ import numpy as np
 import torch
 from transformers import PreTrainedTokenizerBase
 
-from hakari.errors import HakariInputError
+from hakari.errors import HakariInputError, ModelLoadError
 
 BITS_PER_WORD = 32
 
@@ -119,6 +119,7 @@ class RegexConstraintFactory:
         if not eos:
             raise ValueError("a constrained tokenizer needs at least one EOS token id")
         self._tokenizer = llguidance.hf.from_tokenizer(tokenizer, eos_token=eos)  # type: ignore[arg-type]
+        _check_same_text(tokenizer, self._tokenizer)
         self.vocab_size: int = int(self._tokenizer.vocab_size)
         self.eos_token_ids: frozenset[int] = frozenset(int(t) for t in self._tokenizer.eos_tokens)
         self._executor = llguidance.LLExecutor()
@@ -150,6 +151,27 @@ class RegexConstraintFactory:
         pairs = [(c.matcher, i) for i, c in enumerate(constraints)]
         self._executor.unsafe_compute_mask_ptr(
             pairs, bitmask.data_ptr(), self._words * 4, bitmask.shape[0]
+        )
+
+
+# English, Japanese and a number: byte-level and SentencePiece tokenizers alike.
+PROBE_TEXT = "Yes, 東京は日本の首都です。 0.5"
+
+
+def _check_same_text(tokenizer: PreTrainedTokenizerBase, ll: llguidance.LLTokenizer) -> None:
+    """llguidance reads the tokens' text from the tokenizer's JSON itself; where it reads
+    them otherwise than the tokenizer decodes them, every constraint would hold the model
+    to the wrong text (transformers 5.17 converted SmolLM2's GGUF byte-level tokenizer
+    with SentencePiece's byte fallback: llguidance then read its Japanese as raw bytes
+    and allowed no answer but the end)."""
+    ids = tokenizer(PROBE_TEXT, add_special_tokens=False)["input_ids"]
+    theirs, ours = tokenizer.decode(ids).strip(), ll.decode_str(ids).strip()
+    if theirs != ours:
+        raise ModelLoadError(
+            f"regex-constrained decoding cannot read this tokenizer: it decodes {theirs!r}, "
+            f"llguidance reads the same tokens as {ours!r} (transformers before 5.19 "
+            "converted GGUF tokenizers so: convert it again with a later one; a packaged "
+            "model converts again once its folder under the cache's models/ is deleted)"
         )
 
 
