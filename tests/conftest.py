@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+import torch
 
 from hakari.backends.hf import HFBackend
 from tests.helpers.http_doubles import StubServer
@@ -96,12 +97,18 @@ def smollm2_backend(hakari_cache_dir: Path, smollm2_folder: Path) -> Iterator[HF
 
 
 @pytest.fixture(scope="session")
-def tiny_random_folder(tmp_path_factory: pytest.TempPathFactory, smollm2_folder: Path) -> Path:
-    """A randomly initialised 2-layer Llama with the SmolLM2 tokenizer, saved to disk."""
+def tiny_random_folder(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Path:
+    """A randomly initialised 2-layer Llama with the SmolLM2 tokenizer, saved to disk.
+    The tokenizer comes from the packaged model, or from the folder that
+    `$HAKARI_TEST_TOKENIZER` names (a GPU machine that cannot install the package:
+    scripts/gpu-checks.sh)."""
     import torch
     from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
 
-    tokenizer = AutoTokenizer.from_pretrained(smollm2_folder)
+    source = os.environ.get("HAKARI_TEST_TOKENIZER") or request.getfixturevalue("smollm2_folder")
+    tokenizer = AutoTokenizer.from_pretrained(source)
     config = LlamaConfig(
         vocab_size=len(tokenizer),
         hidden_size=32,
@@ -127,11 +134,17 @@ def tiny_random_folder(tmp_path_factory: pytest.TempPathFactory, smollm2_folder:
     return folder
 
 
-@pytest.fixture(scope="session")
-def tiny_random_backend(tiny_random_folder: Path) -> Iterator[HFBackend]:
+# The tiny model's tests run on every device there is: the CPU, and CUDA where it is.
+TEST_DEVICES = ["cpu", *(["cuda"] if torch.cuda.is_available() else [])]
+
+
+@pytest.fixture(scope="session", params=TEST_DEVICES)
+def tiny_random_backend(
+    tiny_random_folder: Path, request: pytest.FixtureRequest
+) -> Iterator[HFBackend]:
     from hakari.backends.registry import load_backend
 
-    backend = load_backend(f"hf:{tiny_random_folder}", device="cpu")
+    backend = load_backend(f"hf:{tiny_random_folder}", device=request.param)
     assert isinstance(backend, HFBackend)
     yield backend
     backend.close()

@@ -116,10 +116,11 @@ def _lm_eval_pair_logprob(model: object, tok: object, ctx: list[int], cont: str)
     text = tok.decode(ctx, skip_special_tokens=True)  # type: ignore[attr-defined]
     whole = tok(text + cont)["input_ids"]  # type: ignore[operator]
     target = whole[len(ctx) :]
+    device = model.device  # type: ignore[attr-defined]
     with torch.inference_mode():
-        logits = model(torch.tensor([ctx + target])).logits[0].float()  # type: ignore[operator]
+        logits = model(torch.tensor([ctx + target], device=device)).logits[0].float()  # type: ignore[operator]
     logp = torch.log_softmax(logits, -1)[len(ctx) - 1 : -1]
-    return float(logp.gather(-1, torch.tensor(target)[:, None]).sum())
+    return float(logp.gather(-1, torch.tensor(target, device=device)[:, None]).sum())
 
 
 def test_loglik_scores_lm_evals_sequence_where_the_boundary_merges(
