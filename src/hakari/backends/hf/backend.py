@@ -198,22 +198,18 @@ class HFBackend:
             max_rows=max_rows,
             max_bytes=max_bytes,
         )
-        running: list[tuple[list[int], list[Row]]] = []  # batches with rows still live
 
         def report_finished() -> None:
             """Each batch whose rows have all ended goes to `on_batch` as one."""
-            for batch, rows in running:
-                if all(row.done for row in rows):
-                    results = [row.result(self.tokenizer) for row in rows]
-                    collected.add(list(zip(batch, results, strict=True)))
-            running[:] = [(b, rows) for b, rows in running if not all(r.done for r in rows)]
+            for batch, rows in pool.finished():
+                results = [row.result(self.tokenizer) for row in rows]
+                collected.add(list(zip(batch, results, strict=True)))
 
         for batch in schedule(requests, prompts, size, cost):
             rows = [self._new_row(requests[i], prompts[i]) for i in batch]
             pool.make_room(rows)
             report_finished()
-            pool.add(rows)
-            running.append((batch, rows))
+            pool.add(batch, rows)
             report_finished()
         pool.drain()
         report_finished()

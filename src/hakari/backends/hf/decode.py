@@ -31,7 +31,7 @@ between any two batch compositions.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
@@ -74,17 +74,26 @@ class DecodePool:
         self.attention = torch.empty(0)  # [rows, cache width], padding at 0
         self.positions = torch.empty(0)  # [rows, 1]: each row's last position read
         self.next_ids: list[int] = []
+        self.batches: list[tuple[Sequence[int], list[Row]]] = []  # added, not yet finished
 
     @property
     def stackable(self) -> bool:
         """Whether another batch's rows can join these (plain layers with room)."""
         return self.cache is None or all(type(x) is RoomyLayer for x in self.cache.layers)
 
+    def finished(self) -> list[tuple[Sequence[int], list[Row]]]:
+        """The batches added whose rows have all ended since the last call, each once."""
+        ended = [all(row.done for row in rows) for _, rows in self.batches]
+        done = [b for b, end in zip(self.batches, ended, strict=True) if end]
+        self.batches = [b for b, end in zip(self.batches, ended, strict=True) if not end]
+        return done
+
     @torch.inference_mode()
-    def add(self, rows: list[Row]) -> None:
+    def add(self, batch: Sequence[int], rows: list[Row]) -> None:
         """Prefill the rows' prompts, take each row's first token, and let the rows
         that go on join the live ones (after those have ended where the caches cannot
-        be stacked)."""
+        be stacked); `batch` names the rows for `finished`."""
+        self.batches.append((batch, rows))
         for row in rows:
             if row.max_new <= 0:
                 row.done, row.finish = True, "length"
@@ -102,10 +111,9 @@ class DecodePool:
         keep = [i for i, row in enumerate(new) if not row.done]
         if not keep:
             return
-        index = shared[torch.tensor(keep, device=device)]
         if len(keep) < len(new) or len(prompt_of) < len(new):
-            cache.batch_select_indices(index)
-            attention, positions = attention[index], positions[index]
+            index = shared[torch.tensor(keep, device=device)]
+            attention, positions = _select_rows(cache, attention, positions, index)
         roomy = make_roomy(cache)  # each step writes into free room, not a copy
         new = [new[i] for i in keep]
         positions = positions[:, -1:]
@@ -158,8 +166,7 @@ class DecodePool:
         if len(keep) < len(self.live):
             if keep:
                 index = torch.tensor(keep, device=device)
-                self.cache.batch_select_indices(index)
-                attention, positions = attention[index], positions[index]
+                attention, positions = _select_rows(self.cache, attention, positions, index)
             else:
                 self.cache = None
         self.live = [self.live[i] for i in keep]
@@ -192,6 +199,14 @@ class DecodePool:
         self.positions = torch.cat([self.positions, positions])
         self.live += rows
         self.next_ids += next_ids
+
+
+def _select_rows(
+    cache: Any, attention: torch.Tensor, positions: torch.Tensor, index: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Keep the rows `index` of the cache (in place), its attention mask and positions."""
+    cache.batch_select_indices(index)
+    return attention[index], positions[index]
 
 
 def _bytes_per_position(cache: Any) -> int | None:
