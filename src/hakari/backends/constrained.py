@@ -164,8 +164,8 @@ def _check_same_text(tokenizer: PreTrainedTokenizerBase, ll: llguidance.LLTokeni
     to the wrong text (transformers 5.17 converted SmolLM2's GGUF byte-level tokenizer
     with SentencePiece's byte fallback: llguidance then read its Japanese as raw bytes
     and allowed no answer but the end)."""
-    ids = tokenizer(PROBE_TEXT, add_special_tokens=False)["input_ids"]
-    theirs, ours = tokenizer.decode(ids).strip(), ll.decode_str(ids).strip()
+    ids = list(tokenizer(PROBE_TEXT, add_special_tokens=False)["input_ids"])
+    theirs, ours = str(tokenizer.decode(ids)).strip(), ll.decode_str(ids).strip()
     if theirs != ours:
         raise ModelLoadError(
             f"regex-constrained decoding cannot read this tokenizer: it decodes {theirs!r}, "
