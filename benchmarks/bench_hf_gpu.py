@@ -12,7 +12,10 @@ Qwen's vocabulary, 32-256 tokens) in the same length-sorted batches and generate
 never picks it (its logit 0 lies below the maximum of 152k random logits), and the bare
 loop also sets `min_new_tokens`. HFBackend runs with no stop string and no character
 budget (the like-for-like setting; hakari's stop rule and budgets are timed on the CPU by
-bench_generate.py). Best of interleaved rounds.
+bench_generate.py). Best of interleaved rounds. Beside the bare loop at `--batch-size`:
+HFBackend with its decode pool held to one batch, and the bare loop at the pool's rows
+(`loading.DECODE_BATCHES` batches; every answer here is as long as the others, so a
+pooled run is a bigger batch, and that is the fair comparison for it).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from tokenizers import Tokenizer, models, pre_tokenizers
 from transformers import PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
 
 from hakari.backends.base import GenerationRequest
-from hakari.backends.hf import HFBackend
+from hakari.backends.hf import HFBackend, loading
 
 VOCAB = 151936  # Qwen2.5's
 SHAPES = {  # hidden, intermediate, layers, attention heads, key-value heads, tied embeddings
@@ -83,10 +86,20 @@ def bare_loop(backend: HFBackend, texts: list[str], batch: int, new: int) -> Non
             tok.batch_decode(out[:, enc["input_ids"].shape[1] :], skip_special_tokens=True)
 
 
+def one_batch_at_a_time(backend: HFBackend, requests: list[GenerationRequest], size: int) -> None:
+    """HFBackend with its decode pool held to one batch (as before the pool served CUDA)."""
+    pooled = loading.DECODE_BATCHES
+    loading.DECODE_BATCHES = 1
+    try:
+        backend.generate(requests, batch_size=size)
+    finally:
+        loading.DECODE_BATCHES = pooled
+
+
 def bench_size(
     size: str, args: argparse.Namespace, tokenizer: PreTrainedTokenizerFast, texts: list[str]
-) -> tuple[str, int, float, float]:
-    """(size, parameters, hakari tokens/s, bare tokens/s) for one model shape."""
+) -> tuple[str, int, dict[str, float]]:
+    """(size, parameters, tokens/s of each variant) for one model shape."""
     model = random_model(size, getattr(torch, args.dtype), args.device)
     params = sum(p.numel() for p in model.parameters())
     backend = HFBackend(model, tokenizer, name=f"random-qwen2.5-{size}", revision="random")
@@ -94,15 +107,18 @@ def bench_size(
     warm = backend.generate(requests[: args.batch_size], batch_size=args.batch_size)
     assert all(r.n_tokens == args.new_tokens for r in warm), "an answer ended early"
     bare_loop(backend, texts[: args.batch_size], args.batch_size, args.new_tokens)
+    pooled = args.batch_size * loading.DECODE_BATCHES
     runs = {
         "bare": lambda: bare_loop(backend, texts, args.batch_size, args.new_tokens),
+        "bare, pooled": lambda: bare_loop(backend, texts, pooled, args.new_tokens),
         "hakari": lambda: backend.generate(requests, batch_size=args.batch_size),
+        "hakari, one batch": lambda: one_batch_at_a_time(backend, requests, args.batch_size),
     }
     sync = torch.cuda.synchronize if args.device.startswith("cuda") else None
     best = best_of_rounds(runs, args.rounds, alternate=True, sync=sync)
-    print(f"{size}: hakari {best['hakari']:.1f} s, bare {best['bare']:.1f} s", flush=True)
+    print(f"{size}: " + ", ".join(f"{k} {v:.1f} s" for k, v in best.items()), flush=True)
     tokens = len(texts) * args.new_tokens
-    return size, params, tokens / best["hakari"], tokens / best["bare"]
+    return size, params, {k: tokens / v for k, v in best.items()}
 
 
 def main() -> None:
@@ -132,12 +148,19 @@ def main() -> None:
         f"\n{device}, {args.dtype}, {args.n} prompts of 32-256 tokens, batch {args.batch_size}, "
         f"{args.new_tokens} new tokens each, best of {args.rounds} interleaved rounds\n"
     )
-    print("| model shape | parameters | hakari tokens/s | bare generate tokens/s | ratio |")
-    print("|---|---|---|---|---|")
-    for size, params, ours, bare in rows:
+    pooled = args.batch_size * loading.DECODE_BATCHES
+    print(
+        "| model shape | parameters | hakari tokens/s | hakari, one batch at a time | bare "
+        f"`generate`, batch {args.batch_size} | bare, batch {pooled} | hakari / bare | "
+        f"hakari / bare {pooled} |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for size, params, rate in rows:
         print(
-            f"| Qwen2.5-{size} (random) | {params / 1e9:.2f} B | {ours:,.0f} | {bare:,.0f} | "
-            f"{ours / bare:.2f}× |"
+            f"| Qwen2.5-{size} (random) | {params / 1e9:.2f} B | {rate['hakari']:,.0f} | "
+            f"{rate['hakari, one batch']:,.0f} | {rate['bare']:,.0f} | "
+            f"{rate['bare, pooled']:,.0f} | {rate['hakari'] / rate['bare']:.2f}× | "
+            f"{rate['hakari'] / rate['bare, pooled']:.2f}× |"
         )
 
 

@@ -110,8 +110,8 @@ class Loading:
             "--batch-size",
             help="Distinct prompts per batch of an in-process model (a prompt's greedy and "
             "constrained requests share one; default: the backend's own, 32 for models "
-            "under 1B parameters; on a CPU the answers still running of up to four "
-            "batches decode together).",
+            "under 1B parameters; on a CPU or CUDA the answers still running of up to "
+            "four batches decode together).",
         ),
     ] = None
     no_cache: NoCacheOption = False

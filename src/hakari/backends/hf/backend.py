@@ -189,7 +189,7 @@ class HFBackend:
         ]
         collected = InOrder(len(requests), on_batch)
         cost = partial(prefill_tokens, tree=self.step.plain_cache)
-        max_rows, max_bytes = decode_pool_limits(self.device.type, size)
+        max_rows, max_bytes = decode_pool_limits(self.device, size)
         pool = DecodePool(
             self.step,
             pad_token_id=self.pad_token_id,

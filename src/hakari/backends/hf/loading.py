@@ -33,8 +33,12 @@ DTYPE_ALIASES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16", "half
 DEFAULT_BATCH_SIZE = 32
 CPU_BIG_MODEL_BATCH_SIZE = 8
 CPU_BIG_MODEL_PARAMS = 1_000_000_000
-CPU_DECODE_BATCHES = 4
+# Batches whose live rows decode together (`decode.DecodePool`), and the bound on their
+# key/value cache: on a CPU a fixed 3 GiB; on a CUDA device a share of the memory free
+# when generation starts (the stacking of a batch into the pool briefly holds both).
+DECODE_BATCHES = 4
 CPU_DECODE_CACHE_BYTES = 3 << 30
+CUDA_DECODE_CACHE_SHARE = 0.4
 
 
 def default_batch_size(device_type: str, n_params: int) -> int:
@@ -43,15 +47,19 @@ def default_batch_size(device_type: str, n_params: int) -> int:
     return DEFAULT_BATCH_SIZE
 
 
-def decode_pool_limits(device_type: str, batch_size: int) -> tuple[int, int | None]:
+def decode_pool_limits(device: torch.device, batch_size: int) -> tuple[int, int | None]:
     """The rows of several batches decoded together (`decode.DecodePool`) and the bytes
-    their key/value cache may take (None: no bound but the rows'). On a CPU, where a
-    step's fixed cost is reading the weights, up to `CPU_DECODE_BATCHES` batches and
+    their key/value cache may take (None: no bound but the rows'). A step's fixed cost
+    (on a CPU reading the weights, on a GPU launching the kernels of every layer) is
+    shared by up to `DECODE_BATCHES` batches' rows: on a CPU within
     `CPU_DECODE_CACHE_BYTES` (the default run: 4 batches, 0.82x the time of one, 1.3 GB
-    more resident memory); on an accelerator one batch, so that a batch size that fits
-    its memory still does."""
-    if device_type == "cpu":
-        return batch_size * CPU_DECODE_BATCHES, CPU_DECODE_CACHE_BYTES
+    more resident memory), on CUDA within `CUDA_DECODE_CACHE_SHARE` of the free memory.
+    Other accelerators decode one batch at a time. A batch alone is never refused."""
+    if device.type == "cpu":
+        return batch_size * DECODE_BATCHES, CPU_DECODE_CACHE_BYTES
+    if device.type == "cuda":
+        free, _ = torch.cuda.mem_get_info(device)
+        return batch_size * DECODE_BATCHES, int(free * CUDA_DECODE_CACHE_SHARE)
     return batch_size, None
 
 
