@@ -104,7 +104,6 @@ def tiny_random_folder(
     The tokenizer comes from the packaged model, or from the folder that
     `$HAKARI_TEST_TOKENIZER` names (a GPU machine that cannot install the package:
     scripts/gpu-checks.sh)."""
-    import torch
     from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
 
     source = os.environ.get("HAKARI_TEST_TOKENIZER") or request.getfixturevalue("smollm2_folder")

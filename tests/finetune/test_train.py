@@ -14,16 +14,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
 from hakari.backends.base import GenerationRequest, Message
 from hakari.backends.hf import HFBackend
-from hakari.cli import app
 from hakari.finetune.data import Example
 from hakari.finetune.encode import IGNORE_INDEX, ExampleEncoder
+from tests.helpers.cli import succeed
 from tests.helpers.finetune import write_base_mixture, write_toy_task
 from tests.helpers.paths import SHARED
 
@@ -58,12 +56,6 @@ def test_prompt_tokens_are_the_evaluations_and_only_the_answer_is_learned(
     assert (kept, dropped) == ([], 1)  # too long: dropped, never cut
 
 
-def _run(args: list[str]) -> Any:
-    result = CliRunner().invoke(app, args)
-    assert result.exit_code == 0, result.output
-    return result
-
-
 @pytest.mark.slow
 def test_three_step_lora_on_jcola_lowers_the_loss_and_evaluates_through_hakari_run(
     tmp_path: Path, hakari_cache_dir: Path
@@ -72,7 +64,7 @@ def test_three_step_lora_on_jcola_lowers_the_loss_and_evaluates_through_hakari_r
         pytest.skip(f"JCoLA training split not found under {DATA_DIR}")
     out = tmp_path / "adapter"
     common = ["--data-dir", str(DATA_DIR), "--cache-dir", str(hakari_cache_dir)]
-    _run(
+    succeed(
         ["finetune", "--model", "smollm2-135m", "--tasks", "jcola", "--templates", "0-0,0-1",
          "--train-size", "4", "--max-steps", "3", "--batch-size", "2", "--lr", "2e-3",
          "--output", str(out), "--device", "cpu", *common]
@@ -93,8 +85,10 @@ def test_three_step_lora_on_jcola_lowers_the_loss_and_evaluates_through_hakari_r
                 "--decoding", "greedy", "--n-boot", "0", "--device", "cpu",
                 "--data-dir", str(DATA_DIR), "--cache-dir", str(cache)]  # fmt: skip
     spec = f"smollm2-135m+adapter:{out}"
-    _run([*run_args, "--model", spec, "--output", str(tmp_path / "r1")])
-    _run([*run_args, "--model", spec, "--model", "smollm2-135m", "--output", str(tmp_path / "r2")])
+    succeed([*run_args, "--model", spec, "--output", str(tmp_path / "r1")])
+    succeed(
+        [*run_args, "--model", spec, "--model", "smollm2-135m", "--output", str(tmp_path / "r2")]
+    )
     first = json.loads((tmp_path / "r1" / "results.json").read_text())["models"][spec]
     second = json.loads((tmp_path / "r2" / "results.json").read_text())["models"]
     dec = first["tasks"]["jcola"]["decodings"]["greedy"]
@@ -167,7 +161,7 @@ def test_killed_run_resumes_from_its_last_complete_checkpoint(
     killed_losses, fresh_losses = _step_losses(killed), _step_losses(fresh)
     assert sorted(killed_losses) == list(range(1, 17))
     assert killed_losses == pytest.approx(fresh_losses, rel=1e-4)  # the same run, continued
-    again = _run(_finetune_cmd(tiny_random_folder, task, killed)[3:])  # in-process: no model
+    again = succeed(_finetune_cmd(tiny_random_folder, task, killed)[3:])  # in-process: no model
     assert "already trained" in again.output
 
 
@@ -178,7 +172,7 @@ def test_mixture_driver_trains_and_evaluates_each_mixture(
     task = write_toy_task(tmp_path, n_train=30, n_valid=3)
     base = write_base_mixture(tmp_path / "base.jsonl", 24)
     out = tmp_path / "mix"
-    _run(
+    succeed(
         ["finetune", "--model", f"hf:{tiny_random_folder}", "--mixture", str(base),
          "--target", str(task), "--n-target", "0,4", "--resamples", "2", "--max-steps", "2",
          "--eval-steps", "1", "--batch-size", "4", "--grad-accum", "1", "--eval-limit", "3",

@@ -12,18 +12,12 @@ from pathlib import Path
 
 import pytest
 import torch
-from typer.testing import CliRunner
 
-from hakari.cli import app
+from tests.helpers.cli import succeed
 from tests.helpers.finetune import write_toy_task
 
 DEVICE = "cuda"
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
-
-
-def _run(args: list[str]) -> None:
-    result = CliRunner().invoke(app, args)
-    assert result.exit_code == 0, result.output
 
 
 @pytest.mark.parametrize("qlora", [False, True], ids=["lora", "qlora"])
@@ -34,7 +28,7 @@ def test_an_adapter_trains_and_evaluates_on_cuda(
         pytest.skip("QLoRA needs bitsandbytes: pip install 'hakari[qlora]'")
     task = write_toy_task(tmp_path, n_train=40)
     out = tmp_path / "adapter"
-    _run(
+    succeed(
         ["finetune", "--model", f"hf:{tiny_random_folder}", "--tasks", str(task),
          "--train-size", "all", "--max-steps", "8", "--batch-size", "4", "--lr", "1e-2",
          "--device", DEVICE, "--output", str(out), *(["--qlora"] if qlora else [])]
@@ -49,7 +43,7 @@ def test_an_adapter_trains_and_evaluates_on_cuda(
     assert (out / "adapter_model.safetensors").is_file()
 
     spec = f"hf:{tiny_random_folder}+adapter:{out}"
-    _run(
+    succeed(
         ["run", "--model", spec, "--tasks", str(task), "--limit", "4", "--decoding", "greedy",
          "--n-boot", "0", "--device", DEVICE, "--cache-dir", str(tmp_path / "cache"),
          "--output", str(tmp_path / "eval")]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from click.testing import Result
 from typer.testing import CliRunner
 
 from hakari.cli import app
@@ -17,6 +18,13 @@ def invoke(*args: str, cache: Path | None = None) -> tuple[int, str]:
     # defaults first: the options of a case come last, and the last one given wins
     result = runner.invoke(app, ["run", "--n-boot", "0", *extra, *args])
     return result.exit_code, result.output
+
+
+def succeed(args: list[str]) -> Result:
+    """Any command of the app, in process; it must exit 0 (its output is the message)."""
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    return result
 
 
 def assert_one_line(code: int, out: str, *needles: str) -> None:
