@@ -149,7 +149,7 @@ def test_a_task_file_cannot_name_given_score(tmp_path: Path) -> None:
     text = load_task(TASK).path.read_text(encoding="utf-8")
     path = tmp_path / "t.yaml"
     path.write_text(text.replace("metrics: [accuracy, mcc]", "metrics: [given_score]"))
-    with pytest.raises(HakariInputError, match="given_score.*scores no answers"):
+    with pytest.raises(HakariInputError, match=r"given_score.*scores no answers"):
         load_task(path)
 
 

@@ -370,8 +370,8 @@ class EvalResults(Record):
     model_groups: dict[str, dict[str, dict[str, ModelGroups]]] | None = None
     """Task -> decoding -> metric -> which models differ in Sharpe score after a
     multiple-comparison correction, and the groups of tied models
-    (`hakari.aggregate.multiple`); written for runs of three or more models and budgeted
-    runs of two or more (with a bootstrap)."""
+    (`hakari.aggregate.multiple`); written for runs of three or more models (with a
+    bootstrap), whatever the plan: with two, `paired` says it all."""
 
     @model_validator(mode="after")
     def _groups_name_models_of_the_file(self, info: ValidationInfo) -> EvalResults:

@@ -48,9 +48,6 @@ class RunContext:
         if self.on_status is not None:
             self.on_status(text)
 
-    def n_rows(self, task: Task) -> int:
-        return self.baselines[task.name][0]
-
 
 def default_factory(opts: RunOptions) -> BackendFactory:
     """The backend factory of a run without one given: the registry, with the run's
