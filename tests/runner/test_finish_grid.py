@@ -193,3 +193,48 @@ def test_given_scores_with_gaps_are_imputed_as_scores(native: tuple) -> None:
     # the same scores under two names: the same estimates (one completion, two views)
     assert dec.aggregate["acc"].to_dict() == dec.aggregate["acc_norm"].to_dict()
     assert {p.metric for p in finished.paired} == {"acc", "acc_norm"}
+
+
+def test_a_grid_with_gaps_built_by_hand_finishes_as_a_native_budgeted_run(
+    tmp_path: Path,
+) -> None:
+    """The imputed estimator through the seam: the cells of a native `--budget 2x` run,
+    rebuilt by hand, give its numbers and its budget record."""
+    evaluate(
+        models=list(MODELS),
+        tasks=[TASK],
+        decodings=["greedy"],
+        n_boot=OPTIONS.n_boot,
+        budget="2x",
+        cache_dir=tmp_path / "cache",
+        output_dir=tmp_path / "run",
+        backend_factory=lambda spec: FakeBackend(_answers(spec), name=spec),
+    )
+    results = EvalResults.read(tmp_path / "run" / "results.json")
+    lines = (tmp_path / "run" / "samples.jsonl").read_text(encoding="utf-8").splitlines()
+    samples = [json.loads(x) for x in lines]
+    want = results.models["a"].tasks[TASK].decodings["greedy"]
+    metrics = (GridMetric("accuracy", "accuracy"), GridMetric("mcc", "mcc"))
+    # at 2x every instance ran (twice); the templates in the task's order, as results.json
+    grid = GridTask(**{**vars(_by_hand(samples, metrics)), "template_ids": tuple(want.templates)})
+    assert want.budget is not None and want.budget.design.grid_size == grid.size
+    run = BudgetRun(
+        design=want.budget.design.name,
+        seed=want.budget.design.seed,
+        stopped=want.budget.stopped,
+        budget=want.budget.budget,
+        rounds=want.budget.rounds,
+    )
+    finished = finish_grid(grid, _cells(samples), Imputed(run), OPTIONS)
+    for model in MODELS:
+        native = results.models[model].tasks[TASK].decodings["greedy"].to_dict()
+        got = finished.decodings[model].to_dict()
+        for key in ("templates", "aggregate", "budget"):
+            assert got[key] == native[key], (model, key)
+    assert results.paired is not None and results.model_groups is not None
+    assert [p.to_dict() for p in finished.paired] == [
+        p.to_dict() for p in results.paired[TASK]["greedy"]
+    ]
+    assert finished.model_groups["mcc"].to_dict() == (
+        results.model_groups[TASK]["greedy"]["mcc"].to_dict()
+    )

@@ -46,6 +46,9 @@ class GridMetric:
 class GridTask:
     """What the estimators know of a task: see the module docstring.
 
+    `template_ids` and `items` are in the order the statistics use (the bootstrap draws
+    positions: the same order for every model); `golds[k]` is item k's gold, read by the
+    metrics that score answers (a grid of given scores only may hold None);
     `levels[template id]` maps each dimension of a prompt space to the template's level
     (templates written one by one have none); `source` is the file named in messages."""
 
