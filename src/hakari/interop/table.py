@@ -13,7 +13,7 @@ Columns (the names are the defaults; `--column ROLE=NAME` maps another name to a
 | output, prompt | no | kept in samples.jsonl |
 | fallback | no | true when the answer was a fallback (counted as `fallback_rate`) |
 | level.DIMENSION | no | the template's level on a dimension: the per-dimension attribution |
-| metrics, language, qa_mode | no | written by `hakari export`: a task's corpus metrics ("accuracy,mcc"), its language, its EM/F1 gold normalisation |
+| metrics, language, qa_mode | no | written by `hakari export`: a task's metrics ("accuracy,mcc": computed from answer and gold; "score:acc": the column acc), its language, its EM/F1 gold normalisation |
 
 The evalstats layout (`model, prompt, item, run, score`) reads as it is: with no
 `template` column, `prompt` names the template, and the task is `--task` (else the file's
@@ -56,6 +56,7 @@ ROLES = (
 LEVEL_PREFIX = "level."
 SUFFIXES = (".csv", ".jsonl", ".parquet")
 DEFAULT_DECODING = "imported"
+SCORE_PREFIX = "score:"  # in the metrics column: a per-item score column
 PARQUET_BATCH = 65536
 
 
@@ -241,11 +242,15 @@ def _metrics(
     if listed is not None:
         from hakari.scoring import corpus
 
-        metrics = [m.strip() for m in str(listed).split(",") if m.strip()]
-        for m in metrics:
-            if m not in corpus.names():
-                raise origin.error(f"unknown metric {m!r} in the metrics column", names["metrics"])
-        return [MetricSpec(m, m) for m in metrics]
+        specs = []
+        for name in (m.strip() for m in str(listed).split(",") if m.strip()):
+            if name.startswith(SCORE_PREFIX):
+                specs.append(MetricSpec(name[len(SCORE_PREFIX):]))
+            elif name in corpus.names():
+                specs.append(MetricSpec(name, name))
+            else:
+                raise origin.error(f"unknown metric {name!r} in the metrics column", names["metrics"])
+        return specs
     return [MetricSpec(names["score"])]
 
 
