@@ -74,3 +74,17 @@ def import_run(
         notes=reading.notes,
     )
     return write_run(reading.grid, record, settings, output, argv)
+
+
+def export_run(run: Path, format: str, output: Path) -> str:
+    """Write run folder `run` as `format` ("table": one file; "eee": a folder of Every
+    Eval Ever records); returns what was written, in words."""
+    from hakari.interop.export import FORMATS, export_table
+
+    choice(format, "--format", FORMATS)
+    if format == "table":
+        return f"{export_table(run, output)} rows in {output}"
+    from hakari.interop.eee import export_eee
+
+    files = export_eee(run, output)
+    return f"{len(files)} files under {output}"

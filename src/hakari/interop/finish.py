@@ -397,15 +397,18 @@ def _compare(
     for (task, decoding), present in by_task.items():
         if len(present) < 2:
             continue
+        metrics = grid.tasks[task].metrics
         shapes = {
             (tuple(prepared[(m, task, decoding)].templates), tuple(prepared[(m, task, decoding)].items))
             for m in present
         }
         if len(shapes) == 1:
-            local = {(task, decoding): store.get((task, decoding), {})}
-            _add(out, paired_comparisons(local), model_groups(local))
+            own = store.get((task, decoding), {})
+            for metric in metrics:
+                scorer = scorers[(task, metric.key)]
+                _compared(out, task, decoding, metric.key, scorer, own.get(metric.key, {}), groups=True)
             continue
-        per_metric: dict[str, list[Any]] = {m.key: [] for m in grid.tasks[task].metrics}
+        pairs: dict[str, list[Any]] = {m.key: [] for m in metrics}
         for a, b in itertools.combinations(present, 2):
             boots = _bootstraps_on_shared(grid, prepared, task, decoding, [a, b], scorers, settings)
             if boots is None:
@@ -415,11 +418,12 @@ def _compare(
                     f"{len(shared)} items, fewer than {max(settings.min_shared, 2)}"
                 )
                 continue
-            for metric, per_model in boots.items():
-                made = paired_comparisons({(task, decoding): {metric: per_model}})
-                per_metric[metric] += made.get(task, {}).get(decoding, [])
-        items = [c for comparisons in per_metric.values() for c in comparisons]
-        groups = {}
+            for metric in metrics:
+                scorer = scorers[(task, metric.key)]
+                pairs[metric.key] += _paired(task, decoding, metric.key, scorer, boots.get(metric.key, {}))
+        items = [c for comparisons in pairs.values() for c in comparisons]
+        if items:
+            out.paired.setdefault(task, {})[decoding] = items
         if len(present) >= 3:
             every = _bootstraps_on_shared(grid, prepared, task, decoding, present, scorers, settings)
             if every is None:
@@ -427,16 +431,42 @@ def _compare(
                     f"{task} ({decoding}): no model groups: the {len(present)} models share "
                     f"fewer than {max(settings.min_shared, 2)} items"
                 )
-            else:
-                groups = model_groups({(task, decoding): every})
-        _add(out, {task: {decoding: items}} if items else {}, groups)
+                continue
+            for metric in metrics:
+                scorer = scorers[(task, metric.key)]
+                _compared(out, task, decoding, metric.key, scorer, every.get(metric.key, {}), groups=True, pairs=False)
 
 
-def _add(out: Finished, paired: dict[str, Any], groups: dict[str, Any]) -> None:
-    for task, per_decoding in paired.items():
-        out.paired.setdefault(task, {}).update(per_decoding)
-    for task, per_decoding in groups.items():
-        out.groups.setdefault(task, {}).update(per_decoding)
+def _paired(
+    task: str, decoding: str, key: str, scorer: str, per_model: dict[str, BootstrapResult]
+) -> list[Any]:
+    """Every pair of `per_model` on one metric (`runner.aggregation.paired_comparisons`),
+    named by the metric's results.json key."""
+    made = paired_comparisons({(task, decoding): {scorer: per_model}})
+    return [c.model_copy(update={"metric": key}) for c in made.get(task, {}).get(decoding, [])]
+
+
+def _compared(
+    out: Finished,
+    task: str,
+    decoding: str,
+    key: str,
+    scorer: str,
+    per_model: dict[str, BootstrapResult],
+    *,
+    groups: bool,
+    pairs: bool = True,
+) -> None:
+    if len(per_model) < 2:
+        return
+    if pairs:
+        out.paired.setdefault(task, {}).setdefault(decoding, []).extend(
+            _paired(task, decoding, key, scorer, per_model)
+        )
+    if groups:
+        made = model_groups({(task, decoding): {scorer: per_model}})
+        for per_metric in made.get(task, {}).values():
+            out.groups.setdefault(task, {}).setdefault(decoding, {})[key] = per_metric[scorer]
 
 
 def _shared_items(
