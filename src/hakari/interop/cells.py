@@ -93,6 +93,10 @@ class ImportedGrid:
     identities: dict[str, dict[str, str]] = field(default_factory=dict)
     golds: dict[tuple[str, str], tuple[Any, Origin]] = field(default_factory=dict)
     runs_seen: bool = False  # some cell came with a run id (several runs of a cell)
+    # where the source says in which order models and tasks ran (hakari's own export),
+    # their rank; else the order they were first read in
+    model_rank: dict[str, int] = field(default_factory=dict)
+    task_rank: dict[str, int] = field(default_factory=dict)
 
     def task(self, name: str, metrics: Sequence[MetricSpec], origin: Origin) -> TaskInfo:
         """The task `name`, made on first sight; its metrics must agree across inputs."""
@@ -161,7 +165,24 @@ class ImportedGrid:
         return None if seen is None else seen[0]
 
     def keys(self) -> list[GridKey]:
-        return list(self.cells)
+        """Every model × task × decoding, models and tasks in their ranked order (then in
+        the order first read)."""
+        first = {key: k for k, key in enumerate(self.cells)}
+        models = {m: k for k, (m, _, _) in reversed(list(enumerate(self.cells)))}
+        tasks = {t: k for k, (_, t, _) in reversed(list(enumerate(self.cells)))}
+        return sorted(
+            self.cells,
+            key=lambda key: (
+                self.model_rank.get(key[0], len(self.cells) + models[key[0]]),
+                self.task_rank.get(key[1], len(self.cells) + tasks[key[1]]),
+                first[key],
+            ),
+        )
+
+    def task_names(self) -> list[str]:
+        """The tasks in ranked order (then in the order first read)."""
+        first = list(dict.fromkeys(t for _, t, _ in self.cells))
+        return sorted(first, key=lambda t: (self.task_rank.get(t, len(first)), first.index(t)))
 
 
 def item_order(items: Iterable[str]) -> list[str]:

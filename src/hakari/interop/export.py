@@ -32,7 +32,8 @@ from hakari._util.atomic import (
 )
 from hakari._util.jsonl import iter_jsonl
 from hakari.errors import HakariInputError
-from hakari.interop.table import SCORE_PREFIX, csv_cell
+from hakari.interop.options import SCORE_PREFIX
+from hakari.interop.table import csv_cell
 from hakari.results import EvalResults
 from hakari.scoring import corpus
 
@@ -95,8 +96,9 @@ def _language(results: EvalResults, task: str) -> str:
     return "en"
 
 
-def table_rows(run: Path) -> Iterator[dict[str, Any]]:
-    """The long table of a run, one row per sample (samples.jsonl's order)."""
+def table_rows(run: Path, *, with_prompt: bool = False) -> Iterator[dict[str, Any]]:
+    """The long table of a run, one row per sample (samples.jsonl's order); the prompts
+    too when asked (the Every Eval Ever records keep them)."""
     results, samples_path = read_run(run)
     keys = model_keys(results)
     metrics = _Metrics(results)
@@ -136,6 +138,8 @@ def table_rows(run: Path) -> Iterator[dict[str, Any]]:
         )
         if "run" in sample:
             row["run"] = str(sample["run"])
+        if with_prompt:
+            row["prompt"] = str(sample.get("prompt", ""))
         for dimension, level in levels.get((task, template), {}).items():
             row[f"level.{dimension}"] = level
         yield row

@@ -104,6 +104,28 @@ class ImportOptions:
         return [MetricSpec(m, m) for m in self.metrics] + [MetricSpec(s) for s in scores]
 
 
+SCORE_PREFIX = "score:"  # in a list of metrics: a per-item score, not a corpus metric
+
+
+def listed_metrics(listed: str, origin: Any, where: str) -> list[MetricSpec]:
+    """A task's metrics as hakari's export lists them ("accuracy,mcc,score:acc"): a
+    registered corpus metric is computed from answers and golds, `score:KEY` is the
+    per-item score KEY the source gave."""
+    from hakari.scoring import corpus
+
+    specs = []
+    for name in (m.strip() for m in str(listed).split(",") if m.strip()):
+        if name.startswith(SCORE_PREFIX) and name[len(SCORE_PREFIX):]:
+            specs.append(MetricSpec(name[len(SCORE_PREFIX):]))
+        elif name in corpus.names() and not name.startswith("interop_"):
+            specs.append(MetricSpec(name, name))
+        else:
+            raise origin.error(f"unknown metric {name!r} in the list of metrics", where)
+    if not specs:
+        raise origin.error("the list of metrics is empty", where)
+    return specs
+
+
 @dataclass
 class Reading:
     """What a reader returns: the grid, the files it read, the producer versions they

@@ -56,7 +56,7 @@ def import_results(
 ) -> tuple[EvalResults, Finished]:
     """The results.json of `grid` (nothing written)."""
     finished = finish(grid, settings)
-    tasks = list(grid.tasks)
+    tasks = [t for t in grid.task_names() if t in grid.tasks]
     decodings = list(dict.fromkeys(d for (_, _, d) in grid.keys()))
     qa_modes = {info.qa_mode for info in grid.tasks.values()}
     results = EvalResults(
@@ -105,7 +105,8 @@ def samples(grid: ImportedGrid) -> Iterable[dict[str, Any]]:
         task: {item: k for k, item in enumerate(item_order(_items(grid, task)))}
         for task in grid.tasks
     }
-    for (model, task, decoding), per_template in grid.cells.items():
+    for model, task, decoding in grid.keys():
+        per_template = grid.cells[(model, task, decoding)]
         for template in grid.tasks[task].templates:
             per_item = per_template.get(template)
             if per_item is None:

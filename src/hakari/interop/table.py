@@ -47,7 +47,7 @@ from hakari.interop.cells import (
     label,
     score_value,
 )
-from hakari.interop.options import ImportOptions, Reading, expand
+from hakari.interop.options import ImportOptions, Reading, expand, listed_metrics
 
 ROLES = (
     "model", "task", "template", "item", "score", "answer", "gold", "run", "decoding",
@@ -56,7 +56,6 @@ ROLES = (
 LEVEL_PREFIX = "level."
 SUFFIXES = (".csv", ".jsonl", ".parquet")
 DEFAULT_DECODING = "imported"
-SCORE_PREFIX = "score:"  # in the metrics column: a per-item score column
 PARQUET_BATCH = 65536
 
 
@@ -240,17 +239,7 @@ def _metrics(
         return options.metric_specs(())
     listed = row.get(names["metrics"])
     if listed is not None:
-        from hakari.scoring import corpus
-
-        specs = []
-        for name in (m.strip() for m in str(listed).split(",") if m.strip()):
-            if name.startswith(SCORE_PREFIX):
-                specs.append(MetricSpec(name[len(SCORE_PREFIX):]))
-            elif name in corpus.names():
-                specs.append(MetricSpec(name, name))
-            else:
-                raise origin.error(f"unknown metric {name!r} in the metrics column", names["metrics"])
-        return specs
+        return listed_metrics(str(listed), origin, names["metrics"])
     return [MetricSpec(names["score"])]
 
 
