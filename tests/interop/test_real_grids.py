@@ -55,8 +55,14 @@ def _long_table(bench: ModuleType, path: Path) -> list:
             for t, template in enumerate(grid.template_ids):
                 levels = {f"level.{d}": v for d, v in (grid.levels or {})[template].items()}
                 for i in range(grid.shape[1]):
-                    row = {"model": model, "task": task, "template": template, "item": i,
-                           "score": float(scores[t, i]), **levels}
+                    row = {
+                        "model": model,
+                        "task": task,
+                        "template": template,
+                        "item": i,
+                        "score": float(scores[t, i]),
+                        **levels,
+                    }
                     if writer is None:
                         writer = csv.DictWriter(fh, fieldnames=list(row))
                         writer.writeheader()
@@ -93,7 +99,10 @@ def test_grid_source_gives_the_table_numbers(bench: ModuleType, tmp_path: Path) 
     table = tmp_path / "grids.csv"
     _long_table(bench, table)
     from_table, _ = import_run(
-        "table", [_renamed(table, tmp_path)], tmp_path / "t", ImportOptions(scores=("exact_match",)),
+        "table",
+        [_renamed(table, tmp_path)],
+        tmp_path / "t",
+        ImportOptions(scores=("exact_match",)),
         SETTINGS,
     )
     from_grid, results = import_run("grid", [REAL_GRIDS], tmp_path / "g", settings=SETTINGS)

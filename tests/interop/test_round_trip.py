@@ -46,8 +46,17 @@ def test_round_trip_through_the_commands(native: Path, tmp_path: Path) -> None:
     table = tmp_path / "t.csv"
     succeed(["export", str(native), "--format", "table", "--output", str(table)])
     succeed(
-        ["import", "table", str(table), "--output", str(tmp_path / "back"),
-         "--n-boot", "40", "--seed", "7"]
+        [
+            "import",
+            "table",
+            str(table),
+            "--output",
+            str(tmp_path / "back"),
+            "--n-boot",
+            "40",
+            "--seed",
+            "7",
+        ]
     )
     assert statistics(tmp_path / "back" / "results.json") == statistics(native / "results.json")
     succeed(["report", str(tmp_path / "back"), "--markdown"])

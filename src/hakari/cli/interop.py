@@ -34,52 +34,101 @@ def import_(
     ] = None,
     task: Annotated[
         str | None,
-        Opt("--task", help="The hakari task the source's tasks are templates of.", rich_help_panel=MAPPING),
+        Opt(
+            "--task",
+            help="The hakari task the source's tasks are templates of.",
+            rich_help_panel=MAPPING,
+        ),
     ] = None,
     group: Annotated[
         str | None,
-        Opt("--group", help="lm-eval: a group whose subtasks are the templates.", rich_help_panel=MAPPING),
+        Opt(
+            "--group",
+            help="lm-eval: a group whose subtasks are the templates.",
+            rich_help_panel=MAPPING,
+        ),
     ] = None,
     metric: Annotated[
         list[str] | None,
-        Opt("--metric", help="Corpus metrics computed from answers and golds (accuracy,mcc...).", rich_help_panel=MAPPING),
+        Opt(
+            "--metric",
+            help="Corpus metrics computed from answers and golds (accuracy,mcc...).",
+            rich_help_panel=MAPPING,
+        ),
     ] = None,
     score: Annotated[
         list[str] | None,
-        Opt("--score", help="The source's per-item scores used as metrics (acc,acc_norm; a scorer; a column).", rich_help_panel=MAPPING),
+        Opt(
+            "--score",
+            help="The source's per-item scores used as metrics (acc,acc_norm; a scorer; a column).",
+            rich_help_panel=MAPPING,
+        ),
     ] = None,
     lm_filter: Annotated[
         str | None,
-        Opt("--filter", help="lm-eval: the filter whose values are read (default: the only one).", rich_help_panel=MAPPING),
+        Opt(
+            "--filter",
+            help="lm-eval: the filter whose values are read (default: the only one).",
+            rich_help_panel=MAPPING,
+        ),
     ] = None,
     model: Annotated[
-        str | None, Opt("--model", help="The model's name, where the source has none.", rich_help_panel=MAPPING)
+        str | None,
+        Opt(
+            "--model", help="The model's name, where the source has none.", rich_help_panel=MAPPING
+        ),
     ] = None,
     decoding: Annotated[
-        str | None, Opt("--decoding", help="The decoding's name (default: the source's).", rich_help_panel=MAPPING)
+        str | None,
+        Opt(
+            "--decoding",
+            help="The decoding's name (default: the source's).",
+            rich_help_panel=MAPPING,
+        ),
     ] = None,
     language: Annotated[
-        str | None, Opt("--language", help="en or ja (EM/F1 normalisation).", rich_help_panel=MAPPING)
+        str | None,
+        Opt("--language", help="en or ja (EM/F1 normalisation).", rich_help_panel=MAPPING),
     ] = None,
     qa_mode: Annotated[
-        str, Opt("--qa-mode", help="EM/F1 golds: first-line (NFKC) or paper.", rich_help_panel=MAPPING)
+        str,
+        Opt("--qa-mode", help="EM/F1 golds: first-line (NFKC) or paper.", rich_help_panel=MAPPING),
     ] = "first-line",
     column: Annotated[
         list[str] | None,
-        Opt("--column", help="table: ROLE=NAME, a column of another name (template=prompt_id).", rich_help_panel=MAPPING),
+        Opt(
+            "--column",
+            help="table: ROLE=NAME, a column of another name (template=prompt_id).",
+            rich_help_panel=MAPPING,
+        ),
     ] = None,
     run: Annotated[
-        str | None, Opt("--run", help="table: keep only this run of each cell.", rich_help_panel=MAPPING)
+        str | None,
+        Opt("--run", help="table: keep only this run of each cell.", rich_help_panel=MAPPING),
     ] = None,
     levels: Annotated[
-        Path | None, Opt("--levels", help="grid: a template bank giving each template's levels.", rich_help_panel=MAPPING)
+        Path | None,
+        Opt(
+            "--levels",
+            help="grid: a template bank giving each template's levels.",
+            rich_help_panel=MAPPING,
+        ),
     ] = None,
     fill: Annotated[
         bool,
-        Opt("--fill", help="Estimate missing cells (budget estimator, marked estimated) instead of dropping items.", rich_help_panel=STATISTICS),
+        Opt(
+            "--fill",
+            help="Estimate missing cells (budget estimator, marked estimated) instead of dropping items.",
+            rich_help_panel=STATISTICS,
+        ),
     ] = False,
-    alpha: Annotated[float, Opt("--alpha", help="Sharpe score alpha.", rich_help_panel=STATISTICS)] = 1.0,
-    n_boot: Annotated[int, Opt("--n-boot", help="Bootstrap replicates (0: no intervals).", rich_help_panel=STATISTICS)] = 1000,
+    alpha: Annotated[
+        float, Opt("--alpha", help="Sharpe score alpha.", rich_help_panel=STATISTICS)
+    ] = 1.0,
+    n_boot: Annotated[
+        int,
+        Opt("--n-boot", help="Bootstrap replicates (0: no intervals).", rich_help_panel=STATISTICS),
+    ] = 1000,
     seed: Annotated[int, Opt("--seed", help="Bootstrap seed.", rich_help_panel=STATISTICS)] = 0,
 ) -> None:
     """Import another tool's per-sample results into a run folder (report, score, compare)."""
@@ -118,14 +167,22 @@ def import_(
         for t in dec.templates.values()
     )
     console.print(
-        Text(f"imported {source}: {n_files} file(s), {len(results.models)} model(s), "
-             f"{len(results.config.tasks or [])} task(s), {cells} scored cells")
+        Text(
+            f"imported {source}: {n_files} file(s), {len(results.models)} model(s), "
+            f"{len(results.config.tasks or [])} task(s), {cells} scored cells"
+        )
     )
     for dropped in record.dropped if record else []:
-        how = "filled (estimated)" if dropped.filled else f"{len(dropped.dropped_items)} item(s) dropped"
+        how = (
+            "filled (estimated)"
+            if dropped.filled
+            else f"{len(dropped.dropped_items)} item(s) dropped"
+        )
         console.print(
-            Text(f"{dropped.model} · {dropped.task} · {dropped.decoding}: "
-                 f"{dropped.missing_cells} missing cell(s), {how}")
+            Text(
+                f"{dropped.model} · {dropped.task} · {dropped.decoding}: "
+                f"{dropped.missing_cells} missing cell(s), {how}"
+            )
         )
     for note in record.notes if record else []:
         console.print(Text(f"note: {note}"))

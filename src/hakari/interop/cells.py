@@ -196,10 +196,14 @@ def item_order(items: Iterable[str]) -> list[str]:
 def item_id(value: Any, origin: Origin, field_name: str = "item") -> str:
     """An item id as text: strings and integers (a float only when it is whole)."""
     if isinstance(value, bool) or value is None or isinstance(value, dict | list):
-        raise origin.error(f"{field_name} must be a string or an integer, got {value!r:.40}", field_name)
+        raise origin.error(
+            f"{field_name} must be a string or an integer, got {value!r:.40}", field_name
+        )
     if isinstance(value, float):
         if not value.is_integer():
-            raise origin.error(f"{field_name} must be a string or an integer, got {value!r}", field_name)
+            raise origin.error(
+                f"{field_name} must be a string or an integer, got {value!r}", field_name
+            )
         value = int(value)
     text = str(value)
     if not text.strip():

@@ -64,18 +64,24 @@ def export_eee(run: Path, output: Path) -> list[Path]:
     with staged_files(output) as staging:
         for k, ((model, task), rows) in enumerate(by_key.items()):
             folder, stem = _place(results, model, task)
-            instance_text = "".join(json_line(_instance(results, model, task, stem, r)) for r in rows)
+            instance_text = "".join(
+                json_line(_instance(results, model, task, stem, r)) for r in rows
+            )
             aggregate = _aggregate(results, model, task, stem, folder, instance_text, len(rows))
             flat = staging / str(k)
             flat.mkdir()
-            (flat / f"{stem}.json").write_text(json_text(aggregate, trailing_newline=True), encoding="utf-8")
+            (flat / f"{stem}.json").write_text(
+                json_text(aggregate, trailing_newline=True), encoding="utf-8"
+            )
             (flat / f"{stem}_samples.jsonl").write_text(instance_text, encoding="utf-8")
             written += [output / folder / f"{stem}.json", output / folder / f"{stem}_samples.jsonl"]
         _move_into(staging, output, by_key, results)
     return written
 
 
-def _move_into(staging: Path, output: Path, by_key: dict[tuple[str, str], Any], results: EvalResults) -> None:
+def _move_into(
+    staging: Path, output: Path, by_key: dict[tuple[str, str], Any], results: EvalResults
+) -> None:
     """The files written under `staging/<k>/` into their datastore folders."""
     for k, (model, task) in enumerate(by_key):
         folder, _ = _place(results, model, task)
@@ -139,7 +145,9 @@ def _bound(value: float) -> float | str:
     return value if math.isfinite(value) else ("Infinity" if value > 0 else "-Infinity")
 
 
-def _metric_config(metric_id: str, name: str, value_range: tuple[float, float], details: dict[str, str]) -> dict[str, Any]:
+def _metric_config(
+    metric_id: str, name: str, value_range: tuple[float, float], details: dict[str, str]
+) -> dict[str, Any]:
     return {
         "metric_id": metric_id,
         "metric_name": name,
@@ -199,12 +207,18 @@ def _aggregate(
     }
 
 
-def _decoding_results(task: str, decoding: str, dec: DecodingResult, n: int) -> list[dict[str, Any]]:
+def _decoding_results(
+    task: str, decoding: str, dec: DecodingResult, n: int
+) -> list[dict[str, Any]]:
     out = []
     source = {"dataset_name": task, "source_type": "other"}
     for tid, template in dec.templates.items():
         for metric, value in template.metrics.items():
-            details = {f"{META}template": tid, f"{META}decoding": decoding, f"{META}kind": "template"}
+            details = {
+                f"{META}template": tid,
+                f"{META}decoding": decoding,
+                f"{META}kind": "template",
+            }
             details |= {f"{META}level.{d}": v for d, v in (template.levels or {}).items()}
             result: dict[str, Any] = {
                 "evaluation_result_id": _result_id(decoding, tid, metric),
@@ -227,7 +241,9 @@ def _decoding_results(task: str, decoding: str, dec: DecodingResult, n: int) -> 
     return out
 
 
-def _sharpe_result(task: str, decoding: str, metric: str, stats: AggregateStats, n: int) -> dict[str, Any]:
+def _sharpe_result(
+    task: str, decoding: str, metric: str, stats: AggregateStats, n: int
+) -> dict[str, Any]:
     low, high = _range(metric)
     details = {
         key: repr(value) if isinstance(value, float) else str(value)
@@ -261,9 +277,13 @@ def _result_id(decoding: str, template: str, metric: str) -> str:
     return f"{decoding}/{template}/{metric}"
 
 
-def _instance(results: EvalResults, model: str, task: str, stem: str, row: dict[str, Any]) -> dict[str, Any]:
+def _instance(
+    results: EvalResults, model: str, task: str, stem: str, row: dict[str, Any]
+) -> dict[str, Any]:
     gold, answer = row.get("gold"), row.get("answer")
-    reference = [str(g) for g in gold] if isinstance(gold, list) else ([] if gold is None else [str(gold)])
+    reference = (
+        [str(g) for g in gold] if isinstance(gold, list) else ([] if gold is None else [str(gold)])
+    )
     score = row.get("score")
     first_metric = row["metrics"].split(",")[0] if row.get("metrics") else "score"
     first_metric = first_metric.removeprefix("score:")
@@ -279,7 +299,11 @@ def _instance(results: EvalResults, model: str, task: str, stem: str, row: dict[
         f"{META}language": row.get("language", "en"),
         f"{META}qa_mode": row.get("qa_mode", "first-line"),
     }
-    sources = {k.removeprefix("score:") for k in row.get("metrics", "").split(",") if k.startswith("score:")}
+    sources = {
+        k.removeprefix("score:")
+        for k in row.get("metrics", "").split(",")
+        if k.startswith("score:")
+    }
     if sources:
         metadata[f"{META}scores"] = json.dumps({k: row[k] for k in sorted(sources)})
     if "run" in row:
@@ -325,7 +349,8 @@ def read(paths: list[Path], options: ImportOptions) -> Reading:
     if not instance_files:
         raise HakariInputError(
             "no instance-level records (*_samples.jsonl): the aggregate records alone have no "
-            "per-item scores", field="PATH",
+            "per-item scores",
+            field="PATH",
         )
     mapping = TaskMapping(options.templates, options.task)
     names: list[str] = []
@@ -391,7 +416,11 @@ def _instance_cell(
     if mapped is None:
         return
     key = options.scores[0] if options.scores else "score"
-    metrics = options.metric_specs(["score"]) if (options.metrics or options.scores) else [MetricSpec("score")]
+    metrics = (
+        options.metric_specs(["score"])
+        if (options.metrics or options.scores)
+        else [MetricSpec("score")]
+    )
     info = grid.task(mapped.task, metrics, origin)
     info.language = options.language or info.language
     info.qa_mode = options.qa_mode
@@ -399,7 +428,9 @@ def _instance_cell(
     item = item_id(_need(record, "sample_id", origin), origin, "sample_id")
     scores = {}
     if any(not m.from_answers for m in metrics):
-        scores[key] = score_value(_need(record, "evaluation.score", origin), origin, "evaluation.score")
+        scores[key] = score_value(
+            _need(record, "evaluation.score", origin), origin, "evaluation.score"
+        )
     cell = Cell(scores, origin)
     reference = _need(record, "input.reference", origin)
     if isinstance(reference, list) and reference:
@@ -417,18 +448,27 @@ def _instance_cell(
 
 
 def _hakari_cell(
-    record: dict[str, Any], meta: dict[str, Any], origin: Origin, options: ImportOptions, grid: ImportedGrid
+    record: dict[str, Any],
+    meta: dict[str, Any],
+    origin: Origin,
+    options: ImportOptions,
+    grid: ImportedGrid,
 ) -> None:
     """A record hakari exported: every field read back as it was written."""
+
     def decoded(name: str) -> Any:
         try:
             return json.loads(meta.get(f"{META}{name}", "null"))
         except json.JSONDecodeError:
-            raise origin.error(f"metadata {META}{name} is not JSON", f"metadata.{META}{name}") from None
+            raise origin.error(
+                f"metadata {META}{name} is not JSON", f"metadata.{META}{name}"
+            ) from None
 
     task = label(_need(record, "evaluation_name", origin), origin, "evaluation_name")
-    metrics = options.metric_specs(()) if (options.metrics or options.scores) else listed_metrics(
-        meta.get(f"{META}metrics", ""), origin, f"metadata.{META}metrics"
+    metrics = (
+        options.metric_specs(())
+        if (options.metrics or options.scores)
+        else listed_metrics(meta.get(f"{META}metrics", ""), origin, f"metadata.{META}metrics")
     )
     info = grid.task(task, metrics, origin)
     info.language = options.language or meta.get(f"{META}language", "en")
@@ -448,16 +488,23 @@ def _hakari_cell(
     output = record.get("output")
     if isinstance(output, dict) and isinstance(output.get("raw"), list) and output["raw"]:
         cell.output = str(output["raw"][0])
-    levels = {k[len(META) + 6:]: str(v) for k, v in meta.items() if k.startswith(f"{META}level.")} or None
+    levels = {
+        k[len(META) + 6 :]: str(v) for k, v in meta.items() if k.startswith(f"{META}level.")
+    } or None
     run = meta.get(f"{META}run")
     if run is not None and options.run is not None and run != options.run:
         return
     decoding = str(meta.get(f"{META}decoding", options.decoding or "imported"))
-    for rank, ranks, name in (("model_rank", grid.model_rank, model), ("task_rank", grid.task_rank, task)):
+    for rank, ranks, name in (
+        ("model_rank", grid.model_rank, model),
+        ("task_rank", grid.task_rank, task),
+    ):
         value = meta.get(f"{META}{rank}")
         if isinstance(value, str) and value.isdigit():
             ranks.setdefault(name, int(value))
-    grid.add((model, task, decoding), str(meta[f"{META}template"]), item, cell, levels=levels, run=run)
+    grid.add(
+        (model, task, decoding), str(meta[f"{META}template"]), item, cell, levels=levels, run=run
+    )
 
 
 def iter_records(folder: Path) -> Iterator[Path]:

@@ -126,7 +126,7 @@ def table_rows(run: Path, *, with_prompt: bool = False) -> Iterator[dict[str, An
             row["score"] = first
         for name in names:
             if name.startswith(SCORE_PREFIX):
-                row[name[len(SCORE_PREFIX):]] = scores[name[len(SCORE_PREFIX):]]
+                row[name[len(SCORE_PREFIX) :]] = scores[name[len(SCORE_PREFIX) :]]
         row.update(
             answer=sample.get("answer"),
             gold=sample.get("gold"),
@@ -161,12 +161,16 @@ def _first_item_score(
 ) -> float | None:
     for name in names:
         if name.startswith(SCORE_PREFIX):
-            value = scores.get(name[len(SCORE_PREFIX):])
+            value = scores.get(name[len(SCORE_PREFIX) :])
             return float(value) if isinstance(value, int | float) else None
         metric = corpus.get(name)
         if not metric.per_item or sample.get("gold") is None:
             continue
-        options = {"lang": language, "nfkc": qa_mode == "first-line"} if name in ("exact_match", "f1") else {}
+        options = (
+            {"lang": language, "nfkc": qa_mode == "first-line"}
+            if name in ("exact_match", "f1")
+            else {}
+        )
         values = corpus.per_item_scores(name, [sample.get("answer")], [sample["gold"]], **options)
         return None if values is None else float(values[0])
     return None

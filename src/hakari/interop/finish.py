@@ -258,9 +258,7 @@ def prepare(
     return _Prepared(templates, items, predictions, golds, fallbacks), dropped
 
 
-def _check_enough(
-    grid: ImportedGrid, key: GridKey, templates: list[str], items: list[str]
-) -> None:
+def _check_enough(grid: ImportedGrid, key: GridKey, templates: list[str], items: list[str]) -> None:
     model, task, _ = key
     for template in templates:
         per_item = grid.cells[key][template]
@@ -399,14 +397,19 @@ def _compare(
             continue
         metrics = grid.tasks[task].metrics
         shapes = {
-            (tuple(prepared[(m, task, decoding)].templates), tuple(prepared[(m, task, decoding)].items))
+            (
+                tuple(prepared[(m, task, decoding)].templates),
+                tuple(prepared[(m, task, decoding)].items),
+            )
             for m in present
         }
         if len(shapes) == 1:
             own = store.get((task, decoding), {})
             for metric in metrics:
                 scorer = scorers[(task, metric.key)]
-                _compared(out, task, decoding, metric.key, scorer, own.get(metric.key, {}), groups=True)
+                _compared(
+                    out, task, decoding, metric.key, scorer, own.get(metric.key, {}), groups=True
+                )
             continue
         pairs: dict[str, list[Any]] = {m.key: [] for m in metrics}
         for a, b in itertools.combinations(present, 2):
@@ -420,12 +423,16 @@ def _compare(
                 continue
             for metric in metrics:
                 scorer = scorers[(task, metric.key)]
-                pairs[metric.key] += _paired(task, decoding, metric.key, scorer, boots.get(metric.key, {}))
+                pairs[metric.key] += _paired(
+                    task, decoding, metric.key, scorer, boots.get(metric.key, {})
+                )
         items = [c for comparisons in pairs.values() for c in comparisons]
         if items:
             out.paired.setdefault(task, {})[decoding] = items
         if len(present) >= 3:
-            every = _bootstraps_on_shared(grid, prepared, task, decoding, present, scorers, settings)
+            every = _bootstraps_on_shared(
+                grid, prepared, task, decoding, present, scorers, settings
+            )
             if every is None:
                 out.notes.append(
                     f"{task} ({decoding}): no model groups: the {len(present)} models share "
@@ -434,7 +441,16 @@ def _compare(
                 continue
             for metric in metrics:
                 scorer = scorers[(task, metric.key)]
-                _compared(out, task, decoding, metric.key, scorer, every.get(metric.key, {}), groups=True, pairs=False)
+                _compared(
+                    out,
+                    task,
+                    decoding,
+                    metric.key,
+                    scorer,
+                    every.get(metric.key, {}),
+                    groups=True,
+                    pairs=False,
+                )
 
 
 def _paired(
@@ -493,7 +509,9 @@ def _bootstraps_on_shared(
         return None
     template_sets = [set(prepared[(m, task, decoding)].templates) for m in models]
     templates = [
-        t for t in prepared[(models[0], task, decoding)].templates if all(t in s for s in template_sets)
+        t
+        for t in prepared[(models[0], task, decoding)].templates
+        if all(t in s for s in template_sets)
     ]
     info = grid.tasks[task]
     out: dict[str, dict[str, BootstrapResult]] = {}

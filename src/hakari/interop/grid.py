@@ -56,7 +56,9 @@ def _bank(path: Path) -> list[dict[str, str]]:
     out = []
     for k, template in enumerate(data["templates"]):
         if not isinstance(template, dict) or any(d not in template for d in dimensions):
-            raise where.error(f"template #{k} does not give a level on every dimension", "templates")
+            raise where.error(
+                f"template #{k} does not give a level on every dimension", "templates"
+            )
         out.append({d: str(template[d]) for d in dimensions})
     return out
 
@@ -95,18 +97,24 @@ def _read_grid(
         raise where.error(
             f"{len(template_ids)} templates, but the template bank has {len(bank)}", "template_ids"
         )
-    specs = [MetricSpec(m) for m in metrics] if kind == "score" else [MetricSpec(m, m) for m in metrics]
+    specs = (
+        [MetricSpec(m) for m in metrics] if kind == "score" else [MetricSpec(m, m) for m in metrics]
+    )
     info = grid.task(task, specs, where)
     info.language = language if language in ("en", "ja") else "en"
     key = (model, task, decoding)
     if kind == "score":
         scores = _field(data, "item_scores", dict, where)
-        matrices = {m: _matrix(scores.get(m), len(template_ids), f"item_scores.{m}", where) for m in metrics}
+        matrices = {
+            m: _matrix(scores.get(m), len(template_ids), f"item_scores.{m}", where) for m in metrics
+        }
         n = len(next(iter(matrices.values()))[0]) if matrices else 0
         for t, template in enumerate(template_ids):
             levels = bank[t] if bank else None
             for i in range(n):
-                values = {m: score_value(matrices[m][t][i], where, f"item_scores.{m}") for m in metrics}
+                values = {
+                    m: score_value(matrices[m][t][i], where, f"item_scores.{m}") for m in metrics
+                }
                 grid.add(key, template, str(i), Cell(values, where), levels=levels)
         return
     answers = _matrix(data.get("answers"), len(template_ids), "answers", where)
@@ -117,14 +125,22 @@ def _read_grid(
     for t, template in enumerate(template_ids):
         levels = bank[t] if bank else None
         if len(answers[t]) != len(golds):
-            raise where.error(f"answers of template {template!r} and golds differ in length", "answers")
+            raise where.error(
+                f"answers of template {template!r} and golds differ in length", "answers"
+            )
         for i, (answer, gold) in enumerate(zip(answers[t], golds, strict=True)):
-            cell = Cell({}, where, answer=_decode(answer, labels, where), gold=_decode(gold, labels, where))
+            cell = Cell(
+                {}, where, answer=_decode(answer, labels, where), gold=_decode(gold, labels, where)
+            )
             grid.add(key, template, str(i), cell, levels=levels)
 
 
 def _matrix(value: Any, rows: int, name: str, where: Origin) -> list[list[Any]]:
-    if not isinstance(value, list) or len(value) != rows or not all(isinstance(r, list) for r in value):
+    if (
+        not isinstance(value, list)
+        or len(value) != rows
+        or not all(isinstance(r, list) for r in value)
+    ):
         raise where.error(f"{name} must be a list of {rows} rows (one per template)", name)
     widths = {len(r) for r in value}
     if len(widths) != 1:
@@ -137,7 +153,8 @@ def _decode(value: Any, labels: list[Any] | None, where: Origin) -> Any:
         return score_value(value, where, "answers")
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < len(labels):
         raise HakariInputError(
-            f"{value!r:.20} is not a code of one of the {len(labels)} labels", file=where.file,
+            f"{value!r:.20} is not a code of one of the {len(labels)} labels",
+            file=where.file,
             field="answers",
         )
     return labels[value]

@@ -82,14 +82,21 @@ def read(paths: list[Path], options: ImportOptions) -> Reading:
                 continue
             reading.files.append(path)
             means = _read_samples(
-                path, run, (lm_task, mapped.task, mapped.template, model), options, reading, doc_hashes
+                path,
+                run,
+                (lm_task, mapped.task, mapped.template, model),
+                options,
+                reading,
+                doc_hashes,
             )
             reading.grid.identities[model] = identity
             _check_against_results(run, lm_task, means, options, reading)
     mapping.check_matched(names)
     left = sorted(n for n in names if mapping(n) is None) if options.templates else []
     if left:
-        reading.notes.append(f"lm-eval tasks not matching the pattern, left out: {', '.join(left[:10])}")
+        reading.notes.append(
+            f"lm-eval tasks not matching the pattern, left out: {', '.join(left[:10])}"
+        )
     return reading
 
 
@@ -100,7 +107,8 @@ def _runs(files: list[Path]) -> list[_Run]:
         if m is None:
             raise HakariInputError(
                 "not an lm-eval results_<date>.json or samples_<task>_<date>.jsonl name",
-                file=str(path), field="PATH",
+                file=str(path),
+                field="PATH",
             )
         run = runs.setdefault((path.parent, m["date"]), _Run(path.parent, m["date"]))
         if path.name.startswith("results_"):
@@ -119,7 +127,9 @@ def _runs(files: list[Path]) -> list[_Run]:
 def _results(path: Path) -> dict[str, Any]:
     data = read_json(path)
     if not isinstance(data, dict) or not isinstance(data.get("results"), dict):
-        raise HakariInputError("not an lm-eval results file: no 'results' object", file=str(path), field="results")
+        raise HakariInputError(
+            "not an lm-eval results file: no 'results' object", file=str(path), field="results"
+        )
     return data
 
 
@@ -128,7 +138,9 @@ def _group_subtasks(results: dict[str, Any], path: Path) -> dict[str, list[str]]
     if not isinstance(groups, dict) or not all(
         isinstance(v, list) and all(isinstance(x, str) for x in v) for v in groups.values()
     ):
-        raise HakariInputError("group_subtasks is not a map of lists of names", file=str(path), field="group_subtasks")
+        raise HakariInputError(
+            "group_subtasks is not a map of lists of names", file=str(path), field="group_subtasks"
+        )
     return {k: list(v) for k, v in groups.items() if v}
 
 
@@ -150,7 +162,9 @@ def _identity(run: _Run, model: str) -> dict[str, str]:
             value = config.get(key)
             if value is not None and value != "":
                 shown = redact_arguments(value)
-                identity[key] = shown if isinstance(shown, str) else json.dumps(shown, sort_keys=True)
+                identity[key] = (
+                    shown if isinstance(shown, str) else json.dumps(shown, sort_keys=True)
+                )
     return identity
 
 
@@ -197,7 +211,8 @@ def _read_samples(
         if options.lm_filter is None and len(filters) > 1:
             raise origin.error(
                 f"task {lm_task!r} logs several filters ({', '.join(sorted(filters))}): choose "
-                "one with --filter", "filter",
+                "one with --filter",
+                "filter",
             )
         if chosen is None:
             chosen = _metrics(sample, options, origin)
@@ -212,7 +227,9 @@ def _read_samples(
             if metric.from_answers:
                 continue
             if metric.key not in sample:
-                raise origin.error(f"missing field {metric.key!r} (a metric of this task?)", metric.key)
+                raise origin.error(
+                    f"missing field {metric.key!r} (a metric of this task?)", metric.key
+                )
             scores[metric.key] = score_value(sample[metric.key], origin, metric.key)
             values.setdefault(metric.key, []).append(scores[metric.key])
         cell = Cell(scores, origin, extra={"filter": str(sample["filter"])})
@@ -223,7 +240,8 @@ def _read_samples(
     if chosen is None:
         raise HakariInputError(
             f"no sample lines{' for filter ' + repr(options.lm_filter) if options.lm_filter else ''}",
-            file=str(path), field="--filter" if options.lm_filter else None,
+            file=str(path),
+            field="--filter" if options.lm_filter else None,
         )
     return values
 
@@ -238,13 +256,17 @@ def _metrics(sample: dict[str, Any], options: ImportOptions, origin: Origin) -> 
     if not numeric:
         raise origin.error(
             f"none of the metrics {listed} has a number per sample (a corpus-level metric "
-            "such as mcc or bleu is not a per-item score): give --score", "metrics",
+            "such as mcc or bleu is not a per-item score): give --score",
+            "metrics",
         )
     return [MetricSpec(m) for m in numeric]
 
 
 def _check_doc(
-    seen: dict[tuple[str, str], tuple[str, Origin]], task: str, item: str, doc_hash: Any,
+    seen: dict[tuple[str, str], tuple[str, Origin]],
+    task: str,
+    item: str,
+    doc_hash: Any,
     origin: Origin,
 ) -> None:
     if not isinstance(doc_hash, str):
@@ -256,7 +278,8 @@ def _check_doc(
         raise origin.error(
             f"doc_id {item} is another document here (doc_hash {doc_hash[:12]}…) than at line "
             f"{before[1].line} of {before[1].file} ({before[0][:12]}…): the templates of task "
-            f"{task!r} are not over the same documents", "doc_hash",
+            f"{task!r} are not over the same documents",
+            "doc_hash",
         )
 
 
@@ -283,7 +306,11 @@ def _texts(cell: Cell, sample: dict[str, Any], output_type: str | None) -> None:
 
 
 def _looks_loglik(filtered: Any) -> bool:
-    return isinstance(filtered, list) and bool(filtered) and all(_loglik(r) is not None for r in filtered)
+    return (
+        isinstance(filtered, list)
+        and bool(filtered)
+        and all(_loglik(r) is not None for r in filtered)
+    )
 
 
 def _loglik(resp: Any) -> float | None:

@@ -39,7 +39,10 @@ class TaskMapping:
     """Source task name -> (hakari task, template), or None when it is not one."""
 
     def __init__(
-        self, pattern: str | None, task: str | None, groups: dict[str, list[str]] | None = None,
+        self,
+        pattern: str | None,
+        task: str | None,
+        groups: dict[str, list[str]] | None = None,
         group: str | None = None,
     ) -> None:
         self.pattern, self.task, self.group = pattern, task, group

@@ -81,7 +81,14 @@ class ImportOptions:
         """The options given, for results.json's `imported.options`."""
         out: dict[str, Any] = {}
         for name in (
-            "templates", "task", "group", "lm_filter", "model", "decoding", "language", "run",
+            "templates",
+            "task",
+            "group",
+            "lm_filter",
+            "model",
+            "decoding",
+            "language",
+            "run",
         ):
             value = getattr(self, name)
             if value is not None:
@@ -115,8 +122,8 @@ def listed_metrics(listed: str, origin: Any, where: str) -> list[MetricSpec]:
 
     specs = []
     for name in (m.strip() for m in str(listed).split(",") if m.strip()):
-        if name.startswith(SCORE_PREFIX) and name[len(SCORE_PREFIX):]:
-            specs.append(MetricSpec(name[len(SCORE_PREFIX):]))
+        if name.startswith(SCORE_PREFIX) and name[len(SCORE_PREFIX) :]:
+            specs.append(MetricSpec(name[len(SCORE_PREFIX) :]))
         elif name in corpus.names() and not name.startswith("interop_"):
             specs.append(MetricSpec(name, name))
         else:

@@ -83,7 +83,10 @@ def import_results(
 
 
 def write_run(
-    grid: ImportedGrid, record: ImportRecord, settings: Settings, output: Path,
+    grid: ImportedGrid,
+    record: ImportRecord,
+    settings: Settings,
+    output: Path,
     argv: list[str] | None = None,
 ) -> tuple[Path, EvalResults]:
     """Compute, then publish results.json and samples.jsonl into `output` together."""

@@ -50,8 +50,21 @@ from hakari.interop.cells import (
 from hakari.interop.options import ImportOptions, Reading, expand, listed_metrics
 
 ROLES = (
-    "model", "task", "template", "item", "score", "answer", "gold", "run", "decoding",
-    "output", "prompt", "fallback", "metrics", "language", "qa_mode",
+    "model",
+    "task",
+    "template",
+    "item",
+    "score",
+    "answer",
+    "gold",
+    "run",
+    "decoding",
+    "output",
+    "prompt",
+    "fallback",
+    "metrics",
+    "language",
+    "qa_mode",
 )
 LEVEL_PREFIX = "level."
 SUFFIXES = (".csv", ".jsonl", ".parquet")
@@ -118,7 +131,10 @@ def _csv_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                         f"line {reader.line_num}: {len(values)} cells, the header has {len(header)}",
                         file=str(path),
                     )
-                yield reader.line_num, {k: v for k, v in zip(header, values, strict=True) if v != ""}
+                yield (
+                    reader.line_num,
+                    {k: v for k, v in zip(header, values, strict=True) if v != ""},
+                )
     except UnicodeDecodeError as exc:
         raise HakariInputError(f"not UTF-8 text (byte {exc.start})", file=str(path)) from None
     except csv.Error as exc:
@@ -173,7 +189,9 @@ def _layout(
         reading.notes.append(f"{path.name}: no 'template' column: 'prompt' names the template")
     if names["task"] not in row and options.task is None:
         layout["task_default"] = path.name.split(".")[0]
-        reading.notes.append(f"{path.name}: no 'task' column: the task is {layout['task_default']!r}")
+        reading.notes.append(
+            f"{path.name}: no 'task' column: the task is {layout['task_default']!r}"
+        )
     return layout
 
 
@@ -198,7 +216,9 @@ def _add_row(
     task = label(need("task", default=layout["task_default"]), origin, names["task"])
     template = label(need("template", layout["template"]), origin, layout["template"])
     item = item_id(need("item"), origin, names["item"])
-    decoding = label(row.get(names["decoding"], options.decoding or DEFAULT_DECODING), origin, "decoding")
+    decoding = label(
+        row.get(names["decoding"], options.decoding or DEFAULT_DECODING), origin, "decoding"
+    )
     metrics = _metrics(row, names, options, origin)
     info = grid.task(task, metrics, origin)
     _task_settings(info, row, names, options, origin)
@@ -221,7 +241,9 @@ def _add_row(
     if names["fallback"] in row:
         cell.extra["fallback"] = _flag(row[names["fallback"]], origin, names["fallback"])
     levels = {
-        k[len(LEVEL_PREFIX):]: label(v, origin, k) for k, v in row.items() if k.startswith(LEVEL_PREFIX)
+        k[len(LEVEL_PREFIX) :]: label(v, origin, k)
+        for k, v in row.items()
+        if k.startswith(LEVEL_PREFIX)
     } or None
     run = row.get(names["run"])
     if run is not None:
@@ -251,7 +273,9 @@ def _task_settings(
         raise origin.error(f"language must be en or ja, got {language!r:.20}", names["language"])
     qa_mode = row.get(names["qa_mode"], options.qa_mode)
     if qa_mode not in ("first-line", "paper"):
-        raise origin.error(f"qa_mode must be first-line or paper, got {qa_mode!r:.20}", names["qa_mode"])
+        raise origin.error(
+            f"qa_mode must be first-line or paper, got {qa_mode!r:.20}", names["qa_mode"]
+        )
     info.language, info.qa_mode = language, qa_mode
 
 
@@ -291,4 +315,3 @@ def csv_cell(value: Any) -> str:
     if isinstance(value, list):
         return json.dumps(value, ensure_ascii=False)
     return repr(value) if isinstance(value, float) else str(value)
-
