@@ -11,10 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from hakari.cli import app
 from tests.helpers.cli import assert_one_line, runner, succeed
 from tests.helpers.paths import FIXTURES
-
-from hakari.cli import app
 
 LM_EVAL = FIXTURES / "interop" / "lm_eval"
 

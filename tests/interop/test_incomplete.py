@@ -9,8 +9,12 @@ import json
 import random
 from pathlib import Path
 
+import pytest
+
+from hakari.errors import HakariInputError
 from hakari.interop.api import import_run
 from hakari.interop.finish import Settings
+from hakari.interop.options import ImportOptions
 from hakari.results import EvalResults
 from tests.helpers.cli import succeed
 
@@ -94,3 +98,37 @@ def test_three_models_get_groups(tmp_path: Path) -> None:
     groups = results.model_groups["qa"]["imported"]["score"]
     assert set(groups.scores) == {"a", "b", "c"}
     assert len(results.paired["qa"]["imported"]) == 3
+
+
+def test_fill_estimates_the_missing_cells_and_marks_every_number(tmp_path: Path) -> None:
+    rng = random.Random(0)
+    rows = [r for r in _rows("a", range(40), 0.8) + _rows("b", range(40), 0.4) if rng.random() > 0.25]
+    results = _import(tmp_path, rows, Settings(n_boot=100, seed=3, fill=True))
+    for model in ("a", "b"):
+        task = results.models[model].tasks["qa"]
+        dec = task.decodings["imported"]
+        assert task.n_instances == 40
+        assert dec.aggregate["score"].estimated is True
+        assert all(t.estimated for t in dec.templates.values())
+        assert dec.budget is not None and dec.budget.stopped == "imported"
+        assert dec.budget.design.cells_run == sum(1 for r in rows if r["model"] == model)
+    assert all(d.filled and d.dropped_items == [] for d in results.imported.dropped)
+    (comparison,) = results.paired["qa"]["imported"]
+    assert comparison.estimated is True and comparison.metric == "score"
+    assert results.imported.options["fill"] is True
+
+
+def test_fill_refuses_a_metric_that_is_no_mean_of_items(tmp_path: Path) -> None:
+    rows = [
+        {"model": "a", "task": "x", "template": t, "item": i, "answer": "p" if i % 3 else "n",
+         "gold": "p" if i % 2 else "n"}
+        for t in TEMPLATES for i in range(20) if (t, i) != ("t1", 4)
+    ]
+    with pytest.raises(HakariInputError, match="mcc is not a mean of per-item scores"):
+        import_run(
+            "table",
+            [_write(tmp_path / "t.jsonl", rows)],
+            tmp_path / "run",
+            ImportOptions(metrics=("accuracy", "mcc")),
+            Settings(n_boot=50, fill=True),
+        )

@@ -49,7 +49,6 @@ from hakari.runner.aggregation import (
 )
 from hakari.runner.collect import Collected
 from hakari.runner.options import RunOptions
-from hakari.scoring import corpus
 from hakari.scoring.corpus.base import CorpusMetric, MetricOptions, MetricValue, register
 
 MIN_SHARED_ITEMS = 10  # a paired comparison on fewer shared items is refused

@@ -292,7 +292,7 @@ def _texts(cell: Cell, sample: dict[str, Any], output_type: str | None) -> None:
     if "target" in sample:
         cell.gold = str(sample["target"])
     filtered = sample.get("filtered_resps")
-    if output_type in LOGLIK_TYPES or output_type is None and _looks_loglik(filtered):
+    if output_type in LOGLIK_TYPES or (output_type is None and _looks_loglik(filtered)):
         logliks = [_loglik(r) for r in filtered or []]
         if logliks and all(v is not None for v in logliks):
             cell.answer = str(max(range(len(logliks)), key=lambda k: logliks[k]))  # type: ignore[arg-type,return-value]

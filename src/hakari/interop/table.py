@@ -38,7 +38,6 @@ from typing import IO, Any
 from hakari._util.jsonl import MAX_LINE_BYTES, iter_jsonl
 from hakari.errors import HakariInputError
 from hakari.interop.cells import (
-    MISSING,
     Cell,
     ImportedGrid,
     MetricSpec,
