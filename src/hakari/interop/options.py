@@ -54,7 +54,12 @@ class ImportOptions:
         if self.language is not None:
             checks.choice(self.language, "--language", LANGUAGES)
         checks.choice(self.qa_mode, "--qa-mode", QA_MODES)
-        if self.templates is not None and "{template}" not in self.templates:
+        inspect_forms = ("arg:", "metadata:")  # inspect_ai: a task argument, sample metadata
+        if (
+            self.templates is not None
+            and not self.templates.startswith(inspect_forms)
+            and "{template}" not in self.templates
+        ):
             raise HakariInputError(
                 f"{self.templates!r} has no {{template}}: say which part of a task name is "
                 "the template (e.g. noreval_{task}_p{template})",
