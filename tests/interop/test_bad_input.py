@@ -81,7 +81,7 @@ def test_duplicate_item_within_a_template(tmp_path: Path) -> None:
 
 
 def test_a_template_with_one_item(tmp_path: Path) -> None:
-    rows = _rows() + [{"model": "m", "task": "x", "template": "t9", "item": 0, "score": 1.0}]
+    rows = [*_rows(), {"model": "m", "task": "x", "template": "t9", "item": 0, "score": 1.0}]
     _refused(tmp_path, "table", _table(tmp_path / "t.jsonl", rows), "template 't9'", "1 item")
 
 

@@ -102,7 +102,9 @@ def test_three_models_get_groups(tmp_path: Path) -> None:
 
 def test_fill_estimates_the_missing_cells_and_marks_every_number(tmp_path: Path) -> None:
     rng = random.Random(0)
-    rows = [r for r in _rows("a", range(40), 0.8) + _rows("b", range(40), 0.4) if rng.random() > 0.25]
+    rows = [
+        r for r in _rows("a", range(40), 0.8) + _rows("b", range(40), 0.4) if rng.random() > 0.25
+    ]
     results = _import(tmp_path, rows, Settings(n_boot=100, seed=3, fill=True))
     for model in ("a", "b"):
         task = results.models[model].tasks["qa"]
@@ -120,9 +122,17 @@ def test_fill_estimates_the_missing_cells_and_marks_every_number(tmp_path: Path)
 
 def test_fill_refuses_a_metric_that_is_no_mean_of_items(tmp_path: Path) -> None:
     rows = [
-        {"model": "a", "task": "x", "template": t, "item": i, "answer": "p" if i % 3 else "n",
-         "gold": "p" if i % 2 else "n"}
-        for t in TEMPLATES for i in range(20) if (t, i) != ("t1", 4)
+        {
+            "model": "a",
+            "task": "x",
+            "template": t,
+            "item": i,
+            "answer": "p" if i % 3 else "n",
+            "gold": "p" if i % 2 else "n",
+        }
+        for t in TEMPLATES
+        for i in range(20)
+        if (t, i) != ("t1", 4)
     ]
     with pytest.raises(HakariInputError, match="mcc is not a mean of per-item scores"):
         import_run(

@@ -93,7 +93,7 @@ def test_several_filters_need_one_chosen(tmp_path: Path) -> None:
         lines = [json.loads(line) for line in sample.read_text().splitlines()]
         twice = lines + [{**line, "filter": "strict-match"} for line in lines]
         sample.write_text("".join(json.dumps(line) + "\n" for line in twice))
-    with pytest.raises(HakariInputError, match="several filters .* choose one with --filter"):
+    with pytest.raises(HakariInputError, match=r"several filters .* choose one with --filter"):
         import_run("lm-eval", [copy], tmp_path / "a", ImportOptions(group="demo_mc"), SETTINGS)
     _, results = import_run(
         "lm-eval",

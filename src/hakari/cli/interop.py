@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.text import Text
 
 from hakari.cli.common import console, fail, recorded_argv, split_csv
+from hakari.cli.options import grouped, option_group
 from hakari.errors import HakariInputError
 
 Opt = typer.Option
@@ -17,29 +18,23 @@ MAPPING = "Mapping the source"
 STATISTICS = "Statistics"
 
 
-def import_(
-    source: Annotated[str, typer.Argument(help="lm-eval, inspect, eee, table or grid.")],
-    paths: Annotated[
-        list[Path], typer.Argument(help="Files or folders (searched for the source's files).")
-    ],
-    output: Annotated[Path, Opt("--output", "-o", help="The run folder to write.")],
+@option_group
+class Mapping:
+    """How the source maps onto hakari's tasks, templates, items and metrics."""
+
     templates: Annotated[
         str | None,
         Opt(
             "--templates",
-            help="Pattern over the source's task names naming the template (and the task): "
-            "e.g. 'noreval_{task}_p{template}'.",
+            help="Pattern over the source's task names naming the template (and the task), "
+            "e.g. 'noreval_{task}_p{template}'; inspect: arg:NAME or metadata:NAME.",
             rich_help_panel=MAPPING,
         ),
-    ] = None,
+    ] = None
     task: Annotated[
         str | None,
-        Opt(
-            "--task",
-            help="The hakari task the source's tasks are templates of.",
-            rich_help_panel=MAPPING,
-        ),
-    ] = None,
+        Opt("--task", help="The hakari task the templates belong to.", rich_help_panel=MAPPING),
+    ] = None
     group: Annotated[
         str | None,
         Opt(
@@ -47,15 +42,15 @@ def import_(
             help="lm-eval: a group whose subtasks are the templates.",
             rich_help_panel=MAPPING,
         ),
-    ] = None,
+    ] = None
     metric: Annotated[
         list[str] | None,
         Opt(
             "--metric",
-            help="Corpus metrics computed from answers and golds (accuracy,mcc...).",
+            help="Corpus metrics computed from answers and golds (accuracy,mcc,...).",
             rich_help_panel=MAPPING,
         ),
-    ] = None,
+    ] = None
     score: Annotated[
         list[str] | None,
         Opt(
@@ -63,21 +58,15 @@ def import_(
             help="The source's per-item scores used as metrics (acc,acc_norm; a scorer; a column).",
             rich_help_panel=MAPPING,
         ),
-    ] = None,
+    ] = None
     lm_filter: Annotated[
         str | None,
-        Opt(
-            "--filter",
-            help="lm-eval: the filter whose values are read (default: the only one).",
-            rich_help_panel=MAPPING,
-        ),
-    ] = None,
+        Opt("--filter", help="lm-eval: the filter whose values are read.", rich_help_panel=MAPPING),
+    ] = None
     model: Annotated[
         str | None,
-        Opt(
-            "--model", help="The model's name, where the source has none.", rich_help_panel=MAPPING
-        ),
-    ] = None,
+        Opt("--model", help="The model's name where the source has none.", rich_help_panel=MAPPING),
+    ] = None
     decoding: Annotated[
         str | None,
         Opt(
@@ -85,27 +74,25 @@ def import_(
             help="The decoding's name (default: the source's).",
             rich_help_panel=MAPPING,
         ),
-    ] = None,
+    ] = None
     language: Annotated[
         str | None,
         Opt("--language", help="en or ja (EM/F1 normalisation).", rich_help_panel=MAPPING),
-    ] = None,
+    ] = None
     qa_mode: Annotated[
         str,
         Opt("--qa-mode", help="EM/F1 golds: first-line (NFKC) or paper.", rich_help_panel=MAPPING),
-    ] = "first-line",
+    ] = "first-line"
     column: Annotated[
         list[str] | None,
         Opt(
-            "--column",
-            help="table: ROLE=NAME, a column of another name (template=prompt_id).",
-            rich_help_panel=MAPPING,
+            "--column", help="table: ROLE=NAME, a column of another name.", rich_help_panel=MAPPING
         ),
-    ] = None,
+    ] = None
     run: Annotated[
         str | None,
         Opt("--run", help="table: keep only this run of each cell.", rich_help_panel=MAPPING),
-    ] = None,
+    ] = None
     levels: Annotated[
         Path | None,
         Opt(
@@ -113,23 +100,42 @@ def import_(
             help="grid: a template bank giving each template's levels.",
             rich_help_panel=MAPPING,
         ),
-    ] = None,
+    ] = None
+
+
+@option_group
+class Statistics:
+    """How the numbers are made (the defaults of `hakari run`)."""
+
     fill: Annotated[
         bool,
         Opt(
             "--fill",
-            help="Estimate missing cells (budget estimator, marked estimated) instead of dropping items.",
+            help="Estimate missing cells (the budget estimator; every number marked "
+            "estimated) instead of dropping the items some template lacks.",
             rich_help_panel=STATISTICS,
         ),
-    ] = False,
+    ] = False
     alpha: Annotated[
         float, Opt("--alpha", help="Sharpe score alpha.", rich_help_panel=STATISTICS)
-    ] = 1.0,
+    ] = 1.0
     n_boot: Annotated[
         int,
         Opt("--n-boot", help="Bootstrap replicates (0: no intervals).", rich_help_panel=STATISTICS),
-    ] = 1000,
-    seed: Annotated[int, Opt("--seed", help="Bootstrap seed.", rich_help_panel=STATISTICS)] = 0,
+    ] = 1000
+    seed: Annotated[int, Opt("--seed", help="Bootstrap seed.", rich_help_panel=STATISTICS)] = 0
+
+
+@grouped
+def import_(
+    *,
+    source: Annotated[str, typer.Argument(help="lm-eval, inspect, eee, table or grid.")],
+    paths: Annotated[
+        list[Path], typer.Argument(help="Files or folders (searched for the source's files).")
+    ],
+    output: Annotated[Path, Opt("--output", "-o", help="The run folder to write.")],
+    mapping: Mapping,
+    statistics: Statistics,
 ) -> None:
     """Import another tool's per-sample results into a run folder (report, score, compare)."""
     from hakari.interop.api import import_run
@@ -137,28 +143,35 @@ def import_(
     from hakari.interop.options import ImportOptions
 
     try:
-        columns = _columns(column)
         options = ImportOptions(
-            templates=templates,
-            task=task,
-            group=group,
-            metrics=tuple(split_csv(metric)),
-            scores=tuple(split_csv(score)),
-            lm_filter=lm_filter,
-            model=model,
-            decoding=decoding,
-            language=language,  # type: ignore[arg-type]
-            qa_mode=qa_mode,
-            columns=columns,
-            run=run,
-            levels=levels,
+            templates=mapping.templates,
+            task=mapping.task,
+            group=mapping.group,
+            metrics=tuple(split_csv(mapping.metric)),
+            scores=tuple(split_csv(mapping.score)),
+            lm_filter=mapping.lm_filter,
+            model=mapping.model,
+            decoding=mapping.decoding,
+            language=mapping.language,  # type: ignore[arg-type]
+            qa_mode=mapping.qa_mode,
+            columns=_columns(mapping.column),
+            run=mapping.run,
+            levels=mapping.levels,
         )
-        settings = Settings(alpha=alpha, n_boot=n_boot, seed=seed, fill=fill)
+        settings = Settings(
+            alpha=statistics.alpha,
+            n_boot=statistics.n_boot,
+            seed=statistics.seed,
+            fill=statistics.fill,
+        )
         path, results = import_run(source, paths, output, options, settings, recorded_argv())
     except HakariInputError as exc:
         fail(exc)
+    _print_summary(source, path, results)
+
+
+def _print_summary(source: str, path: Path, results: Any) -> None:
     record = results.imported
-    n_files = len(record.files) if record else 0
     cells = sum(
         t.n
         for m in results.models.values()
@@ -168,11 +181,11 @@ def import_(
     )
     console.print(
         Text(
-            f"imported {source}: {n_files} file(s), {len(results.models)} model(s), "
+            f"imported {source}: {len(record.files)} file(s), {len(results.models)} model(s), "
             f"{len(results.config.tasks or [])} task(s), {cells} scored cells"
         )
     )
-    for dropped in record.dropped if record else []:
+    for dropped in record.dropped:
         how = (
             "filled (estimated)"
             if dropped.filled
@@ -184,7 +197,7 @@ def import_(
                 f"{dropped.missing_cells} missing cell(s), {how}"
             )
         )
-    for note in record.notes if record else []:
+    for note in record.notes:
         console.print(Text(f"note: {note}"))
     console.print(Text(f"results: {path}"))
     console.print(Text(f"next: hakari report {path.parent}"))

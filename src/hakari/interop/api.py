@@ -84,7 +84,7 @@ def export_run(run: Path, format: str, output: Path) -> str:
     choice(format, "--format", FORMATS)
     if format == "table":
         return f"{export_table(run, output)} rows in {output}"
-    from hakari.interop.eee import export_eee
+    from hakari.interop.eee_export import export_eee
 
     files = export_eee(run, output)
     return f"{len(files)} files under {output}"

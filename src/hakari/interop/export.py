@@ -77,7 +77,7 @@ class _Metrics:
             if task in model.tasks:
                 names = list(model.tasks[task].metrics)
                 break
-        scores = sample.get("scores") if isinstance(sample.get("scores"), dict) else {}
+        scores = _scores(sample)
         out = [f"{SCORE_PREFIX}{m}" if m in scores else m for m in names]
         for m in out:
             if not m.startswith(SCORE_PREFIX) and m not in corpus.names():
@@ -120,7 +120,7 @@ def table_rows(run: Path, *, with_prompt: bool = False) -> Iterator[dict[str, An
             "template": template,
             "item": str(sample.get("item", sample.get("index"))),
         }
-        scores = sample.get("scores") if isinstance(sample.get("scores"), dict) else {}
+        scores = _scores(sample)
         first = _first_item_score(names, sample, scores, _language(results, task), qa_mode)
         if first is not None:
             row["score"] = first
@@ -143,6 +143,12 @@ def table_rows(run: Path, *, with_prompt: bool = False) -> Iterator[dict[str, An
         for dimension, level in levels.get((task, template), {}).items():
             row[f"level.{dimension}"] = level
         yield row
+
+
+def _scores(sample: dict[str, Any]) -> dict[str, Any]:
+    """The per-item scores a sample carries (a source's, or `hakari score`'s)."""
+    scores = sample.get("scores")
+    return scores if isinstance(scores, dict) else {}
 
 
 def _levels(results: EvalResults) -> dict[tuple[str, str], dict[str, str]]:

@@ -75,9 +75,7 @@ def read(paths: list[Path], options: ImportOptions) -> Reading:
                     file=str(path),
                     field="--templates",
                 )
-            mapped: Mapped | None = Mapped(
-                options.task or task_name, str(log.eval.task_args[arg])
-            )
+            mapped: Mapped | None = Mapped(options.task or task_name, str(log.eval.task_args[arg]))
         elif by_metadata:
             mapped = Mapped(options.task or task_name, "")
         else:
@@ -102,27 +100,39 @@ def _add_log(
     model = options.model or str(log.eval.model)
     identity = {"backend": "inspect_ai", "name": model}
     if log.eval.model_args:
-        identity["model_args"] = json.dumps(redact_arguments(log.eval.model_args), sort_keys=True, default=str)
+        identity["model_args"] = json.dumps(
+            redact_arguments(log.eval.model_args), sort_keys=True, default=str
+        )
     if log.eval.model_base_url:
         identity["base_url"] = str(redact_arguments(str(log.eval.model_base_url)))
     grid.identities[model] = identity
     reading.producers.update({str(k): str(v) for k, v in (log.eval.packages or {}).items()})
     reading.producers.setdefault("inspect_ai log format", str(log.version))
     if log.status != "success":
-        reading.notes.append(f"{path.name}: the log's status is {log.status!r}: its finished samples are read")
+        reading.notes.append(
+            f"{path.name}: the log's status is {log.status!r}: its finished samples are read"
+        )
     samples = log.samples or []
     if not samples:
-        raise HakariInputError("the log has no samples (written with --no-log-samples?)", file=str(path))
+        raise HakariInputError(
+            "the log has no samples (written with --no-log-samples?)", file=str(path)
+        )
     decoding = options.decoding or DEFAULT_DECODING
     chosen: list[MetricSpec] | None = None
-    metadata_key = (options.templates or "")[len("metadata:") :] if (options.templates or "").startswith("metadata:") else None
+    metadata_key = (
+        (options.templates or "")[len("metadata:") :]
+        if (options.templates or "").startswith("metadata:")
+        else None
+    )
     for k, sample in enumerate(samples, start=1):
         origin = Origin(str(path), k)  # the k-th sample of the log
         values = _scores(sample, to_float, origin)
         if chosen is None:
-            chosen = options.metric_specs(sorted(values)) if (options.scores or options.metrics) else [
-                MetricSpec(name) for name in values
-            ]
+            chosen = (
+                options.metric_specs(sorted(values))
+                if (options.scores or options.metrics)
+                else [MetricSpec(name) for name in values]
+            )
             info = grid.task(mapped.task, chosen, origin)
             info.language = options.language or info.language
             info.qa_mode = options.qa_mode
@@ -130,7 +140,10 @@ def _add_log(
         if metadata_key is not None:
             meta = sample.metadata or {}
             if metadata_key not in meta:
-                raise origin.error(f"sample {sample.id!r} has no metadata {metadata_key!r}", f"metadata.{metadata_key}")
+                raise origin.error(
+                    f"sample {sample.id!r} has no metadata {metadata_key!r}",
+                    f"metadata.{metadata_key}",
+                )
             template = label(meta[metadata_key], origin, f"metadata.{metadata_key}")
         scores = {}
         for metric in chosen:
@@ -142,7 +155,13 @@ def _add_log(
         cell = Cell(scores, origin)
         _texts(cell, sample)
         run = str(sample.epoch) if len({s.epoch for s in samples}) > 1 else None
-        grid.add((model, mapped.task, decoding), template, item_id(sample.id, origin, "id"), cell, run=run)
+        grid.add(
+            (model, mapped.task, decoding),
+            template,
+            item_id(sample.id, origin, "id"),
+            cell,
+            run=run,
+        )
 
 
 def _scores(sample: Any, to_float: Any, origin: Origin) -> dict[str, float]:
@@ -156,10 +175,14 @@ def _scores(sample: Any, to_float: Any, origin: Origin) -> dict[str, float]:
                 raise origin.error(f"score {name!r} is a list, not one value", name)
             number = float(to_float(part))
             if not math.isfinite(number):
-                raise origin.error(f"score {name!r} must be a finite number, got {part!r:.40}", name)
+                raise origin.error(
+                    f"score {name!r} must be a finite number, got {part!r:.40}", name
+                )
             out[name] = number
     if not out:
-        raise origin.error(f"sample {sample.id!r} has no scores (the log was not scored?)", "scores")
+        raise origin.error(
+            f"sample {sample.id!r} has no scores (the log was not scored?)", "scores"
+        )
     return out
 
 

@@ -239,7 +239,7 @@ def _read_samples(
         grid.add((model, task, decoding), template, item, cell)
     if chosen is None:
         raise HakariInputError(
-            f"no sample lines{' for filter ' + repr(options.lm_filter) if options.lm_filter else ''}",
+            "no sample lines" + (f" for filter {options.lm_filter!r}" if options.lm_filter else ""),
             file=str(path),
             field="--filter" if options.lm_filter else None,
         )

@@ -3,17 +3,17 @@ JSON Lines or Parquet, by the file's suffix), streamed row by row with every lin
 
 Columns (the names are the defaults; `--column ROLE=NAME` maps another name to a role):
 
-| role | required | what |
-|---|---|---|
-| model, task, template, item | yes | the cell (`--model` / `--task` stand in for an absent column) |
-| score | unless `--metric` | a per-item score (any other column by `--score NAME`, repeatable) |
-| answer, gold | for `--metric` | the answer and the gold, from which corpus metrics are computed |
-| run | no | several runs of a cell: their scores are averaged per cell (`--run R` keeps one) |
-| decoding | no | default "imported" |
-| output, prompt | no | kept in samples.jsonl |
-| fallback | no | true when the answer was a fallback (counted as `fallback_rate`) |
-| level.DIMENSION | no | the template's level on a dimension: the per-dimension attribution |
-| metrics, language, qa_mode | no | written by `hakari export`: a task's metrics ("accuracy,mcc": computed from answer and gold; "score:acc": the column acc), its language, its EM/F1 gold normalisation |
+* `model`, `task`, `template`, `item` (required; `--model` / `--task` stand in for an
+  absent column);
+* `score`: a per-item score (other columns by `--score NAME`, repeatable), unless
+  `--metric` names corpus metrics computed from `answer` and `gold`;
+* `run`: several runs of a cell, their scores averaged per cell (`--run R` keeps one);
+* `decoding` (default "imported"), `output`, `prompt`, `fallback` (counted as
+  `fallback_rate`);
+* `level.DIMENSION`: the template's level on a dimension (the per-dimension attribution);
+* `metrics`, `language`, `qa_mode`, written by `hakari export`: a task's metrics
+  ("accuracy,mcc": computed from answer and gold; "score:acc": the column acc), its
+  language, its EM/F1 gold normalisation.
 
 The evalstats layout (`model, prompt, item, run, score`) reads as it is: with no
 `template` column, `prompt` names the template, and the task is `--task` (else the file's
@@ -127,7 +127,8 @@ def _csv_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                     continue
                 if len(values) != len(header):
                     raise HakariInputError(
-                        f"line {reader.line_num}: {len(values)} cells, the header has {len(header)}",
+                        f"line {reader.line_num}: {len(values)} cells, the header has "
+                        f"{len(header)}",
                         file=str(path),
                     )
                 yield (

@@ -25,7 +25,7 @@ from hakari.aggregate.budget.estimate import BudgetEstimate, Completion, estimat
 from hakari.aggregate.budget.grid import score_grid
 from hakari.errors import HakariInputError
 from hakari.interop.cells import GridKey, ImportedGrid
-from hakari.interop.finish import Finished, Settings, _task_items, prepare, scorer_names
+from hakari.interop.finish.prepare import Finished, Settings, prepare, scorer_names, task_items
 from hakari.results import (
     BudgetRecord,
     BudgetRound,
@@ -46,12 +46,12 @@ STOPPED = "imported"  # the budget record's reason: the cells the source had
 def finish_filled(grid: ImportedGrid, settings: Settings) -> Finished:
     out = Finished()
     scorers = scorer_names(grid)
-    task_items = _task_items(grid)
-    outcomes: dict[tuple[str, str], Outcome] = {}
+    items_of = task_items(grid)
+    outcomes: dict[Any, Outcome] = {}  # (task, decoding): any decoding name of the source
     per_key: dict[GridKey, tuple[dict[str, BudgetEstimate], Completion, int, int]] = {}
     for key in grid.keys():
         model, task, decoding = key
-        prep, dropped = prepare(grid, key, task_items[task], every_item=True)
+        prep, dropped = prepare(grid, key, items_of[task], every_item=True)
         if dropped is not None:
             out.dropped.append(dropped)
         out.items[key] = prep.items
@@ -63,7 +63,10 @@ def finish_filled(grid: ImportedGrid, settings: Settings) -> Finished:
                 "--fill estimates missing cells of templates that have some, not whole templates",
                 field="--fill",
             )
-        matrices = {scorers[(task, m.key)]: _item_scores(grid, key, prep, m.key, scorers) for m in info.metrics}
+        matrices = {
+            scorers[(task, m.key)]: _item_scores(grid, key, prep, m.key, scorers)
+            for m in info.metrics
+        }
         observed = int((~np.isnan(next(iter(matrices.values())))).sum())
         answer_grid = score_grid(prep.templates, matrices, prep.golds)
         levels = {t: dict(v) for t, v in info.templates.items() if v}
@@ -81,10 +84,10 @@ def finish_filled(grid: ImportedGrid, settings: Settings) -> Finished:
     for (model, task, decoding), (estimates, completion, _, _) in per_key.items():
         by_task.setdefault((task, decoding), {})[model] = (estimates, completion)
     for (task, decoding), per_model in by_task.items():
-        estimates = {m: e for m, (e, _) in per_model.items()}
-        comparisons, adjusted = compare_models(estimates, settings.n_boot)
+        by_model: dict[str, dict[str, BudgetEstimate]] = {m: e for m, (e, _) in per_model.items()}
+        comparisons, adjusted = compare_models(by_model, settings.n_boot)
         outcomes[(task, decoding)] = Outcome(
-            estimates, {m: c for m, (_, c) in per_model.items()}, comparisons, adjusted, STOPPED
+            by_model, {m: c for m, (_, c) in per_model.items()}, comparisons, adjusted, STOPPED
         )
     for key, (estimates, completion, observed, size) in per_key.items():
         model, task, decoding = key
@@ -99,11 +102,17 @@ def finish_filled(grid: ImportedGrid, settings: Settings) -> Finished:
         tasks[task].decodings[decoding] = result
     if settings.n_boot > 0:
         out.paired = {
-            t: {d: [c.model_copy(update={"metric": _key(c.metric, t, scorers)}) for c in items] for d, items in per.items()}
+            t: {
+                d: [c.model_copy(update={"metric": _key(c.metric, t, scorers)}) for c in items]
+                for d, items in per.items()
+            }
             for t, per in paired_items(outcomes).items()
         }
         out.groups = {
-            t: {d: {_key(m, t, scorers): g for m, g in per_metric.items()} for d, per_metric in per.items()}
+            t: {
+                d: {_key(m, t, scorers): g for m, g in per_metric.items()}
+                for d, per_metric in per.items()
+            }
             for t, per in group_items(outcomes).items()
         }
     return out
@@ -119,7 +128,11 @@ def _key(name: str, task: str, scorers: dict[tuple[str, str], str]) -> str:
 
 
 def _item_scores(
-    grid: ImportedGrid, key: GridKey, prep: Any, metric_key: str, scorers: dict[tuple[str, str], str]
+    grid: ImportedGrid,
+    key: GridKey,
+    prep: Any,
+    metric_key: str,
+    scorers: dict[tuple[str, str], str],
 ) -> np.ndarray:
     """(templates, items) per-item scores of one metric, NaN where the cell is missing."""
     task = key[1]
@@ -140,8 +153,14 @@ def _item_scores(
         present = [k for k, item in enumerate(prep.items) if item in grid.cells[key][template]]
         row = np.full(len(prep.items), np.nan)
         info = grid.tasks[task]
-        options = {"lang": info.language, "nfkc": info.qa_mode == "first-line"} if scorer in ("exact_match", "f1") else {}
-        scored = corpus.per_item_scores(scorer, [values[k] for k in present], [prep.golds[k] for k in present], **options)
+        options = (
+            {"lang": info.language, "nfkc": info.qa_mode == "first-line"}
+            if scorer in ("exact_match", "f1")
+            else {}
+        )
+        scored = corpus.per_item_scores(
+            scorer, [values[k] for k in present], [prep.golds[k] for k in present], **options
+        )
         assert scored is not None
         row[present] = scored
         rows.append(row)
@@ -169,13 +188,15 @@ def _decoding(
             n=n,
             estimated=True,
             metrics_ci={m: list(e.per_template_ci[template]) for m, e in estimates.items()},
-            **({"levels": dict(levels)} if levels else {}),
         )
+        if levels:
+            result.templates[template].levels = dict(levels)
     for metric, est in estimates.items():
         result.aggregate[metric] = est.stats
     half = {
         key[0]: {
-            m: half_width(e.stats.sharpe_ci_low, e.stats.sharpe_ci_high) for m, e in estimates.items()
+            m: half_width(e.stats.sharpe_ci_low, e.stats.sharpe_ci_high)
+            for m, e in estimates.items()
         }
     }
     result.budget = BudgetRecord(
@@ -183,7 +204,10 @@ def _decoding(
         target_ci=None,
         until_decided=False,
         design=DesignRecord(
-            name="imported cells", seed=settings.seed, cells_run=observed, grid_size=size,
+            name="imported cells",
+            seed=settings.seed,
+            cells_run=observed,
+            grid_size=size,
             fraction=observed / size,
         ),
         estimator=completion.record(),
