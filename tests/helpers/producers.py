@@ -224,16 +224,19 @@ def write_fixtures(workdir: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.helpers.producers")
-    parser.add_argument("--write-fixtures", action="store_true",
-                        help="replace the committed logs under tests/fixtures/producers/")
+    parser.add_argument(
+        "--write-fixtures",
+        action="store_true",
+        help="replace the committed logs under tests/fixtures/producers/",
+    )
     parser.add_argument("--workdir", type=Path, help="keep the run here (default: a temp folder)")
     args = parser.parse_args(argv)  # fmt: skip
     reason = missing_venv()
     if reason:
         print(reason, file=sys.stderr)
         return 1
-    from hakari.backends.packaged import SMOLLM2, converted_model
     from hakari.backends.cache import default_cache_dir
+    from hakari.backends.packaged import SMOLLM2, converted_model
 
     model_folder = converted_model(SMOLLM2, default_cache_dir()).folder
     with tempfile.TemporaryDirectory(prefix="hakari-producers-") as tmp:

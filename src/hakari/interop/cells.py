@@ -10,9 +10,10 @@ Templates keep the order in which the input first names them (over all models), 
 the order a hakari export writes them in, so a round trip draws the same replicates.
 
 A cell is added once: a second cell for the same model × task × decoding × template ×
-item (× run) is an error naming both lines, never a silent overwrite. Golds are per item:
-two cells of one item whose golds differ are an error too (every template is scored
-against the same gold, as in a native run).
+item (× run) is an error naming both lines, never a silent overwrite. Where metrics are
+computed from answers and golds, golds are per item: two cells of one item whose golds
+differ are an error too (every template is scored against the same gold, as in a native
+run).
 """
 
 from __future__ import annotations
@@ -131,7 +132,7 @@ class ImportedGrid:
                 f"template {template!r} has levels {levels} here but {known} before", "level"
             )
         if cell.gold is not MISSING:
-            self._check_gold(task, item, cell)
+            self._check_gold(task, item, cell, strict=any(m.from_answers for m in info.metrics))
         per_item = self.cells.setdefault(key, {}).setdefault(template, {})
         runs = per_item.setdefault(item, [])
         if run is not None:
@@ -149,11 +150,14 @@ class ImportedGrid:
         runs.append(cell)
         self.identities.setdefault(model, {"name": model})
 
-    def _check_gold(self, task: str, item: str, cell: Cell) -> None:
+    def _check_gold(self, task: str, item: str, cell: Cell, *, strict: bool) -> None:
+        """An item's gold: one for every template where metrics are computed from it (a
+        source's own scores may come with a gold each template words its own way: "A",
+        "positive", "yes"; each cell keeps its own in samples.jsonl)."""
         seen = self.golds.get((task, item))
         if seen is None:
             self.golds[(task, item)] = (cell.gold, cell.origin)
-        elif seen[0] != cell.gold:
+        elif strict and seen[0] != cell.gold:
             raise cell.origin.error(
                 f"item {item!r} of task {task!r} has gold {cell.gold!r} here but "
                 f"{seen[0]!r} at line {seen[1].line} of {seen[1].file}: an item has one gold",

@@ -40,13 +40,15 @@ def read(paths: list[Path], options: ImportOptions) -> Reading:
         )
     mapping = TaskMapping(options.templates, options.task)
     names: list[str] = []
+    pending: Pending = {}
     for path in instance_files:
         reading.files.append(path)
         for line, record in iter_jsonl(path, field="PATH"):
             origin = Origin(str(path), line)
-            _instance_cell(record, origin, options, mapping, names, reading.grid)
+            _instance_cell(record, origin, options, mapping, names, reading.grid, pending)
     if names:
         mapping.check_matched(names)
+    _add_pending(pending, options, reading.grid)
     return reading
 
 
@@ -83,6 +85,9 @@ def _need(record: dict[str, Any], path: str, origin: Origin) -> Any:
     return value
 
 
+Pending = dict[tuple[str, str, str, str, str], tuple[Cell, dict[str, Origin]]]
+
+
 def _instance_cell(
     record: dict[str, Any],
     origin: Origin,
@@ -90,6 +95,7 @@ def _instance_cell(
     mapping: TaskMapping,
     names: list[str],
     grid: ImportedGrid,
+    pending: Pending,
 ) -> None:
     _check_version(record, origin)
     found = record.get("metadata")
@@ -102,24 +108,32 @@ def _instance_cell(
     mapped = mapping(name)
     if mapped is None:
         return
-    key = options.scores[0] if options.scores else "score"
-    metrics = (
-        options.metric_specs(["score"])
-        if (options.metrics or options.scores)
-        else [MetricSpec("score")]
-    )
-    info = grid.task(mapped.task, metrics, origin)
-    info.language = options.language or info.language
-    info.qa_mode = options.qa_mode
     model = options.model or label(_need(record, "model_id", origin), origin, "model_id")
     item = item_id(_need(record, "sample_id", origin), origin, "sample_id")
-    scores = {}
-    if any(not m.from_answers for m in metrics):
-        scores[key] = score_value(
-            _need(record, "evaluation.score", origin), origin, "evaluation.score"
+    # one record a sample *and a metric* (`evaluation_result_id`): merged into one cell
+    metric = str(record.get("evaluation_result_id") or "score")
+    if options.scores and metric not in options.scores:
+        return
+    decoding = options.decoding or "imported"
+    key = (model, mapped.task, decoding, mapped.template, item)
+    cell, seen = pending.get(key) or (Cell({}, origin), {})
+    if metric in seen:
+        raise origin.error(
+            f"duplicate item {item!r} of {name!r} for {metric!r} (first at line "
+            f"{seen[metric].line} of {seen[metric].file}): each cell must appear once",
+            "sample_id",
         )
-    cell = Cell(scores, origin)
-    reference = _need(record, "input.reference", origin)
+    seen[metric] = origin
+    cell.scores[metric] = score_value(
+        _need(record, "evaluation.score", origin), origin, "evaluation.score"
+    )
+    if key not in pending:
+        _texts(cell, record)
+        pending[key] = (cell, seen)
+
+
+def _texts(cell: Cell, record: dict[str, Any]) -> None:
+    reference = record.get("input", {}).get("reference")
     if isinstance(reference, list) and reference:
         cell.gold = reference[0] if len(reference) == 1 else [str(r) for r in reference]
     attributions = record.get("answer_attribution")
@@ -130,8 +144,20 @@ def _instance_cell(
         cell.output = str(output["raw"][0])
     inputs = record.get("input", {})
     cell.prompt = str(inputs.get("formatted") or inputs.get("raw") or "")
-    decoding = options.decoding or "imported"
-    grid.add((model, mapped.task, decoding), mapped.template, item, cell)
+
+
+def _add_pending(pending: Pending, options: ImportOptions, grid: ImportedGrid) -> None:
+    """The merged cells of other producers' records; a task's metrics are the metrics its
+    records name, in the order first seen (or `--score`'s)."""
+    per_task: dict[str, dict[str, None]] = {}
+    for (_, task, _, _, _), (cell, _) in pending.items():
+        per_task.setdefault(task, {}).update(dict.fromkeys(cell.scores))
+    for (model, task, decoding, template, item), (cell, _) in pending.items():
+        keys = list(options.scores) if options.scores else list(per_task[task])
+        info = grid.task(task, [MetricSpec(k) for k in keys], cell.origin)
+        info.language = options.language or info.language
+        info.qa_mode = options.qa_mode
+        grid.add((model, task, decoding), template, item, cell)
 
 
 def _hakari_cell(

@@ -314,11 +314,18 @@ def _looks_loglik(filtered: Any) -> bool:
 
 
 def _loglik(resp: Any) -> float | None:
-    """A choice's log-likelihood from `[ll, is_greedy]` (or its string form)."""
-    if isinstance(resp, list) and resp and isinstance(resp[0], int | float):
-        return float(resp[0])
-    if isinstance(resp, str) and resp.startswith("["):
+    """A choice's log-likelihood from `[ll, is_greedy]`: numbers, or the strings lm-eval
+    0.4.13 writes (`["-0.557", "True"]`), or that list's own string form."""
+    head: Any = None
+    if isinstance(resp, list) and resp:
+        head = resp[0]
+    elif isinstance(resp, str) and resp.startswith("["):
         head = resp[1:].split(",", 1)[0].strip().strip("'\"")
+    if isinstance(head, bool):
+        return None
+    if isinstance(head, int | float):
+        return float(head) if math.isfinite(head) else None
+    if isinstance(head, str):
         try:
             value = float(head)
         except ValueError:
