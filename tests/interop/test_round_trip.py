@@ -5,6 +5,7 @@ a label, a number and a text task, three decodings, a seeded sample)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -63,6 +64,12 @@ def test_round_trip_through_the_commands(native: Path, tmp_path: Path) -> None:
     again = tmp_path / "again.csv"
     succeed(["export", str(tmp_path / "back"), "--format", "table", "--output", str(again)])
     assert sorted(again.read_text().splitlines()) == sorted(table.read_text().splitlines())
+    # `hakari score` adds a metric to the imported run and keeps its provenance
+    succeed(["score", str(tmp_path / "back"), "--metrics", "rouge1"])
+    scored = json.loads((tmp_path / "back" / "results.json").read_text())
+    assert scored["imported"]["source"] == "table"
+    task = scored["models"]["steady"]["tasks"]["demo_sentiment_en"]["decodings"]["greedy"]
+    assert "rouge1" in task["rescored"]
 
 
 def test_eee_records_pass_the_every_eval_ever_validator(native: Path, tmp_path: Path) -> None:
