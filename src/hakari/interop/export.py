@@ -51,15 +51,6 @@ def read_run(run: Path) -> tuple[EvalResults, Path]:
     return EvalResults.read(results_path), samples_path
 
 
-def model_keys(results: EvalResults) -> dict[str, str]:
-    """samples.jsonl names a model by its identity name; results.json by its key."""
-    out = {}
-    for key, model in results.models.items():
-        out[model.identity.get("name", key)] = key
-        out.setdefault(key, key)
-    return out
-
-
 class _Metrics:
     """Per task: its metrics as the table names them, and per-item scoring."""
 
@@ -100,7 +91,7 @@ def table_rows(run: Path, *, with_prompt: bool = False) -> Iterator[dict[str, An
     """The long table of a run, one row per sample (samples.jsonl's order); the prompts
     too when asked (the Every Eval Ever records keep them)."""
     results, samples_path = read_run(run)
-    keys = model_keys(results)
+    keys = results.sample_model_keys()
     metrics = _Metrics(results)
     qa_mode = results.config.qa_mode or "first-line"
     levels = _levels(results)

@@ -28,14 +28,13 @@ absent. JSON Lines and Parquet keep their types.
 from __future__ import annotations
 
 import csv
-import itertools
 import json
 import math
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
-from hakari._util.jsonl import MAX_LINE_BYTES, iter_jsonl
+from hakari._util.jsonl import MAX_LINE_BYTES, bounded_lines, iter_jsonl
 from hakari.errors import HakariInputError
 from hakari.interop.cells import (
     Cell,
@@ -99,24 +98,11 @@ def rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         )
 
 
-def _bounded(fh: IO[str], path: Path) -> Iterator[str]:
-    for lineno in itertools.count(1):
-        line = fh.readline(MAX_LINE_BYTES + 1)
-        if not line:
-            return
-        if len(line) > MAX_LINE_BYTES:
-            raise HakariInputError(
-                f"line {lineno} is longer than {MAX_LINE_BYTES >> 20} MiB: not a CSV file?",
-                file=str(path),
-            )
-        yield line
-
-
 def _csv_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     csv.field_size_limit(MAX_LINE_BYTES)
     try:
         with path.open(encoding="utf-8-sig", newline="") as fh:
-            reader = csv.reader(_bounded(fh, path))
+            reader = csv.reader(bounded_lines(fh, path, "PATH", "a CSV file"))
             header = next(reader, None)
             if header is None:
                 raise HakariInputError("empty table: no header row", file=str(path))

@@ -404,6 +404,15 @@ class EvalResults(Record):
             )
         return value
 
+    def sample_model_keys(self) -> dict[str, str]:
+        """The key in `models` of each name samples.jsonl may give a model by: its
+        identity's name (what a run writes in each sample) or the key itself."""
+        out = {}
+        for key, model in self.models.items():
+            out[model.identity.get("name", key)] = key
+            out.setdefault(key, key)
+        return out
+
     def file_text(self) -> str:
         """The text of results.json: indent 2, non-ASCII kept as it is, and no
         credentials (model specs, the command, failure messages go through
