@@ -7,7 +7,7 @@ A rerun must write the same structure (file names, task names, per-sample fields
 the same numbers: the per-template accuracies of lm-eval's results_*.json, every
 per-sample score, inspect's metrics, Every Eval Ever's scores. Exact equality holds on
 this CPU (fp32, greedy; the closest pair of choice log-likelihoods in the fixtures is
-0.0066 apart). The reruns skip with a reason without the venv of
+0.0066 apart, and running torch on 1 thread instead of 2 moves them by 1.2e-5). The reruns skip with a reason without the venv of
 scripts/install-producers.sh; the checks of the committed files alone always run.
 """
 
@@ -116,7 +116,9 @@ def test_committed_eee_records_carry_lm_eval_and_inspect_numbers() -> None:
 
 @pytest.fixture(scope="module")
 def produced(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Path:
-    """One run of every producer (~2 min on an idle 2-core machine), its work folder."""
+    """One run of every producer, its work folder: 3 min of CPU; 7-10 min of wall time on
+    the shared 2-core machine under a load of 9-14 (lm-eval 235 s, inspect 189 s, Every
+    Eval Ever 28 s)."""
     reason = missing_venv()
     if reason:
         pytest.skip(reason)
