@@ -18,6 +18,7 @@ three and replaces the committed logs under tests/fixtures/producers/.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -26,6 +27,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from tests.helpers.paths import FIXTURES, REPO
 from tests.helpers.servers import kill_group
@@ -205,6 +207,41 @@ def run_eee(workdir: Path) -> list[ProducerRun]:
                               log=workdir / f"eee-{folder}-validate.log")  # fmt: skip
         runs.append(ProducerRun(f"eee-{folder}-valid", command, seconds, root / "data"))
     return runs
+
+
+# inspect_ai's own reader (`.eval` members are Zstandard-compressed, which Python's
+# zipfile cannot read before 3.14): what a log holds, as JSON, for comparing two runs
+INSPECT_SUMMARY_SCRIPT = """
+import json, sys
+from inspect_ai.log import read_eval_log
+out = []
+for path in sys.argv[2:]:
+    log = read_eval_log(path)
+    out.append({
+        "version": log.version, "status": log.status, "task": log.eval.task,
+        "task_registry_name": log.eval.task_registry_name, "task_args": log.eval.task_args,
+        "model": log.eval.model, "model_args": log.eval.model_args,
+        "scores": {s.name: {k: m.value for k, m in s.metrics.items()} for s in log.results.scores},
+        "samples": [{
+            "id": s.id, "epoch": s.epoch, "target": s.target, "metadata": s.metadata,
+            "fields": sorted(s.model_dump(exclude_none=True)),
+            "scores": {k: v.value for k, v in (s.scores or {}).items()},
+        } for s in log.samples],
+    })
+with open(sys.argv[1], "w") as f:
+    json.dump(out, f)
+"""
+
+
+def inspect_summaries(logs: list[Path], *, workdir: Path) -> list[dict[str, Any]]:
+    """What each inspect log holds (task, arguments, scores, samples), read with
+    inspect_ai's `read_eval_log` in the producers venv, in the order given."""
+    out = workdir / "inspect-summary.json"
+    command = [str(VENV / "bin" / "python"), "-c", INSPECT_SUMMARY_SCRIPT, str(out),
+               *(str(p.resolve()) for p in logs)]  # fmt: skip
+    run_bounded(command, cwd=workdir, timeout=EEE_TIMEOUT_S, log=workdir / "inspect-summary.log")
+    result: list[dict[str, Any]] = json.loads(out.read_text())
+    return result
 
 
 def run_all(workdir: Path, model_folder: Path) -> list[ProducerRun]:
