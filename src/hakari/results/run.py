@@ -13,6 +13,7 @@ from hakari._util.atomic import json_text, write_text_atomic
 from hakari._util.records import Record, read_from_file
 from hakari._util.redact import redact_tree
 from hakari.results.budget import BudgetRecord
+from hakari.results.imported import ImportRecord
 from hakari.results.paired import ModelGroups, PairedComparison
 from hakari.results.space import SpaceSummary
 from hakari.results.stats import AggregateStats, TemplateInterval
@@ -338,7 +339,7 @@ class FamilySummary(Record):
 class EvalResults(Record):
     """A run's results: results.json (see the module docstring for the layout)."""
 
-    WRITTEN_WHEN_GIVEN = frozenset({"rescoring", "model_groups", "families"})
+    WRITTEN_WHEN_GIVEN = frozenset({"rescoring", "model_groups", "families", "imported"})
     INVALID = "not a hakari results.json"
 
     schema_version: int = SCHEMA_VERSION
@@ -372,6 +373,10 @@ class EvalResults(Record):
     multiple-comparison correction, and the groups of tied models
     (`hakari.aggregate.multiple`); written for runs of three or more models (with a
     bootstrap), whatever the plan: with two, `paired` says it all."""
+    imported: ImportRecord | None = None
+    """A run made by `hakari import` from another tool's outputs: where every number came
+    from (`ImportRecord`: source, files and their hashes, producer versions, mapping
+    options, cells left out); written for such runs only."""
 
     @model_validator(mode="after")
     def _groups_name_models_of_the_file(self, info: ValidationInfo) -> EvalResults:
@@ -398,6 +403,15 @@ class EvalResults(Record):
                 "was it written by a newer hakari?"
             )
         return value
+
+    def sample_model_keys(self) -> dict[str, str]:
+        """The key in `models` of each name samples.jsonl may give a model by: its
+        identity's name (what a run writes in each sample) or the key itself."""
+        out = {}
+        for key, model in self.models.items():
+            out[model.identity.get("name", key)] = key
+            out.setdefault(key, key)
+        return out
 
     def file_text(self) -> str:
         """The text of results.json: indent 2, non-ASCII kept as it is, and no
