@@ -10,9 +10,10 @@ included), `grid` (the JSON grids of `../shared/real-grids`). `mapping` turns a 
 task names into hakari tasks and templates; `options` holds the import's options and
 the bounded file reading every reader shares.
 
-`finish` is the one place that computes statistics (today an adapter over the runner's
-functions, to become the runner's one finisher of issue 37), `filled` the `--fill`
-variant (the budget estimator on the missing cells); `publish` writes the run folder
+`finish` is the one place that hands cells to statistics (each grid as the runner's
+`GridTask` and `Cells`, every number by the runner's one finisher,
+`hakari.runner.estimators`), `filled` the `--fill` variant (the imputed estimator on the
+missing cells); `publish` writes the run folder
 through the runner's `RunWriter` with the provenance record (`results.ImportRecord`);
 `export` writes a run as a long table or as Every Eval Ever records; `api` is both
 commands without a console.

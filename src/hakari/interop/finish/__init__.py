@@ -1,17 +1,13 @@
-"""Imported cells → the numbers of results.json, through the runner's own statistics.
+"""Imported cells → the numbers of results.json, through the runner's one finisher.
 
-INTERIM ADAPTER: the only part of `hakari.interop` that computes statistics (this
-package: `prepare` the task view and one metric scored, `compare` the comparisons, `filled`
-the `--fill` estimator). It feeds
-the imported grid to today's runner functions (`runner.aggregation.score` per metric,
-`paired_comparisons`, `model_groups`, `alpha_sweeps`; `--fill` through the budget
-estimator `aggregate.budget.estimate`) until the runner's one finisher lands (issue 37),
-which takes the same inputs: a typed task view (template ids with levels, item keys,
-golds, metrics with their results.json key and scorer) and per-model cells. Nothing here
-is a copy of a statistic: the bootstrap, the intervals, the attribution, the paired
-verdicts and the groups are the runner's.
+The only part of `hakari.interop` that computes statistics, and it computes none itself:
+each model × task × decoding becomes the runner's `GridTask` and `Cells` (`prepare`), and
+`hakari.runner.estimators` makes every number — `Direct` (the items every template has)
+or `Imputed` (`--fill`, `filled`), `finish_model` for a model's templates, aggregates,
+prompt-space attribution and counters, `compare_models` for the paired verdicts and the
+groups (`compare`), `alpha_sweeps` — exactly as for a native run.
 
-What this module decides (the rules `hakari import` states in docs/import.md):
+What this package decides (the rules `hakari import` states in docs/import.md):
 
 * **Which items a model's statistics use.** By default the items every template of that
   model × task has (the rest are counted and named in `imported.dropped`); with `fill`
@@ -23,14 +19,13 @@ What this module decides (the rules `hakari import` states in docs/import.md):
   than `min_shared` shared items is not compared, and a note says so. Model groups (three
   models or more) use the items all of them share.
 * **A source's per-item score** (lm-eval's `acc`, an inspect scorer, a table's `score`)
-  is scored as the mean of the per-item scores, with the same vectorised bootstrap as a
-  native accuracy; its intervals are cut to [0, 1] when every score of that metric lies
-  in [0, 1], else not cut.
+  is scored as the mean of the per-item scores (`given_score`), with the same vectorised
+  bootstrap as a native accuracy; its intervals are cut to [0, 1] when every score of
+  that metric lies in [0, 1], else not cut (`given_mean`).
 """
 
 from __future__ import annotations
 
-from hakari.aggregate import BootstrapResult
 from hakari.interop.cells import GridKey, ImportedGrid
 from hakari.interop.finish.compare import compare
 from hakari.interop.finish.prepare import (
@@ -38,14 +33,13 @@ from hakari.interop.finish.prepare import (
     Finished,
     Prepared,
     Settings,
-    merge_metric,
     prepare,
-    score_one,
     scorer_names,
+    scoring_error,
     task_items,
 )
-from hakari.results import DecodingResult, EvalResults, ModelResult, TaskResult
-from hakari.runner.aggregation import BootstrapStore, alpha_sweeps
+from hakari.results import EvalResults, ModelResult, TaskResult
+from hakari.runner.estimators import Direct, ModelEstimate, alpha_sweeps, finish_model
 
 __all__ = ["MIN_SHARED_ITEMS", "Finished", "Settings", "finish", "publish_into"]
 
@@ -60,22 +54,20 @@ def finish(grid: ImportedGrid, settings: Settings) -> Finished:
     scorers = scorer_names(grid)
     items_of = task_items(grid)
     prepared: dict[GridKey, Prepared] = {}
-    store: BootstrapStore = {}
+    estimates: dict[GridKey, ModelEstimate] = {}
     for key in grid.keys():
         model, task, decoding = key
         info = grid.tasks[task]
-        prep, dropped = prepare(grid, key, items_of[task])
+        prep, dropped = prepare(grid, key, items_of[task], scorers)
         if dropped is not None:
             out.dropped.append(dropped)
         prepared[key] = prep
         out.items[key] = prep.items
-        result = DecodingResult()
-        for metric in info.metrics:
-            kept: dict[str, BootstrapResult] = {}
-            part = score_one(grid, key, prep, metric, scorers[(task, metric.key)], settings, kept)
-            merge_metric(result, part)
-            for boot in kept.values():
-                store.setdefault((task, decoding), {}).setdefault(metric.key, {})[model] = boot
+        try:
+            estimates[key] = Direct().estimate(prep.grid, prep.cells, settings.options)
+        except ValueError as exc:  # a metric that cannot score these answers or scores
+            raise scoring_error(task, exc) from None
+        result = finish_model(prep.grid, prep.cells, estimates[key], Direct())
         task_result = out.models.setdefault(
             model, ModelResult(identity=grid.identities[model])
         ).tasks.get(task)
@@ -87,7 +79,7 @@ def finish(grid: ImportedGrid, settings: Settings) -> Finished:
             )
             out.models[model].tasks[task] = task_result
         task_result.decodings[decoding] = result
-    compare(grid, prepared, store, scorers, settings, out)
+    compare(prepared, estimates, settings, out)
     return out
 
 

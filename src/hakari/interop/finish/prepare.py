@@ -1,77 +1,23 @@
-"""The interim finisher's inputs: the task view `runner.aggregation.score` reads, the
-statistics' settings, each model × task × decoding's templates, items and predictions, and
-one metric scored by the runner (see the package docstring)."""
+"""The finisher's inputs of an imported grid: each model × task × decoding as the runner's
+`GridTask` (templates with levels, items with golds, metrics with their results.json key
+and scorer) and `Cells` (answers, fallbacks, the source's per-item scores), and the
+statistics' settings (see the package docstring)."""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
-from hakari.aggregate import BootstrapResult
 from hakari.errors import HakariInputError
 from hakari.interop.cells import MISSING, Cell, GridKey, ImportedGrid, MetricSpec, item_order
-from hakari.results import DecodingResult, DroppedCells, ModelResult
-from hakari.runner.aggregation import (
-    score,
-)
-from hakari.runner.collect import Collected
-from hakari.runner.options import RunOptions
-from hakari.scoring.corpus.base import CorpusMetric, MetricOptions, MetricValue, register
+from hakari.results import DroppedCells, ModelResult
+from hakari.runner.estimators import Cells, FinishOptions, GridMetric, GridTask
+from hakari.runner.estimators.grid import metric_options
+from hakari.scoring.corpus.given import GIVEN_MEAN, GIVEN_SCORE
 
 MIN_SHARED_ITEMS = 10  # a paired comparison on fewer shared items is refused
-
-
-# ------------------------------------------------------------------ interim source metric
-class _SourceMean(CorpusMetric):
-    """The mean of per-item scores a source gave (the predictions are the scores)."""
-
-    answer_types = frozenset({"label", "number", "text"})
-    description = "mean of the per-item scores given by the source"
-    per_item = True
-
-    def compute(
-        self, predictions: Sequence[Any], references: Sequence[Any], options: MetricOptions
-    ) -> MetricValue:
-        return MetricValue(float(np.mean(np.asarray(predictions, dtype=np.float64))))
-
-    def item_scores(
-        self, predictions: Sequence[Any], references: Sequence[Any], options: MetricOptions
-    ) -> np.ndarray:
-        return np.asarray(predictions, dtype=np.float64)
-
-
-@register
-class _SourceMeanUnit(_SourceMean):
-    name: ClassVar[str] = "interop_source_mean_unit"
-    value_range = (0.0, 1.0)
-
-
-@register
-class _SourceMeanAny(_SourceMean):
-    name: ClassVar[str] = "interop_source_mean"
-
-
-# ------------------------------------------------------------------ the task view
-@dataclass(frozen=True)
-class _Template:
-    id: str
-    levels: dict[str, str] | None
-
-
-@dataclass(frozen=True)
-class _Spec:
-    metrics: list[str]
-    language: str
-    templates: list[_Template]
-
-
-@dataclass(frozen=True)
-class _Task:
-    spec: _Spec
 
 
 @dataclass(frozen=True)
@@ -83,6 +29,10 @@ class Settings:
     seed: int = 0
     fill: bool = False
     min_shared: int = MIN_SHARED_ITEMS
+
+    @property
+    def options(self) -> FinishOptions:
+        return FinishOptions(self.alpha, self.n_boot, self.seed)
 
 
 @dataclass
@@ -100,19 +50,45 @@ class Finished:
 
 @dataclass
 class Prepared:
-    """One model × task × decoding ready to score: templates, items, per metric the
-    predictions per template, the golds, the fallbacks."""
+    """One model × task × decoding ready to finish: its grid and its cells."""
 
-    templates: list[str]
-    items: list[str]
-    predictions: dict[str, dict[str, list[Any]]]  # metric key -> template -> predictions
-    golds: list[Any]
-    fallbacks: dict[str, int]
+    grid: GridTask
+    cells: Cells
+
+    @property
+    def templates(self) -> list[str]:
+        return list(self.grid.template_ids)
+
+    @property
+    def items(self) -> list[str]:
+        return list(self.grid.items)  # type: ignore[arg-type]
+
+    def restricted(self, templates: list[str], items: list[str]) -> Prepared:
+        """The same cells on part of the grid (the templates and items given)."""
+        gold = dict(zip(self.grid.items, self.grid.golds, strict=True))
+        grid = GridTask(
+            **{
+                **vars(self.grid),
+                "template_ids": tuple(templates),
+                "items": tuple(items),
+                "golds": tuple(gold[i] for i in items),
+            }
+        )
+        kept = {(t, i) for t in templates for i in items}
+        cells = Cells(
+            answers={c: a for c, a in self.cells.answers.items() if c in kept},
+            fallbacks=self.cells.fallbacks & kept,
+            scores={
+                k: {c: v for c, v in s.items() if c in kept} for k, s in self.cells.scores.items()
+            },
+        )
+        return Prepared(grid, cells)
 
 
 def scorer_names(grid: ImportedGrid) -> dict[tuple[str, str], str]:
-    """(task, metric key) -> the registered scorer: the metric's own, or the source mean
-    (cut to [0, 1] when every score of the metric lies there)."""
+    """(task, metric key) -> the registered scorer: the metric's own, or the mean of the
+    source's scores (`given_score`, cut to [0, 1], when every score of the metric lies
+    there; else `given_mean`, not cut)."""
     out: dict[tuple[str, str], str] = {}
     for task, info in grid.tasks.items():
         for metric in info.metrics:
@@ -127,7 +103,7 @@ def scorer_names(grid: ImportedGrid) -> dict[tuple[str, str], str]:
                 for cells in per_item.values()
                 for cell in cells
             )
-            out[(task, metric.key)] = _SourceMeanUnit.name if unit else _SourceMeanAny.name
+            out[(task, metric.key)] = GIVEN_SCORE if unit else GIVEN_MEAN
     return out
 
 
@@ -142,11 +118,15 @@ def task_items(grid: ImportedGrid) -> dict[str, list[str]]:
 
 
 def prepare(
-    grid: ImportedGrid, key: GridKey, task_items: list[str], *, every_item: bool = False
+    grid: ImportedGrid,
+    key: GridKey,
+    task_items: list[str],
+    scorers: dict[tuple[str, str], str],
+    *,
+    every_item: bool = False,
 ) -> tuple[Prepared, DroppedCells | None]:
-    """One model × task × decoding's templates and items (those every template has,
-    unless `every_item`), each metric's predictions and the golds; the missing cells
-    counted."""
+    """One model × task × decoding's grid (its templates; the items every template has,
+    unless `every_item`) and cells; the missing cells counted."""
     model, task, decoding = key
     info = grid.tasks[task]
     cells = grid.cells[key]
@@ -171,20 +151,49 @@ def prepare(
             filled=every_item,
         )
     _check_enough(grid, key, templates, items)
-    predictions: dict[str, dict[str, list[Any]]] = {m.key: {} for m in info.metrics}
-    fallbacks = dict.fromkeys(templates, 0)
+    language: Any = info.language
+    view = GridTask(
+        name=task,
+        metrics=tuple(
+            GridMetric(m.key, scorer, metric_options(language, scorer, info.qa_mode))
+            for m in info.metrics
+            for scorer in [scorers[(task, m.key)]]
+        ),
+        template_ids=tuple(templates),
+        items=tuple(items),
+        golds=tuple(grid.gold(task, item) for item in items),
+        # the completion model (`--fill`) reads per-item scores: every metric must be a
+        # mean of them, whatever the answers are
+        answer_type="text",
+        levels={t: dict(levels) for t, levels in info.templates.items() if levels and t in cells},
+        source=task,
+    )
+    return Prepared(view, _cells(grid, key, templates, items, info.metrics)), dropped
+
+
+def _cells(
+    grid: ImportedGrid,
+    key: GridKey,
+    templates: list[str],
+    items: list[str],
+    metrics: list[MetricSpec],
+) -> Cells:
+    """The cells the source has of `templates` × `items`: the answer (and fallback flag)
+    of each, and each source metric's score (the mean over several runs of a cell)."""
+    out = Cells(scores={m.key: {} for m in metrics if not m.from_answers})
     for template in templates:
-        for metric in info.metrics:
-            predictions[metric.key][template] = [
-                _prediction(grid, key, template, item, metric) for item in items
-            ]
-        fallbacks[template] = sum(
-            bool(_one(grid, key, template, item).extra.get("fallback"))
-            for item in items
-            if item in cells[template]
-        )
-    golds = [grid.gold(task, item) for item in items]
-    return Prepared(templates, items, predictions, golds, fallbacks), dropped
+        for item in items:
+            runs = grid.cells[key][template].get(item)
+            if runs is None:  # a missing cell (`every_item`): the filled estimator's
+                continue
+            cell = (template, item)
+            out.add(cell, runs[0].answer, bool(runs[0].extra.get("fallback")))
+            for metric in metrics:
+                if metric.from_answers:
+                    _check_answer(grid, key, template, item, runs, metric)
+                else:
+                    out.scores[metric.key][cell] = _given(runs, metric)
+    return out
 
 
 def _check_enough(grid: ImportedGrid, key: GridKey, templates: list[str], items: list[str]) -> None:
@@ -205,31 +214,26 @@ def _check_enough(grid: ImportedGrid, key: GridKey, templates: list[str], items:
         )
 
 
-def _one(grid: ImportedGrid, key: GridKey, template: str, item: str) -> Cell:
-    """The cell (several runs of one cell: the first, for its answer and flags)."""
-    return grid.cells[key][template][item][0]
+def _check_answer(
+    grid: ImportedGrid, key: GridKey, template: str, item: str, runs: list[Cell], metric: MetricSpec
+) -> None:
+    """A metric computed from answers reads one answer and the item's gold."""
+    if len(runs) > 1:
+        raise runs[1].origin.error(
+            f"item {item!r} of template {template!r} has {len(runs)} runs: the answers "
+            f"of several runs cannot be averaged for {metric.key}; keep one run (--run)",
+            "run",
+        )
+    if grid.gold(key[1], item) is None and runs[0].gold is MISSING:
+        raise runs[0].origin.error(
+            f"metric {metric.key} is computed from answers and golds, and item {item!r} "
+            "has no gold",
+            "gold",
+        )
 
 
-def _prediction(
-    grid: ImportedGrid, key: GridKey, template: str, item: str, metric: MetricSpec
-) -> Any:
-    runs = grid.cells[key][template].get(item)
-    if runs is None:  # a missing cell (`every_item`): the filled estimator ignores it
-        return math.nan
-    if metric.from_answers:
-        if len(runs) > 1:
-            raise runs[1].origin.error(
-                f"item {item!r} of template {template!r} has {len(runs)} runs: the answers "
-                f"of several runs cannot be averaged for {metric.key}; keep one run (--run)",
-                "run",
-            )
-        if grid.gold(key[1], item) is None and runs[0].gold is MISSING:
-            raise runs[0].origin.error(
-                f"metric {metric.key} is computed from answers and golds, and item {item!r} "
-                "has no gold",
-                "gold",
-            )
-        return runs[0].answer
+def _given(runs: list[Cell], metric: MetricSpec) -> float:
+    """The source's score of a cell (the mean over its runs)."""
     values = []
     for cell in runs:
         if metric.key not in cell.scores:
@@ -238,69 +242,6 @@ def _prediction(
     return float(np.mean(values)) if len(values) > 1 else values[0]
 
 
-def score_one(
-    grid: ImportedGrid,
-    key: GridKey,
-    prep: Prepared,
-    metric: MetricSpec,
-    scorer: str,
-    settings: Settings,
-    kept: dict[str, BootstrapResult] | None,
-) -> DecodingResult:
-    """One metric of one model × task × decoding by `runner.aggregation.score`, keyed as
-    the metric's results.json key."""
-    info = grid.tasks[key[1]]
-    task = _Task(
-        _Spec(
-            metrics=[scorer],
-            language=info.language,
-            templates=[_Template(t, info.templates.get(t)) for t in prep.templates],
-        )
-    )
-    collected = Collected(golds=list(prep.golds))
-    collected.predictions.update(prep.predictions[metric.key])
-    collected.fallbacks.update(prep.fallbacks)
-    opts = RunOptions(
-        alpha=settings.alpha,
-        n_boot=settings.n_boot,
-        seed=settings.seed,
-        qa_mode=info.qa_mode,  # type: ignore[arg-type]
-    )
-    boots: dict[str, BootstrapResult] = {}
-    try:
-        result = score(task, collected, opts, boots)  # type: ignore[arg-type]
-    except ValueError as exc:  # a metric that cannot score these answers
-        raise HakariInputError(
-            f"task {key[1]!r}, metric {metric.key}: {exc}", field="--metric"
-        ) from None
-    if kept is not None and scorer in boots:
-        kept[metric.key] = boots[scorer]
-    return _renamed(result, scorer, metric.key)
-
-
-def _renamed(result: DecodingResult, scorer: str, key: str) -> DecodingResult:
-    if scorer == key:
-        return result
-    for template in result.templates.values():
-        template.metrics = {key: template.metrics[scorer]}
-        if template.ci is not None:
-            template.ci = {key: template.ci[scorer]}
-    result.aggregate = {key: result.aggregate[scorer]}
-    if result.space is not None:
-        result.space = {key: result.space[scorer]}
-    return result
-
-
-def merge_metric(into: DecodingResult, part: DecodingResult) -> None:
-    """Add one metric's templates, aggregate and space to a decoding's result."""
-    for template_id, template in part.templates.items():
-        mine = into.templates.get(template_id)
-        if mine is None:
-            into.templates[template_id] = template
-            continue
-        mine.metrics = {**mine.metrics, **template.metrics}
-        if template.ci is not None:
-            mine.ci = {**(mine.ci or {}), **template.ci}
-    into.aggregate = {**into.aggregate, **part.aggregate}
-    if part.space is not None:
-        into.space = {**(into.space or {}), **part.space}
+def scoring_error(task: str, exc: ValueError) -> HakariInputError:
+    """A metric that cannot score these answers (or scores), in one line."""
+    return HakariInputError(f"task {task!r}: {exc}", field="--metric")

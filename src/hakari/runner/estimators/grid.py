@@ -8,7 +8,8 @@ prompt-space levels), its items in order with their golds, and for the imputed e
 the answer type and labels. A metric is a results.json key scored by a registered corpus
 metric (`GridMetric.scorer`) from the cells' answers, or, for per-item scores a source
 gives (lm-evaluation-harness's per-sample `acc_norm`, a long table's `score`), by
-`given_score` from `Cells.scores[key]`.
+`given_score` (scores in [0, 1]) or `given_mean` (any finite scores) from
+`Cells.scores[key]`.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 
 from hakari.results.vocab import AnswerType, Language
 from hakari.scoring import corpus
-from hakari.scoring.corpus.given import GIVEN_SCORE
+from hakari.scoring.corpus.given import GIVEN_MEAN, GIVEN_SCORE
 from hakari.tasks.loader import Task
 from hakari.tasks.prompts import select_templates
 
@@ -39,7 +40,7 @@ class GridMetric:
     @property
     def given(self) -> bool:
         """Scored from per-item scores a source gave (`Cells.scores[key]`), not answers."""
-        return self.scorer == GIVEN_SCORE
+        return self.scorer in (GIVEN_SCORE, GIVEN_MEAN)
 
 
 @dataclass(frozen=True)

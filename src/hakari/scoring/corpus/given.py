@@ -1,20 +1,26 @@
-"""The mean of per-item scores given by a source (0..1): for results imported from another
+"""The mean of per-item scores given by a source: for results imported from another
 harness, whose per-sample scores are the data (lm-evaluation-harness's per-sample `acc` or
 `acc_norm`, a long table's `score` column), not answers hakari scores itself.
 
-The "predictions" are the given scores, one per item, each in [0, 1]; the references are
-not read. The metric is a mean of per-item scores (`per_item`), so its bootstrap is the
-same vectorised per-item scorer as accuracy's: given the 0/1 scores of a native accuracy,
-every number (template scores, aggregates, intervals, paired differences) is the same to
-the last bit. A score outside [0, 1], NaN, infinite or missing is a `ValueError` naming the
-metric: the intervals are cut to [0, 1], as accuracy's and F1's are.
+The "predictions" are the given scores, one per item; the references are not read. The
+metric is a mean of per-item scores (`per_item`), so its bootstrap is the same vectorised
+per-item scorer as accuracy's. Two ranges, two names:
 
-No task file can name it (it scores no answer type): a run's metrics score answers; an
-importer maps a source's metric name to it (`hakari.runner.estimators.GridMetric`).
+* `given_score`: every score in [0, 1] (a correctness, a share), the intervals cut to
+  [0, 1] as accuracy's and F1's are; given the 0/1 scores of a native accuracy, every
+  number (template scores, aggregates, intervals, paired differences) is the same to the
+  last bit. A score outside [0, 1] is a `ValueError` naming the metric.
+* `given_mean`: any finite scores (a BLEU in 0..100, a log-likelihood), the intervals
+  not cut.
+
+NaN, infinity, None or text is a `ValueError` for both. No task file can name them (they
+score no answer type): a run's metrics score answers; an importer maps a source's metric
+name to one (`hakari.runner.estimators.GridMetric`).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -28,15 +34,12 @@ from hakari.scoring.corpus.base import (
 )
 
 GIVEN_SCORE = "given_score"
+GIVEN_MEAN = "given_mean"
 
 
-@register
-class GivenScore(CorpusMetric):
-    name = GIVEN_SCORE
+class _Given(CorpusMetric):
     answer_types = frozenset()  # scores no answers: what a source gives, imported
-    description = "mean of per-item scores given by a source (0..1)"
     per_item = True
-    value_range = (0.0, 1.0)
 
     def compute(
         self, predictions: Sequence[Any], references: Sequence[Any], options: MetricOptions
@@ -50,11 +53,26 @@ class GivenScore(CorpusMetric):
         if strange:
             raise ValueError(f"metric {self.name!r}: a given score is {strange[0]!r}, not a number")
         scores = np.asarray(predictions, dtype=np.float64)
-        bad = ~np.isfinite(scores) | (scores < 0.0) | (scores > 1.0)
+        low, high = self.value_range
+        bad = ~np.isfinite(scores) | (scores < low) | (scores > high)
         if bad.any():
             item = int(np.flatnonzero(bad)[0])
+            within = "finite" if math.isinf(high) else f"in [{low:g}, {high:g}]"
             raise ValueError(
                 f"metric {self.name!r}: the given score of item {item} is {scores[item]!r}, "
-                "not a number in [0, 1]"
+                f"not a number {within}"
             )
         return scores
+
+
+@register
+class GivenScore(_Given):
+    name = GIVEN_SCORE
+    description = "mean of per-item scores in [0, 1] given by a source"
+    value_range = (0.0, 1.0)
+
+
+@register
+class GivenMean(_Given):
+    name = GIVEN_MEAN
+    description = "mean of per-item scores (any finite number) given by a source"
