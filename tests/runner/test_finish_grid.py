@@ -143,6 +143,11 @@ def test_given_scores_outside_0_1_are_refused(scores: list[Any], needle: str) ->
     with pytest.raises(ValueError, match=needle.replace("[", r"\[").replace("]", r"\]")):
         corpus.compute("given_score", scores, [None, None])
     assert corpus.compute("given_score", [0.25, 1.0], [None, None]) == 0.625
+    # any finite scores (a BLEU, a log-likelihood): given_mean, its intervals not cut
+    assert corpus.compute("given_mean", [-2.0, 40.0], [None, None]) == 19.0
+    assert corpus.get("given_mean").value_range == (-float("inf"), float("inf"))
+    with pytest.raises(ValueError, match="not a finite number"):
+        corpus.compute("given_mean", [1.0, float("inf")], [None, None])
 
 
 def test_a_task_file_cannot_name_given_score(tmp_path: Path) -> None:

@@ -57,10 +57,10 @@ class _Given(CorpusMetric):
         bad = ~np.isfinite(scores) | (scores < low) | (scores > high)
         if bad.any():
             item = int(np.flatnonzero(bad)[0])
-            within = "finite" if math.isinf(high) else f"in [{low:g}, {high:g}]"
+            wanted = "a finite number" if math.isinf(high) else f"a number in [{low:g}, {high:g}]"
             raise ValueError(
                 f"metric {self.name!r}: the given score of item {item} is {scores[item]!r}, "
-                f"not a number {within}"
+                f"not {wanted}"
             )
         return scores
 
