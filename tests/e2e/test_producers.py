@@ -7,8 +7,9 @@ A rerun must write the same structure (file names, task names, per-sample fields
 the same numbers: the per-template accuracies of lm-eval's results_*.json, every
 per-sample score, inspect's metrics, Every Eval Ever's scores. Exact equality holds on
 this CPU (fp32, greedy; the closest pair of choice log-likelihoods in the fixtures is
-0.0066 apart, and running torch on 1 thread instead of 2 moves them by 1.2e-5). The reruns skip with a reason without the venv of
-scripts/install-producers.sh; the checks of the committed files alone always run.
+0.0066 apart, and running torch on 1 thread instead of 2 moves them by 1.2e-5). The
+reruns skip with a reason without the venv of scripts/install-producers.sh; the checks
+of the committed files alone always run.
 """
 
 from __future__ import annotations
