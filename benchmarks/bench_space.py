@@ -49,8 +49,8 @@ from hakari.backends.cache import default_cache_dir
 from hakari.backends.hf import HFBackend
 from hakari.backends.packaged import SMOLLM2, converted_model
 from hakari.backends.registry import load_backend
-from hakari.runner.collect import task_instances
-from hakari.runner.options import RunOptions
+from hakari.runner.sampling import task_instances
+from hakari.runner.settings import PlanOptions
 from hakari.tasks.extract import extract_answer
 from hakari.tasks.families import load_tasks
 from hakari.tasks.loader import Task
@@ -77,7 +77,7 @@ def workload(subject: str, n_templates: int, limit: int, data_dir: Path) -> Work
     name = f"jmmlu:{subject}"
     selection = f"space:{n_templates}"
     task = expand_task(load_tasks([name])[0], selection, data_dir=data_dir)
-    opts = RunOptions(limit=limit, data_dir=data_dir)
+    opts = PlanOptions(limit=limit, data_dir=data_dir)
     numbered = list(task_instances(task, opts))
     templates = select_templates(task.spec, "all")
     prompts = [

@@ -53,9 +53,9 @@ from hakari.backends.openai.protocol import extra_fields, sampling_fields
 from hakari.backends.packaged import SMOLLM2, converted_model
 from hakari.backends.serving import ServingOptions, first_stops, needs_reask, reask_stops
 from hakari.backends.vllm import VLLMBackend
-from hakari.runner.collect import task_instances
-from hakari.runner.options import RunOptions
 from hakari.runner.requests import generation_request
+from hakari.runner.sampling import task_instances
+from hakari.runner.settings import PlanOptions
 from hakari.tasks.extract import extract_answer
 from hakari.tasks.loader import Task, load_task
 from hakari.tasks.prompts import RenderedPrompt, iter_numbered_chunks, select_templates
@@ -93,7 +93,7 @@ class Workload:
 
 def workload(name: str, sample: int, data_dir: Path) -> Workload:
     task = load_task(name)
-    opts = RunOptions(sample=sample, data_dir=data_dir)
+    opts = PlanOptions(sample=sample, data_dir=data_dir)
     templates = select_templates(task.spec, "all")
     numbered = task_instances(task, opts)
     prompts = [

@@ -196,11 +196,11 @@ def test_prompt_placeholder_with_a_format_spec(
 
 
 def test_alpha_zero_is_fine() -> None:
-    from hakari.runner.options import RunOptions
     from hakari.runner.preflight import check_options
+    from hakari.runner.settings import EvalOptions
 
-    check_options(RunOptions(alpha=0.0))
-    assert not math.isnan(RunOptions().alpha)
+    check_options(EvalOptions.of(alpha=0.0))
+    assert not math.isnan(EvalOptions().plan.alpha)
 
 
 def test_output_that_cannot_be_created(tmp_path: Path, no_model_loads: list[str]) -> None:

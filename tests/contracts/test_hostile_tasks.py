@@ -24,7 +24,7 @@ import hakari
 from hakari.cli import app
 from hakari.errors import HakariInputError
 from hakari.runner import preflight
-from hakari.runner.options import RunOptions
+from hakari.runner.settings import PlanOptions
 from hakari.tasks.loader import load_task
 from tests.helpers.cli import assert_one_line, invoke
 from tests.helpers.deadline import within_deadline
@@ -327,7 +327,7 @@ _DELETE = object()
 def _check_whole(path: Path) -> None:
     """What `hakari run` checks before any model loads, in its order."""
     task = load_task(path)
-    opts = RunOptions(n_boot=0)
+    opts = PlanOptions(n_boot=0)
     decodings = ["greedy", "constrained", "loglik"]
     preflight.check_tasks([task], opts, preflight.running_decodings([task], decodings))
     preflight.scan_rows(task, opts, decodings)

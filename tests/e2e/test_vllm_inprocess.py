@@ -24,7 +24,7 @@ import hakari
 from hakari.backends.hf import HFBackend
 from hakari.backends.registry import load_backend
 from hakari.cli import app
-from hakari.runner.options import RunOptions
+from hakari.runner.settings import PlanOptions
 from tests.helpers.agreement import TIE, compare, loglik_differences, samples
 from tests.helpers.finetune import write_toy_task
 from tests.helpers.paths import SHARED
@@ -133,7 +133,7 @@ def test_outputs_equal_the_transformers_backend(
 def test_loglik_values_equal_the_transformers_backends(base: Pair, reference: HFBackend) -> None:
     """Every continuation's log-prob sum, not only the argmax: vLLM's `prompt_logprobs`
     on hakari's tokens against transformers' in fp32 (the same tokens are checked)."""
-    opts = RunOptions(sample=SAMPLE, data_dir=DATA)
+    opts = PlanOptions(sample=SAMPLE, data_dir=DATA)
     differences = loglik_differences(
         base.vllm, base.cache, reference, tasks(), opts, use_chat=base.use_chat
     )

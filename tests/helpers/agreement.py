@@ -15,8 +15,8 @@ import torch
 from hakari.backends.base import GenerationRequest, LoglikRequest, Message, ModelIdentity
 from hakari.backends.cache import ResponseCache, request_key
 from hakari.backends.hf import HFBackend
-from hakari.runner.collect import task_instances
-from hakari.runner.options import RunOptions
+from hakari.runner.sampling import task_instances
+from hakari.runner.settings import PlanOptions
 from hakari.tasks.loader import Task, load_task
 from hakari.tasks.prompts import RenderedPrompt, iter_numbered_chunks, select_templates
 
@@ -122,7 +122,7 @@ def loglik_differences(
     cache_dir: Path,
     reference: HFBackend,
     tasks: list[str],
-    opts: RunOptions,
+    opts: PlanOptions,
     use_chat: bool,
 ) -> list[float]:
     """|log-prob sum of `run`'s model − `reference`'s| for every continuation scored in
@@ -159,7 +159,7 @@ def loglik_differences(
     return differences
 
 
-def _rendered(task: Task, opts: RunOptions) -> list[RenderedPrompt]:
+def _rendered(task: Task, opts: PlanOptions) -> list[RenderedPrompt]:
     templates = select_templates(task.spec, opts.templates)
     chunks = iter_numbered_chunks(task.spec, templates, task_instances(task, opts), 1 << 20)
     return [rp for chunk in chunks for rp in chunk]

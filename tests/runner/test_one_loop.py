@@ -190,11 +190,10 @@ def test_without_the_cache_a_failure_never_claims_answers_are_kept(
 
 def test_budgeted_intervals_lie_in_their_quantitys_range(tmp_path: Path) -> None:
     """A small budget's intervals were cut nowhere: std below 0, a Sharpe above 1."""
-    res = evaluate(
+    res = evaluate(  # 6 templates x 32 instances: 2x is above the floor, estimated
         models=["m", "n"],
         tasks=[TASK],
         decodings=["greedy"],
-        limit=4,
         budget="2x",
         n_boot=200,
         cache_dir=tmp_path / "cache",
@@ -239,14 +238,36 @@ def _answering(
     return evaluate(**(given | options))
 
 
-def test_a_budget_of_the_whole_grid_is_recorded_as_a_fraction(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("plan", "why"),
+    [
+        ({"budget": "1.0"}, "the budget covers the grid (192 cells)"),
+        ({"budget": "2x", "limit": 4}, "too small to estimate honestly"),
+    ],
+    ids=["covers-the-grid", "under-the-floor"],
+)
+def test_a_budget_that_runs_the_full_grid_is_a_full_run(
+    tmp_path: Path, plan: dict[str, Any], why: str
+) -> None:
+    """Issue 38 §11: a budget that covers the grid, or a grid the floor runs in full,
+    marked every number estimated. It is a full run: the full run's numbers, no marks,
+    no `budget` record; the config keeps the budget asked and says why it ran in full."""
+    answer = lambda r: hash_choice(r.prompt, ["positive", "negative", "?"])  # noqa: E731
+    limit = {"limit": plan["limit"]} if "limit" in plan else {}
+    full = _answering(tmp_path, answer, n_boot=50, output_dir=tmp_path / "full", **limit)
     out = tmp_path / "run"
-    _answering(tmp_path, lambda r: "positive", limit=4, budget="1.0", n_boot=50, output_dir=out)
+    _answering(tmp_path, answer, n_boot=50, output_dir=out, **plan)
     results = json.loads((out / "results.json").read_text())
-    assert results["config"]["budget"] == "1.0"  # "1" reads back as one cell
+    assert results["config"]["budget"] == plan["budget"]  # "1" would read back as one cell
+    assert why in results["config"]["run_in_full"][TASK]
     dec = results["models"]["m"]["tasks"][TASK]["decodings"]["greedy"]
-    assert dec["budget"]["budget"] == "1.0"
-    assert dec["budget"]["design"]["fraction"] == 1.0
+    assert "budget" not in dec and '"estimated"' not in (out / "results.json").read_text()
+    expected = full.models["m"].tasks[TASK].decodings["greedy"].to_dict()
+    for key in ("aggregate", "templates"):
+        assert dec[key] == expected[key], key
+    assert "run_in_full" not in json.loads((tmp_path / "full" / "results.json").read_text())[
+        "config"
+    ]
 
 
 def test_score_run_on_a_budgeted_run_says_it_scored_part_of_the_grid(tmp_path: Path) -> None:

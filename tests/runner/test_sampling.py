@@ -11,9 +11,9 @@ import pytest
 
 from hakari.backends.fake import FakeBackend, hash_choice
 from hakari.runner import evaluate
-from hakari.runner.options import RunOptions
 from hakari.runner.preflight import scan_rows
 from hakari.runner.sampling import sample_positions
+from hakari.runner.settings import PlanOptions
 from hakari.tasks.loader import load_task
 from tests.helpers.cli import assert_one_line, invoke
 from tests.helpers.paths import SHARED
@@ -113,7 +113,7 @@ def test_jcola_sample_is_representative_where_the_first_rows_are_not() -> None:
     task = load_task("jcola")
 
     def chance(**kw: object) -> float:
-        baseline = scan_rows(task, RunOptions(data_dir=DATASETS, **kw), ["greedy"])  # type: ignore[arg-type]
+        baseline = scan_rows(task, PlanOptions(data_dir=DATASETS, **kw), ["greedy"])  # type: ignore[arg-type]
         return baseline.chance["accuracy"]
 
     overall = chance()

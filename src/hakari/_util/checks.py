@@ -3,7 +3,7 @@ value or raise `HakariInputError` naming the option (the CLI prints it as one li
 exits with code 2).
 
 The one decision a reader must know: **a value is checked where its setting is defined,
-not where it was typed.** The settings objects (`RunOptions`, `ServingOptions`,
+not where it was typed.** The settings objects (`EvalOptions`, `ServingOptions`,
 `BootstrapSettings`, `TrainSettings`, pfgen's bootstrap settings, judge prompt files) call
 these checks in the functions every caller goes through (`evaluate`, `meta_evaluate`,
 `plan_sweep`, ...), so the CLI and the Python entry points refuse the same values with
@@ -99,6 +99,16 @@ def flag(value: object, option: str) -> bool:
     if not isinstance(value, bool):
         raise HakariInputError(f"must be true or false (got {value!r:.40})", field=option)
     return value
+
+
+def folder(value: object, option: str) -> Path | None:
+    """A folder option as a `Path` (None or "": not given); anything but a path or its
+    text is one line naming the option. Whether it exists is the caller's to say."""
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str | Path):
+        raise HakariInputError(f"must be a folder path (got {value!r:.40})", field=option)
+    return Path(value)
 
 
 def choice(value: str, option: str, choices: Collection[T]) -> T:

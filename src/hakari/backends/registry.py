@@ -26,32 +26,19 @@ one module plus one `SpecForm` here. Backend modules are imported inside `load` 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from hakari._util.checks import did_you_mean
 from hakari.backends import weights
 from hakari.backends.adapters import AdapterRef, check_adapter_base, parse_adapter_spec
 from hakari.backends.base import Backend, Needs
+from hakari.backends.options import LoadOptions
 from hakari.backends.packaged import PACKAGED_MODELS, PackagedModel
 from hakari.backends.packaged import list_packaged_models as _list_packaged
 from hakari.backends.serving import ServingOptions
 from hakari.errors import ModelLoadError
-
-
-@dataclass(frozen=True)
-class LoadOptions:
-    """What the run asks of every backend it loads."""
-
-    dtype: str | None = None  # None: each backend's own default (HF_DTYPE; vLLM's auto)
-    device: str = "auto"
-    prompt_format: str = "auto"
-    trust_remote_code: bool = False
-    cache_dir: Path | None = None
-    serving: ServingOptions = field(default_factory=ServingOptions)
-    # what the run will ask for (checks only: what a server must be able to do)
-    needs: Needs = field(default_factory=Needs)
-
 
 # transformers in-process: fp32 unless asked, the numbers the tests and references use
 HF_DTYPE = "float32"
@@ -64,7 +51,8 @@ class SpecForm:
     name: str
     syntax: str  # as the help and the unknown-spec message show it
     matches: Callable[[str], bool]
-    check: Callable[[str, AdapterRef | None, LoadOptions], None]
+    # (spec, adapter, options, what the run will ask of it): no weights loaded
+    check: Callable[[str, AdapterRef | None, LoadOptions, Needs], None]
     load: Callable[[str, AdapterRef | None, LoadOptions], Backend]
     # whether the tokenizer has a chat template, known without loading (None: unknown)
     chat_template: Callable[[str], bool | None] = lambda spec: None
@@ -78,7 +66,7 @@ def _check_options(opts: LoadOptions) -> None:
     resolve_device(opts.device)
 
 
-def _check_local(spec: str, adapter: AdapterRef | None, opts: LoadOptions) -> None:
+def _check_local(spec: str, adapter: AdapterRef | None, opts: LoadOptions, needs: Needs) -> None:
     _check_options(opts)
     weights.check_local_spec(spec)
 
@@ -87,7 +75,7 @@ def _load_local(spec: str, adapter: AdapterRef | None, opts: LoadOptions) -> Bac
     from hakari.backends.hf.backend import HFBackend  # imports torch and transformers
 
     _check_options(opts)  # cheap options before a slow load or conversion
-    src = weights.resolve_source(spec, cache_dir=opts.cache_dir)
+    src = weights.resolve_source(spec, cache_dir=opts.cache_path)
     backend = HFBackend.from_pretrained(
         src.source,
         name=src.name,
@@ -96,7 +84,6 @@ def _load_local(spec: str, adapter: AdapterRef | None, opts: LoadOptions) -> Bac
         dtype=opts.dtype or HF_DTYPE,
         device=opts.device,
         prompt_format=opts.prompt_format,
-        trust_remote_code=opts.trust_remote_code,
         local_files_only=src.local_files_only,
     )
     if adapter is None:
@@ -106,7 +93,7 @@ def _load_local(spec: str, adapter: AdapterRef | None, opts: LoadOptions) -> Bac
     return with_adapter(backend, adapter, prompt_format=opts.prompt_format)
 
 
-def _check_openai(spec: str, adapter: AdapterRef | None, opts: LoadOptions) -> None:
+def _check_openai(spec: str, adapter: AdapterRef | None, opts: LoadOptions, needs: Needs) -> None:
     """The spec's form, then GET /models on every replica (one cheap request each): a
     wrong URL, a refused connection, a bad key or an unknown model stops the run before
     any model runs, not when its turn comes. Then what the run needs of the server
@@ -116,7 +103,7 @@ def _check_openai(spec: str, adapter: AdapterRef | None, opts: LoadOptions) -> N
     serving = replace(opts.serving, request_timeout=min(opts.serving.request_timeout, 30.0))
     backend = OpenAIBackend(parse_spec(spec), prompt_format=opts.prompt_format, options=serving)
     try:
-        backend.check_serves(opts.needs)
+        backend.check_serves(needs)
     finally:
         backend.close()
 
@@ -127,7 +114,7 @@ def _load_openai(spec: str, adapter: AdapterRef | None, opts: LoadOptions) -> Ba
     return OpenAIBackend(parse_spec(spec), prompt_format=opts.prompt_format, options=opts.serving)
 
 
-def _check_vllm(spec: str, adapter: AdapterRef | None, opts: LoadOptions) -> None:
+def _check_vllm(spec: str, adapter: AdapterRef | None, opts: LoadOptions, needs: Needs) -> None:
     import importlib.util
 
     from hakari.backends.vllm import (
@@ -143,7 +130,7 @@ def _check_vllm(spec: str, adapter: AdapterRef | None, opts: LoadOptions) -> Non
     check_dtype(opts.dtype)
     lora_rank(adapter)  # a rank vLLM can take
     check_engine_args(opts.serving.engine_args)  # against vLLM's EngineArgs
-    check_lora_loglik(adapter, loglik=opts.needs.loglik)
+    check_lora_loglik(adapter, loglik=needs.loglik)
     if importlib.util.find_spec("vllm") is None:  # found now, not when its turn comes
         raise ModelLoadError(f"{spec}: {INSTALL_HINT}", field="--model")
 
@@ -155,13 +142,12 @@ def _load_vllm(spec: str, adapter: AdapterRef | None, opts: LoadOptions) -> Back
         spec,
         dtype=opts.dtype,
         prompt_format=opts.prompt_format,
-        trust_remote_code=opts.trust_remote_code,
         options=opts.serving,
         lora=adapter,
     )
 
 
-def _check_fake(spec: str, adapter: AdapterRef | None, opts: LoadOptions) -> None:
+def _check_fake(spec: str, adapter: AdapterRef | None, opts: LoadOptions, needs: Needs) -> None:
     from hakari.backends.fake import parse_spec
 
     parse_spec(spec)
@@ -246,48 +232,38 @@ def model_key(spec: str) -> str:
 
 
 def check_spec(
-    spec: str,
-    *,
-    dtype: str | None = None,
-    device: str = "auto",
-    prompt_format: str = "auto",
-    serving: ServingOptions | None = None,
-    needs: Needs | None = None,
+    spec: str, options: LoadOptions | None = None, *, needs: Needs | None = None, **given: Any
 ) -> None:
     """Resolve a model spec without loading weights (see each form's `check`), and check
-    that it can do what the run `needs` in `prompt_format`; `evaluate` runs it for every
-    `--model` before the first model loads."""
+    that it can do what the run `needs` in the options' prompt format; `evaluate` runs it
+    for every `--model` before the first model loads. `given`: fields of `LoadOptions`
+    set on top of `options` (`check_spec(spec, dtype="float16")`)."""
     form, base, adapter = spec_form(spec)
     if adapter is not None:  # trained on this model? known before the model loads
         check_adapter_base(adapter, base, weights.model_names(base))
-    opts = LoadOptions(
-        dtype=dtype,
-        device=device,
-        prompt_format=prompt_format,
-        serving=serving or ServingOptions(),
-        needs=needs or Needs(),
-    )
-    form.check(base, adapter, opts)
+    form.check(base, adapter, replace(options or LoadOptions(), **given), needs or Needs())
 
 
-def load_backend(
-    spec: str,
-    *,
-    dtype: str | None = None,
-    device: str = "auto",
-    prompt_format: str = "auto",
-    trust_remote_code: bool = False,
-    cache_dir: Path | None = None,
-    serving: ServingOptions | None = None,
-) -> Backend:
-    """The backend for a model spec; raises `ModelLoadError` with one clear message."""
+def load_backend(spec: str, options: LoadOptions | None = None, **given: Any) -> Backend:
+    """The backend for a model spec, loaded with `options` (`given`: fields of
+    `LoadOptions` set on top of them, `load_backend(spec, device="cpu")`); raises
+    `ModelLoadError` with one clear message."""
     form, base, adapter = spec_form(spec)
     if adapter is not None:  # trained on this model? known before the model loads
         check_adapter_base(adapter, base, weights.model_names(base))
-    opts = LoadOptions(
-        dtype, device, prompt_format, trust_remote_code, cache_dir, serving or ServingOptions()
-    )
-    return form.load(base, adapter, opts)
+    return form.load(base, adapter, replace(options or LoadOptions(), **given))
+
+
+def shared_memory(serving: ServingOptions, engines: int) -> ServingOptions:
+    """The serving options of one of `engines` vLLM engines a run keeps open together:
+    without a `--gpu-memory-utilization`, each gets an even part of vLLM's default share
+    of the device (`vllm.options.engine_share`); a share given stands (each engine's;
+    `runner.preflight.engines_together` checks that they fit)."""
+    if engines < 2 or serving.gpu_memory_utilization is not None:
+        return serving
+    from hakari.backends.vllm.options import engine_share
+
+    return replace(serving, gpu_memory_utilization=engine_share(engines))
 
 
 def has_chat_template(spec: str) -> bool | None:

@@ -1,6 +1,12 @@
 """`hakari run`: evaluate models on tasks across all their templates (a thin layer over
-`hakari.evaluate`, which validates everything before the first model loads). The options
-come in groups (`cli.options.grouped`), each turned into its part of `EvalOptions`."""
+`hakari.evaluate`, which validates everything before the first model loads).
+
+The options come in groups (`cli.options.grouped`) that mirror `EvalOptions`' three:
+`Rows`, `Statistics` and `GridPlan` (with `--templates` and `--decoding`) make its
+`PlanOptions`, `Loading` and `Serving` its `LoadOptions`, `Display` its `OutputOptions`.
+Every default is read from those records (`runner.settings`, `backends.options`,
+`backends.serving`: light modules), never written here.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +16,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from hakari.backends.base import check_prompt_format
+from hakari.backends.options import LoadOptions
+from hakari.backends.serving import ServingOptions
 from hakari.cli.common import (
     SERVING,
     console,
@@ -29,19 +37,23 @@ from hakari.cli.options import (
     option_group,
 )
 from hakari.errors import HakariInputError
+from hakari.runner.options import DEFAULT_DECODINGS, DEFAULT_MODEL, DEFAULT_TASKS
+from hakari.runner.settings import OutputOptions, PlanOptions
 
 if TYPE_CHECKING:
-    from hakari.backends.serving import ServingOptions
-    from hakari.runner.settings import LoadOptions
+    from hakari.reports.live import RunView
+
+# the API's defaults, the only ones: each option below reads its default from these
+PLAN, LOAD, SERVE = PlanOptions(), LoadOptions(), ServingOptions()
 
 
 @option_group
 class Rows:
-    """Which instances of each task."""
+    """Which instances of each task (`PlanOptions`)."""
 
     limit: Annotated[
         int | None, typer.Option("--limit", help="First N instances of each task.")
-    ] = None
+    ] = PLAN.limit
     sample: Annotated[
         int | None,
         typer.Option(
@@ -49,16 +61,21 @@ class Rows:
             help="A random N instances of each task (seeded by --seed, the same for every "
             "model, decoding and template); not with --limit.",
         ),
-    ] = None
-    seed: Annotated[int, typer.Option("--seed", help="Seed of --sample and of the bootstrap.")] = 0
+    ] = PLAN.sample
+    seed: Annotated[int, typer.Option("--seed", help="Seed of --sample and of the bootstrap.")] = (
+        PLAN.seed
+    )
+    data_dir: DataDirOption = None  # PLAN.data_dir: typer shows a Path default as text
 
 
 @option_group
 class Statistics:
-    """How the numbers are made."""
+    """How the numbers are made (`PlanOptions`)."""
 
-    alpha: Annotated[float, typer.Option("--alpha", help="Sharpe score alpha.")] = 1.0
-    n_boot: Annotated[int, typer.Option("--n-boot", help="Bootstrap replicates (0: none).")] = 1000
+    alpha: Annotated[float, typer.Option("--alpha", help="Sharpe score alpha.")] = PLAN.alpha
+    n_boot: Annotated[int, typer.Option("--n-boot", help="Bootstrap replicates (0: none).")] = (
+        PLAN.n_boot
+    )
     qa_mode: Annotated[
         str,
         typer.Option(
@@ -66,12 +83,12 @@ class Statistics:
             help="SQuAD/JSQuAD answers: first-line (default; golds NFKC too) or paper "
             "(Appendix B: whole output, golds as they are).",
         ),
-    ] = "first-line"
+    ] = PLAN.qa_mode
 
 
 @option_group
 class GridPlan:
-    """Part of each task's template × instance grid, estimated."""
+    """Part of each task's template × instance grid, estimated (`PlanOptions`)."""
 
     budget: Annotated[
         str | None,
@@ -79,7 +96,8 @@ class GridPlan:
             "--budget",
             help="Run part of each task's template × instance grid and estimate every "
             "number from it: a multiple of one template's run (2x), a fraction of the grid "
-            "(0.1) or a cell count (5000).",
+            "(0.1) or a cell count (5000). A budget that covers a task's grid (or a grid "
+            "too small to estimate) runs it in full, nothing estimated.",
         ),
     ] = None
     target_ci: Annotated[
@@ -89,20 +107,41 @@ class GridPlan:
             help="Run cells in rounds until every Sharpe interval's half-width is at most "
             "this (or the grid, or --budget, is spent).",
         ),
-    ] = None
+    ] = PLAN.target_ci
     until_decided: Annotated[
         bool,
         typer.Option(
             "--until-decided",
             help="With several models: run cells in rounds until every pair of models "
-            "differs after the multiple-comparison correction (or the grid is spent).",
+            "differs after the multiple-comparison correction (or the grid is spent). "
+            "Rounds keep every model loaded (each is loaded once).",
         ),
-    ] = False
+    ] = PLAN.until_decided
+
+
+def plan_options(
+    templates: str, decoding: str, rows: Rows, stats: Statistics, grid: GridPlan
+) -> PlanOptions:
+    """The `PlanOptions` of `hakari run`'s plan groups."""
+    return PlanOptions(
+        decodings=split_csv(decoding),
+        templates="all" if templates == "all" else split_csv(templates),
+        limit=rows.limit,
+        sample=rows.sample,
+        seed=rows.seed,
+        alpha=stats.alpha,
+        n_boot=stats.n_boot,
+        qa_mode=stats.qa_mode,  # type: ignore[arg-type]  # checked by evaluate
+        data_dir=rows.data_dir,
+        grid_budget=grid.budget,
+        target_ci=grid.target_ci,
+        until_decided=grid.until_decided,
+    )
 
 
 @option_group
 class Loading:
-    """How models are loaded and asked."""
+    """How models are loaded and asked (`LoadOptions`)."""
 
     batch_size: Annotated[
         int | None,
@@ -113,13 +152,12 @@ class Loading:
             "under 1B parameters; on a CPU or CUDA the answers still running of up to "
             "four batches decode together).",
         ),
-    ] = None
-    no_cache: NoCacheOption = False
-    cache_dir: CacheDirOption = None
-    data_dir: DataDirOption = None
+    ] = LOAD.batch_size
+    no_cache: NoCacheOption = not LOAD.use_cache
+    cache_dir: CacheDirOption = None  # LOAD.cache_dir
     prompt_format: Annotated[
         str, typer.Option("--prompt-format", help="completion, chat or auto.")
-    ] = "auto"
+    ] = LOAD.prompt_format
     dtype: Annotated[
         str | None,
         typer.Option(
@@ -127,12 +165,10 @@ class Loading:
             help="float32, bfloat16, float16; vllm: also auto. Default: float32 in-process "
             "(transformers), vLLM's own choice (auto) on vllm:.",
         ),
-    ] = None
-    device: DeviceOption = "auto"
+    ] = LOAD.dtype
+    device: DeviceOption = LOAD.device
 
     def options(self, serving: Serving) -> LoadOptions:
-        from hakari.runner.settings import LoadOptions
-
         return LoadOptions(
             batch_size=self.batch_size,
             cache_dir=self.cache_dir,
@@ -151,35 +187,45 @@ def _serving(help: str, *names: str) -> Any:
 
 @option_group
 class Serving:
-    """The serving backends' options (`openai:`, `vllm:`)."""
+    """The serving backends' options (`openai:`, `vllm:`; `LoadOptions.serving`)."""
 
-    concurrency: Annotated[int, _serving("openai: requests in flight per replica.")] = 32
-    request_timeout: Annotated[float, _serving("openai: seconds per request.")] = 120.0
-    max_attempts: Annotated[int, _serving("openai: tries per request.")] = 8
+    concurrency: Annotated[int, _serving("openai: requests in flight per replica.")] = (
+        SERVE.concurrency
+    )
+    request_timeout: Annotated[float, _serving("openai: seconds per request.")] = (
+        SERVE.request_timeout
+    )
+    max_attempts: Annotated[int, _serving("openai: tries per request.")] = SERVE.max_attempts
     prompts_per_request: Annotated[
         int,
         _serving(
             "openai: completion prompts per request (vLLM, SGLang: 8-32; transformers serve: 1)."
         ),
-    ] = 1
+    ] = SERVE.prompts_per_request
     regex_field: Annotated[str, _serving("openai: body field of the regex (SGLang: regex).")] = (
-        "structured_outputs.regex"
+        SERVE.regex_field
     )
-    tensor_parallel_size: Annotated[int, _serving("vllm: GPUs per model copy.")] = 1
-    data_parallel_size: Annotated[int, _serving("vllm: model copies (Ray actors).")] = 1
+    tensor_parallel_size: Annotated[int, _serving("vllm: GPUs per model copy.")] = (
+        SERVE.tensor_parallel_size
+    )
+    data_parallel_size: Annotated[int, _serving("vllm: model copies (Ray actors).")] = (
+        SERVE.data_parallel_size
+    )
     distributed_executor_backend: Annotated[
         str | None, _serving("vllm: mp or ray (several nodes).")
-    ] = None
+    ] = SERVE.distributed_executor_backend
     gpu_memory_utilization: Annotated[
         float | None,
         _serving(
-            "vllm: share of the device's memory (default: vLLM's on a GPU, what is free on a CPU)."
+            "vllm: share of the device's memory, each engine's (default: vLLM's on a GPU, "
+            "what is free on a CPU; split evenly between the engines a run of rounds keeps "
+            "open together)."
         ),
-    ] = None
-    max_model_len: Annotated[int | None, _serving("vllm: context length.")] = None
+    ] = SERVE.gpu_memory_utilization
+    max_model_len: Annotated[int | None, _serving("vllm: context length.")] = SERVE.max_model_len
     enforce_eager: Annotated[
         bool, _serving("vllm: no compiled graphs (a CPU engine starts in ~1 min instead of 4-5).")
-    ] = False
+    ] = SERVE.enforce_eager
     engine_arg: Annotated[
         list[str] | None,
         _serving(
@@ -190,15 +236,14 @@ class Serving:
     ] = None
 
     def options(self) -> ServingOptions:
-        from hakari.backends.serving import ServingOptions
-
         fields = {k: v for k, v in vars(self).items() if k != "engine_arg"}
         return ServingOptions(**fields, engine_args=tuple(self.engine_arg or ()))
 
 
 @option_group
 class Display:
-    """Where the results go and what the run prints."""
+    """Where the results go and what the run prints (`OutputOptions`, and how the CLI
+    shows the run)."""
 
     output: Annotated[
         Path | None,
@@ -226,6 +271,18 @@ class Display:
         ),
     ] = False
 
+    def options(self, view: RunView) -> OutputOptions:
+        from hakari.runner.rundir import RUNS_ROOT
+
+        return OutputOptions(
+            output_dir=self.output,
+            new_run_under=RUNS_ROOT,
+            progress=view.shows_progress,
+            argv=recorded_argv(),
+            on_task_done=view.task_done,
+            on_status=view.status,
+        )
+
 
 @grouped
 def run(
@@ -244,10 +301,10 @@ def run(
     ] = None,
     templates: Annotated[
         str, typer.Option("--templates", help="'all' or template ids, comma-separated.")
-    ] = "all",
+    ] = str(PLAN.templates),
     decoding: Annotated[
         str, typer.Option("--decoding", help="greedy, constrained, loglik, all (comma-separated).")
-    ] = "greedy,constrained",
+    ] = ",".join(DEFAULT_DECODINGS),
     rows: Rows,
     statistics: Statistics,
     grid: GridPlan,
@@ -260,9 +317,8 @@ def run(
     Each task's table prints as soon as a model has finished it; the run ends with the
     summary, the verdict (several models) and where the files are."""
     from hakari.reports.live import RunView
-    from hakari.runner import DEFAULT_MODEL, DEFAULT_TASKS, evaluate
-    from hakari.runner.rundir import RUNS_ROOT
-    from hakari.runner.settings import EvalOptions, OutputOptions, PlanOptions
+    from hakari.runner import evaluate
+    from hakari.runner.settings import EvalOptions
 
     quiet_libraries(verbose=display.verbose)
     view = RunView(
@@ -274,28 +330,8 @@ def run(
     try:
         options = EvalOptions(
             load=loading.options(serving),
-            plan=PlanOptions(
-                decodings=split_csv(decoding),
-                templates="all" if templates == "all" else split_csv(templates),
-                limit=rows.limit,
-                sample=rows.sample,
-                seed=rows.seed,
-                alpha=statistics.alpha,
-                n_boot=statistics.n_boot,
-                qa_mode=statistics.qa_mode,  # type: ignore[arg-type]
-                data_dir=loading.data_dir,
-                grid_budget=grid.budget,
-                target_ci=grid.target_ci,
-                until_decided=grid.until_decided,
-            ),
-            output=OutputOptions(
-                output_dir=display.output,
-                new_run_under=RUNS_ROOT,
-                progress=view.shows_progress,
-                argv=recorded_argv(),
-                on_task_done=view.task_done,
-                on_status=view.status,
-            ),
+            plan=plan_options(templates, decoding, rows, statistics, grid),
+            output=display.options(view),
         )
         results = evaluate(
             model or [DEFAULT_MODEL], split_csv(tasks) if tasks else list(DEFAULT_TASKS), options

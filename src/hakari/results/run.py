@@ -65,7 +65,7 @@ class RunConfig(Record):
     The budget keys are written for budgeted runs only.
     """
 
-    WRITTEN_WHEN_GIVEN = frozenset({"budget", "target_ci", "until_decided"})
+    WRITTEN_WHEN_GIVEN = frozenset({"budget", "target_ci", "until_decided", "run_in_full"})
 
     models: list[str] | None = None
     """The model specs, in the order they ran (`--model`)."""
@@ -125,6 +125,11 @@ class RunConfig(Record):
     """`--target-ci` (a budgeted run only)."""
     until_decided: bool | None = None
     """`--until-decided` (a budgeted run only)."""
+    run_in_full: dict[str, str] | None = None
+    """A budgeted run only: task -> why it ran its whole grid after all (the budget
+    covers the grid, or the grid is too small to estimate honestly and cheap to run in
+    full). Such a task is a full run: its numbers are not estimated and its decodings
+    have no `budget` record."""
 
     def recorded(self) -> dict[str, Any]:
         """The settings that have a value, in JSON form (keys of newer versions included)."""

@@ -13,6 +13,8 @@ AnswerType = Literal["label", "number", "text"]
 """What a task's answer is: one of its labels, a number, or free text."""
 QAMode = Literal["first-line", "paper"]
 """The SQuAD/JSQuAD post-processing of an answer (`hakari.tasks.extract`)."""
+QA_MODES: tuple[QAMode, ...] = ("first-line", "paper")
+DEFAULT_QA_MODE: QAMode = "first-line"
 PromptFormat = Literal["auto", "chat", "completion"]
 """How a prompt reaches a model: its chat template, plain text, or whichever the model
 has (`hakari.backends.base`)."""

@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 
 from hakari.errors import HakariInputError
 from hakari.results import TaskResult
-from hakari.runner.options import RunOptions
+from hakari.runner.settings import PlanOptions
 from hakari.tasks.chance import (
     chance_rates,
     majority_answer_rates,
@@ -51,7 +51,7 @@ class Baseline(NamedTuple):
 def task_baseline(
     task: Task,
     golds: list[Any],
-    opts: RunOptions,
+    plan: PlanOptions,
     guess_rates: Sequence[float] = (),
     positions: Sequence[int] = (),
 ) -> Baseline:
@@ -59,7 +59,7 @@ def task_baseline(
     `guess_rates`: each one's uniform-guess accuracy, `chance.instance_guess_rate`;
     `positions`: their positions in the split)."""
     spec = task.spec
-    notes = (label_mix_note(task, golds, opts),) if opts.limit is not None else ()
+    notes = (label_mix_note(task, golds, plan),) if plan.limit is not None else ()
     return Baseline(
         len(golds),
         chance_rates(spec, golds),
@@ -74,14 +74,14 @@ def task_baseline(
 LABEL_MIX_DISTANCE = 0.2  # total variation distance that makes --limit's label mix "far"
 
 
-def label_mix_note(task: Task, golds: list[Any], opts: RunOptions) -> str | None:
+def label_mix_note(task: Task, golds: list[Any], plan: PlanOptions) -> str | None:
     """One line when the first --limit instances hold a label mix far from the split's
     (JGLUE's files are ordered by label): the numbers would describe another task."""
     spec = task.spec
     if spec.answer_type != "label" or not spec.labels:
         return None
     try:
-        split = [gold_answer(spec, g) for g in split_golds(task, data_dir=opts.data_dir)]
+        split = [gold_answer(spec, g) for g in split_golds(task, data_dir=plan.data_path)]
     except (HakariInputError, ValueError, TypeError):
         return None  # rows past --limit are not the run's: a bad one there is no error
     if len(split) <= len(golds):
@@ -95,6 +95,6 @@ def label_mix_note(task: Task, golds: list[Any], opts: RunOptions) -> str | None
     mix = ", ".join(f"{x} {share_run[x] / len(golds):.0%}" for x in spec.labels)
     whole = ", ".join(f"{x} {share_all[x] / len(split):.0%}" for x in spec.labels)
     return (
-        f"--limit {opts.limit} takes the split's first rows: labels {mix} (whole split: "
-        f"{whole}); --sample {opts.limit} draws a seeded random subset instead"
+        f"--limit {plan.limit} takes the split's first rows: labels {mix} (whole split: "
+        f"{whole}); --sample {plan.limit} draws a seeded random subset instead"
     )

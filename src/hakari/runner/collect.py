@@ -1,89 +1,75 @@
-"""The decodings of one task on one model: stream prompts in chunks through the cache
-and the backend, extract answers, put each in its cell (`estimators.Cells`: by template
-and split position, with every counter results.json records) and write every sample. A
-chunk's generation requests of every decoding go to the backend in one call.
+"""The decodings of one task on one model (a *pass*): stream its prompts in chunks
+through the cache and the backend, extract answers, put each in its cell
+(`estimators.Cells`: by template and split position, with every counter results.json
+records) and write every sample. A chunk's generation requests of every decoding go to
+the backend in one call.
 
-Prompts are never all in memory: `iter_chunks` yields CHUNK_ROWS instances × templates at
-a time, and each chunk's answers are scored and written before the next is built.
+Prompts are never all in memory: a chunk holds the prompts of CHUNK_ROWS instances ×
+the templates (a full run's), and each chunk's answers are scored and written before the
+next is built. A pass over part of the grid (a budget's round) renders only its cells and
+fills its chunks to the same size, so its backend calls batch as a full run's do.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from hakari._util.regex import compile_regex
 from hakari._util.unicode import has_unencodable
 from hakari.backends.base import Backend, GenerationResult
-from hakari.backends.cache import ResponseCache, cached_generate_together
+from hakari.backends.cache import cached_generate_together
+from hakari.runner.context import ModelContext
 from hakari.runner.estimators import Cell, Cells
-from hakari.runner.options import CHUNK_ROWS, Decoding, ProgressHook, RunOptions
+from hakari.runner.options import CHUNK_ROWS, Decoding
 from hakari.runner.requests import generation_request, loglik_outputs
-from hakari.runner.sampling import numbered_rows
+from hakari.runner.sampling import task_instances
+from hakari.runner.settings import PlanOptions
 from hakari.tasks.extract import Extraction, extract_answer
 from hakari.tasks.loader import Task
-from hakari.tasks.prompts import RenderedPrompt, iter_numbered_chunks, select_templates
-
-SampleWriter = Callable[[dict[str, Any]], None]
+from hakari.tasks.prompts import RenderedPrompt, render, select_templates
 
 
-def task_instances(task: Task, opts: RunOptions) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(position in the split, row) of the instances a run evaluates: the same rows for
-    every model and decoding (all, the first --limit, or a seeded --sample)."""
-    return numbered_rows(
-        task, limit=opts.limit, sample=opts.sample, seed=opts.seed, data_dir=opts.data_dir
-    )
+@dataclass(frozen=True)
+class Pass:
+    """One call of `run_decodings`: decodings of one task that run the same cells
+    together (`plan.Schedule.passes`), where their answers go (each decoding's `Cells`,
+    kept across the rounds) and the progress label."""
+
+    task: Task
+    decodings: tuple[Decoding, ...]
+    cells: Collection[Cell]  # (template id, split position): the grid's or a round's part
+    answers: Mapping[Decoding, Cells]
+    label: str
 
 
-def task_rows(task: Task, opts: RunOptions) -> Iterator[dict[str, Any]]:
-    """The instances a run evaluates, without their positions."""
-    return (row for _, row in task_instances(task, opts))
-
-
-def run_decodings(
-    task: Task,
-    decodings: Sequence[Decoding],
-    backend: Backend,
-    opts: RunOptions,
-    cache: ResponseCache | None,
-    use_chat: bool,
-    label: str,
-    hook: ProgressHook,
-    write_sample: SampleWriter,
-    *,
-    cells: Collection[Cell],
-    answers: Mapping[Decoding, Cells],
-) -> None:
+def run_decodings(step: Pass, ctx: ModelContext) -> None:
     """Several decodings of one task, chunk by chunk: each chunk's generation requests
     of every decoding go to the backend in one call, so that the requests on one prompt
     share its batches (the greedy and the constrained answer to a prompt share its
     prefill); loglik, a different computation, is asked for on its own.
 
-    `cells` (template id, split position) are the cells this pass runs (every cell of
-    the grid, or a budgeted round's part of it); their answers and counters go to each
-    decoding's `answers[decoding]` (kept across the rounds).
-
-    A decoding's `wall_s` is its share of the time: its own extraction and writing, and
-    of the generation the decodings did together, a part proportional to the tokens its
-    requests generated now plus one each (the prompt they read)."""
-    spec = task.spec
-    templates = select_templates(spec, opts.templates)
-    runs = {d: answers[d] for d in decodings}
-    generating = [d for d in decodings if d != "loglik"]
-    total = len(cells) * len(decodings)
+    Only the pass's cells are rendered and asked for; their answers and counters go to
+    `step.answers[decoding]`. A decoding's `wall_s` is its share of the time: its own
+    extraction and writing, and of the generation the decodings did together, a part
+    proportional to the tokens its requests generated now plus one each (the prompt they
+    read)."""
+    run, backend = ctx.run, ctx.backend
+    runs = {d: step.answers[d] for d in step.decodings}
+    generating = [d for d in step.decodings if d != "loglik"]
+    total = len(step.cells) * len(step.decodings)
+    hook, label = run.hook, step.label
     hook(label, total, 0)
-    for chunk in iter_numbered_chunks(spec, templates, task_instances(task, opts), CHUNK_ROWS):
-        chunk = [rp for rp in chunk if (rp.template_id, rp.index) in cells]
-        if not chunk:
-            continue
+    for chunk in _chunks(step, run.plan):
         advance = lambda n: hook(label, total, n)  # noqa: E731
         answered: dict[Decoding, tuple[list[str], list[GenerationResult] | None]] = {}
         if generating:
             started = time.perf_counter()
-            groups = [[generation_request(rp, d, use_chat) for rp in chunk] for d in generating]
+            groups = [[generation_request(rp, d, ctx.use_chat) for rp in chunk] for d in generating]
             together = cached_generate_together(
-                backend, groups, cache, batch_size=opts.batch_size, on_progress=advance
+                backend, groups, run.cache, batch_size=run.load.batch_size, on_progress=advance
             )
             seconds = time.perf_counter() - started
             shares = _time_shares(seconds, [done.tokens + done.generated for done in together])
@@ -95,8 +81,9 @@ def run_decodings(
                 answered[d] = ([r.text for r in done.results], done.results)
         if "loglik" in runs:
             started = time.perf_counter()
+            cache = run.cache
             unreadable_before = cache.unreadable if cache is not None else 0
-            outputs, n_new = loglik_outputs(chunk, backend, cache, opts, use_chat, advance)
+            outputs, n_new = loglik_outputs(chunk, ctx, advance)
             loglik = runs["loglik"]
             loglik.generated += n_new
             loglik.cached += len(chunk) - n_new
@@ -104,12 +91,29 @@ def run_decodings(
                 loglik.unreadable_cache_rows += cache.unreadable - unreadable_before
             loglik.wall_s += time.perf_counter() - started
             answered["loglik"] = (outputs, None)
-        for decoding in decodings:
+        for decoding in step.decodings:
             started = time.perf_counter()
             outputs, results = answered[decoding]
-            run = runs[decoding]
-            _collect(task, decoding, backend, opts, chunk, outputs, results, run, write_sample)
-            run.wall_s += time.perf_counter() - started
+            _collect(step.task, decoding, ctx, chunk, outputs, results, runs[decoding])
+            runs[decoding].wall_s += time.perf_counter() - started
+
+
+def _chunks(step: Pass, plan: PlanOptions) -> Iterator[list[RenderedPrompt]]:
+    """The pass's prompts in chunks of a full run's size (CHUNK_ROWS instances × the
+    templates), instance by instance in split order: only the pass's cells are rendered,
+    and a pass over part of the grid fills each chunk with as many prompts as a full run's
+    (the same batches: a budget's cell costs what a full run's does)."""
+    spec = step.task.spec
+    templates = select_templates(spec, plan.templates)
+    size = CHUNK_ROWS * len(templates)
+    chunk: list[RenderedPrompt] = []
+    for index, row in task_instances(step.task, plan):
+        chunk += [render(spec, t, row, index) for t in templates if (t.id, index) in step.cells]
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
 
 
 def _time_shares(seconds: float, weights: Sequence[int]) -> list[float]:
@@ -123,13 +127,11 @@ def _time_shares(seconds: float, weights: Sequence[int]) -> list[float]:
 def _collect(
     task: Task,
     decoding: Decoding,
-    backend: Backend,
-    opts: RunOptions,
+    ctx: ModelContext,
     chunk: list[RenderedPrompt],
     outputs: list[str],
     results: list[GenerationResult] | None,
     into: Cells,
-    write_sample: SampleWriter,
 ) -> None:
     """One chunk's answers of one decoding: counted, extracted, put in their cells,
     written."""
@@ -146,14 +148,15 @@ def _collect(
                 for rp, r in zip(chunk, results, strict=True)
             )
     into.unencodable_answers += sum(has_unencodable(o) for o in outputs)
+    qa_mode = ctx.run.plan.qa_mode
     for i, (rp, output) in enumerate(zip(chunk, outputs, strict=True)):
         pattern = compile_regex(rp.regex)  # checked for every row before the model loaded
-        extraction = extract_answer(spec, output, pattern, rp.answers, qa_mode=opts.qa_mode)
+        extraction = extract_answer(spec, output, pattern, rp.answers, qa_mode=qa_mode)
         into.add((rp.template_id, rp.index), extraction.answer, extraction.used_fallback)
-        record = sample_record(backend, task, decoding, rp, output, extraction)
+        record = sample_record(ctx.backend, task, decoding, rp, output, extraction)
         if refused and refused[i]:
             record["refused"] = True  # written only when true: samples stay as they were
-        write_sample(record)
+        ctx.run.write_sample(record)
 
 
 def sample_record(

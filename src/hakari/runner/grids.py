@@ -3,10 +3,11 @@ across the rounds (`estimators.Cells`), estimated as soon as they can no longer 
 the stop rule read after each round (`runner.stopping`), and the finished models' results
 published through the one finisher (`estimators.finish_model`, `compare_models`).
 
-The plan picks the estimator (`Direct` for the full grid, `Imputed` when the rounds may
-end before it); nothing else here depends on the plan. A model × task is reported
-(`on_task_done`) as soon as its numbers are final: a full run's when the model ran the
-task, a budgeted run's at the end (its records hold the rounds and why they stopped,
+Each task's plan picks its estimator: `Direct` when it is one round of every cell (a full
+run, a budget that covers the grid, a grid run in full below the budget floor), else
+`Imputed`; nothing else here depends on the plan. A model × task is reported
+(`on_task_done`) as soon as its numbers are final: a full grid's when the model ran the
+task, an estimated one's at the end (its records hold the rounds and why they stopped,
 which every model's answers decide).
 """
 
@@ -21,6 +22,7 @@ from hakari.runner.context import RunContext
 from hakari.runner.estimators import (
     Cells,
     Comparisons,
+    Direct,
     Estimator,
     FinishOptions,
     Imputed,
@@ -36,11 +38,14 @@ from hakari.tasks.loader import Task
 class RunGrids:
     """The cells, estimates and stops of one run (see the module docstring)."""
 
-    def __init__(self, ctx: RunContext, schedule: Schedule, estimator: Estimator) -> None:
+    def __init__(self, ctx: RunContext, schedule: Schedule) -> None:
         self.ctx = ctx
         self.schedule = schedule
-        self.estimator = estimator
-        self.options = FinishOptions(ctx.opts.alpha, ctx.opts.n_boot, ctx.opts.seed)
+        self.estimators: dict[Key, Estimator] = {
+            key: Direct() if schedule.task_plans[key[0]].full else Imputed()
+            for key in schedule.keys
+        }
+        self.options = FinishOptions(ctx.plan.alpha, ctx.plan.n_boot, ctx.plan.seed)
         self.cells: dict[Key, dict[str, Cells]] = {
             key: {m: Cells(constraint_misses=0 if key[1] == "constrained" else None)
                   for m in ctx.models}
@@ -66,14 +71,15 @@ class RunGrids:
         final = [k for k in keys if self.schedule.last_round(k, round_index)]
         for key in final:
             self._estimate(key, model)
-        if self.estimator.estimated or final != keys:
+        if any(self.estimators[k].estimated for k in keys) or final != keys:
             return
         for key in keys:
             self.reported[key][model] = self._finish(key, model)
             self.cells[key][model] = Cells()  # finished: its estimate is all that is read
-        if self.ctx.on_task_done is not None:
+        on_task_done = self.ctx.options.output.on_task_done
+        if on_task_done is not None:
             result = self.task_result(task, {key: self.reported[key][model] for key in keys})
-            self.ctx.on_task_done(model, task.name, result)
+            on_task_done(model, task.name, result)
 
     def round_ran(self, round_index: int) -> None:
         """Every model ran the round: each open key's estimates and comparisons, the stop
@@ -102,7 +108,8 @@ class RunGrids:
             return made
         if made is None or made.cells_run != len(cells.answers):
             grid = self.schedule.task_plans[key[0]].grid
-            made = self.estimates[key][model] = self.estimator.estimate(grid, cells, self.options)
+            estimator = self.estimators[key]
+            made = self.estimates[key][model] = estimator.estimate(grid, cells, self.options)
         return made
 
     def _compare(self, key: Key, estimates: Mapping[str, ModelEstimate]) -> Comparisons:
@@ -114,14 +121,14 @@ class RunGrids:
             or len(cached[0]) != len(made)
             or any(a is not b for a, b in zip(cached[0], made, strict=True))
         ):
-            self.compared[key] = (made, compare_models(estimates, self.estimator))
+            self.compared[key] = (made, compare_models(estimates, self.estimators[key]))
         return self.compared[key][1]
 
     def _finisher(self, key: Key) -> Estimator:
-        """The estimator with what the rounds of the key did (an estimated grid's
-        `budget` record)."""
-        if not isinstance(self.estimator, Imputed):
-            return self.estimator
+        """The key's estimator with what its rounds did (an estimated grid's `budget`
+        record)."""
+        if not isinstance(self.estimators[key], Imputed):
+            return self.estimators[key]
         tp = self.schedule.task_plans[key[0]]
         stopped = self.schedule.stopped.get(key, stopping.INTERRUPTED)
         level = stopping.decision_level(self.schedule.n_rounds)
@@ -149,15 +156,21 @@ class RunGrids:
                 paired.setdefault(key[0], {})[key[1]] = comparisons.records()
             if comparisons.groups:
                 groups.setdefault(key[0], {})[key[1]] = comparisons.groups
+        on_task_done = self.ctx.options.output.on_task_done
         for model in finished:
             results.models[model] = self.model_result(model, decodings[model])
-            if self.estimator.estimated and self.ctx.on_task_done is not None:
-                for task in self.ctx.tasks:
-                    self.ctx.on_task_done(model, task.name, results.models[model].tasks[task.name])
+            for task in self.ctx.tasks:
+                if on_task_done is not None and self._reported_at_end(task):
+                    on_task_done(model, task.name, results.models[model].tasks[task.name])
         if len(finished) > 1:
             results.paired = paired or None
         if groups:
             results.model_groups = groups
+
+    def _reported_at_end(self, task: Task) -> bool:
+        """Whether the task's numbers are reported when the run ends (`on_task_done`): an
+        estimated grid's, which the rounds of every model decide."""
+        return any(self.estimators[k].estimated for k in self.schedule.keys if k[0] == task.name)
 
     def model_result(self, model: str, decodings: Mapping[Key, DecodingResult]) -> ModelResult:
         """A model's results: every task, every decoding in the order asked."""

@@ -2,10 +2,14 @@
 
 Every plan runs through it (the full grid is one round of every cell; a budget one round
 of a prefix of each task's design; a sequential run rounds of growing prefixes). A model's
-backend comes from the factory here and only here, and is closed when the model's round
-is done (a run of one model keeps it for all its rounds); every pass goes through
-`collect.run_decodings` here and only here; the answers go to their cells in
-`grids.RunGrids`, which, after each round, closes the task × decodings that are done.
+backend comes from the factory here and only here (`Backends`), **once per model and
+run**, whatever the plan: a plan of one round closes each model's backend when its round
+is done, so one model is in memory at a time; a sequential plan keeps every model's open
+until the run ends, so its rounds never load a model twice (the memory bound: every
+model of the run at once; vLLM engines split the device's memory between them,
+`context.default_factory`). Every pass goes through `collect.run_decodings` here and
+only here; the answers go to their cells in `grids.RunGrids`, which, after each round,
+closes the task × decodings that are done.
 
 When a model fails (or the run is interrupted), `LoopState` says which model it was and
 which finished before it, and where each model's samples lie in the samples file, so that
@@ -19,8 +23,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from hakari.backends.base import Backend
-from hakari.runner.collect import run_decodings
-from hakari.runner.context import RunContext
+from hakari.runner.collect import Pass, run_decodings
+from hakari.runner.context import ModelContext, RunContext
 from hakari.runner.grids import RunGrids
 from hakari.runner.plan import Schedule
 from hakari.runner.requests import resolve_chat
@@ -48,33 +52,35 @@ class LoopState:
 
 
 class Backends:
-    """The one place a model's backend is made (`ctx.factory`) and closed."""
+    """The one place a model's backend is made (`ctx.factory`) and closed: each model
+    once per run. `keep_open`: every model's backend stays open across the rounds (a
+    sequential plan), else each is closed when its round is done."""
 
-    def __init__(self, ctx: RunContext) -> None:
+    def __init__(self, ctx: RunContext, keep_open: bool) -> None:
         self.ctx = ctx
-        self._kept: Backend | None = None
+        self.keep_open = keep_open
+        self._open: dict[str, Backend] = {}
 
     @contextmanager
     def use(self, model: str) -> Iterator[Backend]:
-        keep = len(self.ctx.models) == 1  # one model: loaded once for all rounds
-        if self._kept is None:
+        backend = self._open.pop(model, None)
+        if backend is None:
             self.ctx.status(f"loading {model}")
-        backend = self._kept if self._kept is not None else self.ctx.factory(model)
+            backend = self.ctx.factory(model)
         try:
             yield backend
         except BaseException:
-            self._kept = None
             backend.close()
             raise
-        if keep:
-            self._kept = backend
+        if self.keep_open:
+            self._open[model] = backend
         else:
             backend.close()
 
     def close(self) -> None:
-        if self._kept is not None:
-            kept, self._kept = self._kept, None
-            kept.close()
+        """Close every backend still open (the run ended, or failed)."""
+        while self._open:
+            self._open.popitem()[1].close()
 
 
 def run_loop(
@@ -85,7 +91,7 @@ def run_loop(
     state: LoopState,
 ) -> None:
     """Run the plan's rounds; `state` tells, if this raises, what had finished."""
-    backends = Backends(ctx)
+    backends = Backends(ctx, keep_open=schedule.keeps_models_open)
     try:
         for round_index in range(schedule.n_rounds):
             if not schedule.open():
@@ -115,20 +121,10 @@ def _model_round(
 ) -> None:
     """One model's passes of every task in this round, their answers in the model's
     cells, each task's handed on as it finishes (a full run scores it at once)."""
-    use_chat = resolve_chat(backend, ctx.opts.prompt_format)
+    on_model = ModelContext(ctx, backend, resolve_chat(backend, ctx.load.prompt_format))
     for task in ctx.tasks:
         for decodings, cells in schedule.passes(task, round_index):
-            run_decodings(
-                task,
-                decodings,
-                backend,
-                ctx.opts,
-                ctx.cache,
-                use_chat,
-                schedule.label(model, task.name, decodings, round_index),
-                ctx.hook,
-                ctx.write_sample,
-                cells=cells,
-                answers=grids.answers(model, task.name, decodings),
-            )
+            label = schedule.label(model, task.name, decodings, round_index)
+            answers = grids.answers(model, task.name, decodings)
+            run_decodings(Pass(task, decodings, cells, answers, label), on_model)
         grids.task_ran(model, task, round_index)

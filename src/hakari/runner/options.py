@@ -1,26 +1,18 @@
-"""What a run is asked to do: the decodings, the defaults and the options every stage reads.
+"""The words of a run: its decodings, its defaults, and the shapes of the hooks a caller
+may give (the backend factory, progress, status).
 
-Kept apart from the pipeline so that the CLI, the report and tests can name decodings and
-defaults without importing the engine.
+Light on purpose (no engine, no numpy): the CLI, the report, the options record
+(`settings.py`) and tests name decodings and defaults without importing the engine.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
-from datetime import datetime
-from pathlib import Path
 from typing import Any, Literal, cast
 
 from hakari._util.checks import did_you_mean
-from hakari.backends.base import Backend, PromptFormat
-from hakari.backends.serving import ServingOptions
+from hakari.backends.base import Backend
 from hakari.errors import HakariInputError
-from hakari.results import GenerationBudget, RunConfig, TemplateBudget
-from hakari.runner.sampling import sampled_rows
-from hakari.tasks.extract import DEFAULT_QA_MODE, QAMode
-from hakari.tasks.loader import Task
-from hakari.tasks.prompts import select_templates
 
 Decoding = Literal["greedy", "constrained", "loglik"]
 DECODINGS: tuple[Decoding, ...] = ("greedy", "constrained", "loglik")
@@ -41,33 +33,13 @@ CHUNK_ROWS = 64  # instances per streamed chunk (× templates = prompts per chun
 
 BackendFactory = Callable[[str], Backend]
 """Model spec → a loaded backend. `evaluate(..., backend_factory=...)` takes one to plug
-in any `hakari.backends.base.Backend`; it is called once per model, after validation."""
+in any `hakari.backends.base.Backend`; it is called once per model and run, after
+validation, and the backend is closed when the run no longer needs it."""
 
 ProgressHook = Callable[[str, int, int], Any]  # (label, total, advanced) -> None
 StatusHook = Callable[[str], Any]
 """What the run does now, in words, for the steps without a progress bar (reading a
 task's rows, loading a model)."""
-
-
-@dataclass
-class RunOptions:
-    templates: str | Sequence[str] = "all"
-    limit: int | None = None
-    sample: int | None = None  # a seeded random subset of instances (see `sampling`)
-    alpha: float = 1.0
-    batch_size: int | None = None  # None: the backend's own (`Backend.generate`)
-    cache_dir: Path | None = None
-    use_cache: bool = True
-    prompt_format: PromptFormat = "auto"
-    data_dir: Path | None = None
-    dtype: str | None = None  # None: each backend's default (fp32 in-process, vLLM's auto)
-    device: str = "auto"
-    n_boot: int = 1000
-    seed: int = 0
-    progress: bool = True
-    qa_mode: QAMode = DEFAULT_QA_MODE
-    serving: ServingOptions = field(default_factory=ServingOptions)
-    argv: Sequence[str] | None = None  # the command line, secrets scrubbed (CLI runs only)
 
 
 def parse_decodings(value: str | Sequence[str]) -> list[Decoding]:
@@ -84,67 +56,3 @@ def parse_decodings(value: str | Sequence[str]) -> list[Decoding]:
             )
         out.append(cast(Decoding, name))
     return out
-
-
-def run_config(
-    models: Sequence[str], tasks: Sequence[Task], decodings: Sequence[str], opts: RunOptions
-) -> RunConfig:
-    """The run's configuration as recorded in results.json."""
-    return RunConfig(
-        models=list(models),
-        tasks=[t.name for t in tasks],
-        task_files={t.name: str(t.path) for t in tasks},
-        decodings=list(decodings),
-        templates=opts.templates if isinstance(opts.templates, str) else list(opts.templates),
-        limit=opts.limit,
-        sample=opts.sample,
-        seed=opts.seed,
-        sampled_rows=_sampled_rows(tasks, opts),
-        alpha=opts.alpha,
-        std="population (ddof=0) across templates",
-        em_f1="SQuAD v1.1 (en) / JGLUE JSQuAD char-level (ja) scorers, "
-        + ("golds NFKC like outputs" if opts.qa_mode == "first-line" else "golds as they are"),
-        qa_mode=opts.qa_mode,
-        generation_budgets={t.name: answer_limits(t, opts) for t in tasks},
-        batch_size=opts.batch_size,
-        prompt_format=opts.prompt_format,
-        dtype=opts.dtype,
-        device=opts.device,
-        n_boot=opts.n_boot,
-        data_dir=str(opts.data_dir) if opts.data_dir else None,
-        serving=asdict(opts.serving),
-        argv=list(opts.argv) if opts.argv is not None else None,
-        started=datetime.now().isoformat(timespec="seconds"),
-    )
-
-
-def _sampled_rows(tasks: Sequence[Task], opts: RunOptions) -> dict[str, list[int]] | None:
-    """Per task, the split positions `--sample` chose (None without --sample)."""
-    if opts.sample is None:
-        return None
-    return {t.name: sampled_rows(t, opts.sample, opts.seed, data_dir=opts.data_dir) for t in tasks}
-
-
-def answer_limits(task: Task, opts: RunOptions) -> GenerationBudget:
-    """The length limits of the task's answers (results.json's `generation_budgets`; not
-    the grid's cell budget, `plan.Plan.grid_budget`): the answer's characters (after
-    leading whitespace) and the token cap; greedy stops at a newline only after the
-    first non-whitespace character, constrained where the regex ends. Templates with a
-    budget of their own are listed under `templates`."""
-    per_template = {
-        t.id: TemplateBudget(
-            max_new_chars=task.spec.max_chars_for(t), max_new_tokens=task.spec.max_tokens_for(t)
-        )
-        for t in select_templates(task.spec, opts.templates)
-    }
-    values = list(per_template.values())
-    common = max(values, key=values.count)
-    own = {tid: b for tid, b in per_template.items() if b != common}
-    limits = GenerationBudget(
-        max_new_chars=common.max_new_chars,
-        max_new_tokens=common.max_new_tokens,
-        greedy_stop=["\n"],
-    )
-    if own:
-        limits.templates = own
-    return limits

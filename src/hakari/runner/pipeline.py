@@ -14,27 +14,17 @@ from pathlib import Path
 from typing import Any
 
 from hakari.backends.cache import ResponseCache
-from hakari.backends.serving import ServingOptions
 from hakari.errors import HakariInputError
 from hakari.results import EvalResults, library_versions
 from hakari.runner import preflight
+from hakari.runner.config import run_config
 from hakari.runner.context import RunContext, default_factory
-from hakari.runner.estimators import Direct, Imputed, alpha_sweeps, cannot_estimate
+from hakari.runner.estimators import alpha_sweeps, cannot_estimate
 from hakari.runner.families import family_summaries
 from hakari.runner.grids import RunGrids
 from hakari.runner.loop import LoopState, run_loop
-from hakari.runner.options import (
-    DEFAULT_MODEL,
-    DEFAULT_TASKS,
-    BackendFactory,
-    Decoding,
-    ProgressHook,
-    RunOptions,
-    StatusHook,
-    parse_decodings,
-    run_config,
-)
-from hakari.runner.plan import Plan, Schedule, make_plan, task_plan
+from hakari.runner.options import DEFAULT_MODEL, DEFAULT_TASKS, BackendFactory
+from hakari.runner.plan import Plan, Schedule, check_budget_floor, make_plan, task_plan
 from hakari.runner.progress import progress_bars
 from hakari.runner.rundir import RunWriter, open_writer
 from hakari.runner.settings import EvalOptions
@@ -92,16 +82,14 @@ def evaluate(
     """
     if options is not None and not isinstance(options, EvalOptions):
         raise TypeError("options must be an EvalOptions (or give its fields as keywords)")
-    if flat.get("serving", ...) is None:
-        flat["serving"] = ServingOptions()
     options = EvalOptions.of(options, **flat)
-    ctx, plan = _prepare(models, tasks, options, backend_factory)
+    ctx, schedule = _prepare(models, tasks, options, backend_factory)
     out = options.output
     try:
         output_dir = Path(out.output_dir) if out.output_dir else None
-        writer = open_writer(output_dir, out.new_run_under, use_cache=ctx.opts.use_cache)
+        writer = open_writer(output_dir, out.new_run_under, use_cache=options.load.use_cache)
         try:
-            return _run(ctx, plan, writer, out.on_progress)
+            return _run(ctx, schedule, writer)
         finally:
             if writer is not None:
                 writer.release()
@@ -115,80 +103,66 @@ def _prepare(
     tasks: str | Path | Sequence[str | Path],
     options: EvalOptions,
     backend_factory: BackendFactory | None,
-) -> tuple[RunContext, Plan]:
-    """Options → plan → every check before a model loads (`preflight`) → the run's context."""
+) -> tuple[RunContext, Schedule]:
+    """Options → plan → every check before a model loads (`preflight`) → the run's
+    context and the schedule of its rounds."""
     models = [models] if isinstance(models, str) else list(models)
     tasks = [tasks] if isinstance(tasks, str | Path) else list(tasks)
-    opts = options.run_options()
-    preflight.check_options(opts)
-    asked = options.plan
+    preflight.check_options(options)
+    load, asked = options.load, options.plan
     plan = make_plan(
-        asked.grid_budget,
-        asked.target_ci,
-        asked.until_decided,
-        n_models=len(models),
-        n_boot=opts.n_boot,
-    )
-    decodings = asked.decodings
-    decoding_list = parse_decodings(decodings if isinstance(decodings, str) else list(decodings))
+        asked.grid_budget, asked.target_ci, asked.until_decided, n_models=len(models),
+        n_boot=asked.n_boot,
+    )  # fmt: skip
+    decodings = asked.decoding_list
     loaded = [
-        expand_task(task, opts.templates, data_dir=opts.data_dir) for task in load_tasks(tasks)
+        expand_task(task, asked.templates, data_dir=asked.data_path) for task in load_tasks(tasks)
     ]
-    preflight.check_tasks(loaded, opts, decoding_list)
+    preflight.check_tasks(loaded, asked, decodings)
     if plan.budgeted:
         _check_estimable(loaded)
-    preflight.check_models(
-        models,
-        opts,
-        preflight.running_decodings(loaded, decoding_list),
-        builtin_loader=backend_factory is None,
-    )
-    baselines = _scan_rows(loaded, opts, decoding_list, options.output.on_status)
-    preflight.check_bootstrap_memory(loaded, baselines, len(models), opts, decoding_list)
-    plan = preflight.check_budget_floor(loaded, baselines, plan, opts)
-    ctx = RunContext(
-        list(models),
-        loaded,
-        decoding_list,
-        opts,
-        baselines,
-        backend_factory or default_factory(opts),
-        ResponseCache.in_dir(opts.cache_dir) if opts.use_cache else None,
-        on_task_done=options.output.on_task_done,
-        on_status=options.output.on_status,
-    )
-    return ctx, plan
+    running = preflight.running_decodings(loaded, decodings)
+    preflight.check_models(models, load, running, builtin_loader=backend_factory is None)
+    baselines = _scan_rows(loaded, options)
+    preflight.check_bootstrap_memory(loaded, baselines, len(models), asked)
+    plan = check_budget_floor(loaded, baselines, plan, asked)
+    schedule = _schedule(plan, loaded, baselines, options)
+    if backend_factory is None:
+        engines = preflight.engines_together(models, load, schedule.keeps_models_open)
+        backend_factory = default_factory(load, engines)
+    cache = ResponseCache.in_dir(load.cache_path) if load.use_cache else None
+    return RunContext(models, loaded, options, baselines, backend_factory, cache), schedule
 
 
-def _run(
-    ctx: RunContext, plan: Plan, writer: RunWriter | None, on_progress: ProgressHook | None
-) -> EvalResults:
-    """Plan → schedule → the loop → the estimator's numbers, published; the failure
-    policy (the finished models are saved) is the same for every plan."""
-    opts = ctx.opts
+def _schedule(
+    plan: Plan, tasks: Sequence[Task], baselines: dict[str, preflight.Baseline],
+    options: EvalOptions,
+) -> Schedule:  # fmt: skip
+    """Each task's plan over the instances the run evaluates, and the rounds."""
+    asked = options.plan
+    task_plans = {
+        t.name: task_plan(t, plan, asked, baselines[t.name].positions, baselines[t.name].golds)
+        for t in tasks
+    }
+    return Schedule.of(plan, task_plans, tasks, asked.decoding_list)
+
+
+def _run(ctx: RunContext, schedule: Schedule, writer: RunWriter | None) -> EvalResults:
+    """The schedule → the loop → the estimators' numbers, published; the failure policy
+    (the finished models are saved) is the same for every plan."""
+    plan, output = schedule.plan, ctx.options.output
     results = EvalResults(
-        config=run_config(ctx.models, ctx.tasks, ctx.decodings, opts),
+        config=run_config(ctx.models, ctx.tasks, ctx.options, plan),
         versions=library_versions(),
         output_dir=str(writer.folder) if writer is not None else None,
     )
-    if plan.budgeted:
-        results.config.budget = str(plan.grid_budget) if plan.grid_budget else None
-        results.config.target_ci = plan.target_ci
-        results.config.until_decided = plan.until_decided
-    task_plans = {
-        t.name: task_plan(
-            t, plan, opts, ctx.baselines[t.name].positions, ctx.baselines[t.name].golds
-        )
-        for t in ctx.tasks
-    }
-    schedule = Schedule.of(plan, task_plans, ctx.tasks, ctx.decodings)
-    grids = RunGrids(ctx, schedule, Imputed() if plan.budgeted else Direct())
+    grids = RunGrids(ctx, schedule)
     if writer is not None:
         ctx.write_sample = writer.write_sample
     state = LoopState()
     try:
-        with progress_bars(opts.progress and on_progress is None) as hook:
-            ctx.hook = on_progress or hook
+        with progress_bars(output.progress and output.on_progress is None) as hook:
+            ctx.hook = output.on_progress or hook
             run_loop(ctx, schedule, grids, writer, state)
     except BaseException as exc:
         save_finished(results, ctx, state, grids, writer, exc)
@@ -219,7 +193,7 @@ def finish(
     """The finished models' numbers, the comparisons between them, the task families
     pooled over their members, published."""
     grids.publish(results, finished)
-    families = family_summaries(results, ctx.tasks, ctx.opts.alpha)
+    families = family_summaries(results, ctx.tasks, ctx.plan.alpha)
     if families is not None:
         results.families = families
     if len(results.models) > 1:
@@ -256,7 +230,7 @@ def save_finished(
     if not finished:
         writer.discard()
         exc.add_note(f"no model finished: no results were written to {writer.folder}")
-        if ctx.opts.use_cache:
+        if ctx.load.use_cache:
             exc.add_note(
                 "the answers generated so far are in the response cache: the same command "
                 "goes on from them"
@@ -280,16 +254,12 @@ def save_finished(
     )
 
 
-def _scan_rows(
-    tasks: Sequence[Task],
-    opts: RunOptions,
-    decodings: Sequence[Decoding],
-    on_status: StatusHook | None,
-) -> dict[str, preflight.Baseline]:
+def _scan_rows(tasks: Sequence[Task], options: EvalOptions) -> dict[str, preflight.Baseline]:
     """Every task's rows checked and its baselines computed, each step said."""
+    on_status = options.output.on_status
     out = {}
     for task in tasks:
         if on_status is not None:
             on_status(f"reading {task.name}: every row checked, baselines computed")
-        out[task.name] = preflight.scan_rows(task, opts, decodings)
+        out[task.name] = preflight.scan_rows(task, options.plan, options.plan.decoding_list)
     return out

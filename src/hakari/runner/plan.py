@@ -16,7 +16,9 @@ already run in the cache. A round that runs the whole grid needs no design (ever
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import dataclasses
+import logging
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -24,13 +26,19 @@ import numpy as np
 
 from hakari._util import checks
 from hakari.aggregate.budget.design import Budget, Design, balanced_design, parse_budget
+from hakari.aggregate.budget.floor import grid_verdict
 from hakari.aggregate.budget.grid import gold_strata
 from hakari.errors import HakariInputError
 from hakari.results import BudgetRound
+from hakari.runner.baselines import Baseline
 from hakari.runner.estimators import BudgetRun, GridTask, task_grid
 from hakari.runner.estimators.grid import Cell, Item
-from hakari.runner.options import Decoding, RunOptions, skip_reason
+from hakari.runner.options import Decoding, skip_reason
+from hakari.runner.settings import PlanOptions
 from hakari.tasks.loader import Task
+from hakari.tasks.prompts import select_templates
+
+log = logging.getLogger(__name__)
 
 FIRST_ROUND_MULTIPLE = 2  # a sequential run's first round: 2× one template's run
 KIND_OF_ANSWER = {"label": "label", "number": "number", "text": "score"}
@@ -46,9 +54,10 @@ class Plan:
     grid_budget: Budget | None = None
     target_ci: float | None = None
     until_decided: bool = False
-    # tasks whose grid is too small to estimate honestly and cheap to run in full
-    # (`aggregate.budget.floor`, decided in `preflight.check_budget_floor`)
-    in_full: frozenset[str] = frozenset()
+    # a budgeted run's tasks that run their whole grid, and why: the budget covers it, or
+    # it is too small to estimate honestly and cheap to run in full
+    # (`aggregate.budget.floor`); decided in `preflight.check_budget_floor`
+    in_full: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def sequential(self) -> bool:
@@ -120,6 +129,30 @@ def make_plan(
     return plan
 
 
+def check_budget_floor(
+    tasks: Sequence[Task], baselines: dict[str, Baseline], plan: Plan, asked: PlanOptions
+) -> Plan:
+    """The plan with the tasks a budget covers whole, or whose grid is too small to
+    estimate honestly from it (`aggregate.budget.floor.grid_verdict`, each said in one
+    line), run in full; a `HakariInputError` naming `--budget` and the smallest honest
+    budget when the grid is not cheap to run in full. A sequential run is judged on its
+    first round."""
+    full = dict(plan.in_full)
+    for task in tasks if plan.budgeted else ():
+        n_templates = len(select_templates(task.spec, asked.templates))
+        n_instances = baselines[task.name][0]
+        rounds = plan.rounds(n_templates, n_instances)
+        verdict = grid_verdict(n_templates, n_instances, rounds[0])
+        if verdict.action == "refuse":
+            raise HakariInputError(str(verdict.message), file=str(task.path), field="--budget")
+        if verdict.action == "full":
+            log.warning("%s: %s", task.name, verdict.message)
+            full[task.name] = str(verdict.message)
+        elif rounds == [n_templates * n_instances]:
+            full[task.name] = f"the budget covers the grid ({rounds[0]} cells)"
+    return dataclasses.replace(plan, in_full=full)
+
+
 @dataclass(frozen=True)
 class CellSet:
     """Cells of one task's grid (a pass's), as a mask over its templates × items."""
@@ -162,6 +195,13 @@ class TaskPlan:
     def grid_size(self) -> int:
         return self.grid.size
 
+    @property
+    def full(self) -> bool:
+        """One round of every cell: a full run, whatever was asked (no budget, a budget
+        that covers the grid, a grid run in full by `preflight.check_budget_floor`);
+        its numbers are not estimated (`estimators.Direct`)."""
+        return self.rounds == [self.grid_size]
+
     @cached_property
     def design(self) -> Design:
         """The fixed order of the grid's cells (computed when a round runs part of it)."""
@@ -177,13 +217,13 @@ class TaskPlan:
         return CellSet(self.grid, self.design.mask(stop) & ~self.design.mask(start))
 
 
-def task_plan(task: Task, plan: Plan, opts: RunOptions, items: Sequence[int],
+def task_plan(task: Task, plan: Plan, asked: PlanOptions, items: Sequence[int],
               golds: Sequence[object]) -> TaskPlan:  # fmt: skip
     """The task's plan over the instances the run evaluates (`items`: their split
     positions, `golds`: their gold answers, from the row scan)."""
-    grid = task_grid(task, opts.templates, opts.qa_mode, items, golds)
+    grid = task_grid(task, asked.templates, asked.qa_mode, items, golds)
     rounds = plan.rounds(len(grid.template_ids), len(grid.items), task.name in plan.in_full)
-    return TaskPlan(grid, opts.seed, rounds)
+    return TaskPlan(grid, asked.seed, rounds)
 
 
 def applying(task: Task, decodings: Sequence[Decoding]) -> list[Decoding]:
@@ -212,6 +252,12 @@ class Schedule:
 
     def open(self) -> list[Key]:
         return [k for k in self.keys if k not in self.stopped]
+
+    @property
+    def keeps_models_open(self) -> bool:
+        """Several rounds: every model's backend stays open until the run ends, so that no
+        round loads a model again (`loop.Backends`)."""
+        return self.n_rounds > 1
 
     def target(self, task_name: str, round_index: int) -> int:
         """Cumulative cells of the task after this round."""

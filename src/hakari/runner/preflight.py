@@ -15,30 +15,31 @@ seconds, not a model load or an hour of generation, and ends as one `HakariInput
   label (or a number), every prompt renders; the same pass gives the shared baselines;
 * budgets: a budgeted run on a grid too small to estimate honestly
   (`aggregate.budget.floor`) says so in one line and runs the full grid, or is refused
-  with the smallest honest budget.
+  with the smallest honest budget (`plan.check_budget_floor`);
+* engines: vLLM engines a run keeps open together fit the device's memory together.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hakari._util import checks
 from hakari.aggregate import bootstrap_bytes
-from hakari.aggregate.budget.floor import grid_verdict
 from hakari.backends import registry
-from hakari.backends.serving import engine_options_given
+from hakari.backends.options import LoadOptions
+from hakari.backends.serving import ServingOptions, engine_options_given
 from hakari.errors import HakariInputError
+from hakari.results.vocab import QA_MODES
 from hakari.runner.baselines import Baseline, task_baseline
-from hakari.runner.collect import task_instances
-from hakari.runner.options import Decoding, RunOptions, skip_reason
+from hakari.runner.options import Decoding, skip_reason
 from hakari.runner.requests import request_needs
-from hakari.runner.sampling import check_sampling
+from hakari.runner.sampling import check_sampling, task_instances
+from hakari.runner.settings import EvalOptions, PlanOptions
 from hakari.tasks.chance import instance_guess_rate
 from hakari.tasks.data import Row, get_path, resolve_split_file
-from hakari.tasks.extract import QA_MODES, gold_answer
+from hakari.tasks.extract import gold_answer
 from hakari.tasks.loader import (
     Task,
     check_answer_keys,
@@ -50,53 +51,53 @@ from hakari.tasks.loader import (
 from hakari.tasks.prompts import render, select_templates
 from hakari.tasks.spec import INSTANCE_REF, Template
 
-if TYPE_CHECKING:
-    from hakari.runner.plan import Plan
-
 log = logging.getLogger(__name__)
 
 
-def check_options(opts: RunOptions) -> None:
-    checks.choice(opts.qa_mode, "--qa-mode", QA_MODES)
-    checks.flag(opts.use_cache, "--no-cache")
-    checks.optional_integer(opts.limit, "--limit", low=1)
-    check_sampling(opts.sample, opts.limit, opts.seed)
-    checks.number(opts.alpha, "--alpha", low=0.0)  # Sharpe: mean / (alpha · std + 1)
-    checks.bootstrap_replicates(opts.n_boot, "--n-boot")  # 0: no bootstrap
-    if opts.batch_size is not None:  # None: the backend chooses
-        checks.integer(opts.batch_size, "--batch-size", low=1)
-    opts.serving.check()
-    if opts.data_dir is not None and not opts.data_dir.is_dir():
+def check_options(options: EvalOptions) -> None:
+    """Every option's type and range, one line naming it (the same from the CLI and from
+    `evaluate`)."""
+    load, plan = options.load, options.plan
+    if not isinstance(load.serving, ServingOptions):
+        raise HakariInputError("must be a ServingOptions", field="serving")
+    checks.folder(load.cache_dir, "--cache-dir")
+    checks.choice(plan.qa_mode, "--qa-mode", QA_MODES)
+    checks.flag(load.use_cache, "--no-cache")
+    checks.optional_integer(plan.limit, "--limit", low=1)
+    check_sampling(plan.sample, plan.limit, plan.seed)
+    checks.number(plan.alpha, "--alpha", low=0.0)  # Sharpe: mean / (alpha · std + 1)
+    checks.bootstrap_replicates(plan.n_boot, "--n-boot")  # 0: no bootstrap
+    if load.batch_size is not None:  # None: the backend chooses
+        checks.integer(load.batch_size, "--batch-size", low=1)
+    load.serving.check()
+    data_dir = plan.data_path
+    if data_dir is not None and not data_dir.is_dir():
         # named at once, not after the hub was asked (and retried) for every task
-        what = "is not a folder" if opts.data_dir.exists() else "does not exist"
-        raise HakariInputError(f"{opts.data_dir} {what}", field="--data-dir")
+        what = "is not a folder" if data_dir.exists() else "does not exist"
+        raise HakariInputError(f"{data_dir} {what}", field="--data-dir")
 
 
 def check_bootstrap_memory(
-    tasks: Sequence[Task], baselines: dict[str, Baseline], n_models: int, opts: RunOptions,
-    decodings: Sequence[Decoding],
+    tasks: Sequence[Task], baselines: dict[str, Baseline], n_models: int, plan: PlanOptions,
 ) -> None:  # fmt: skip
     """`--n-boot` against the memory the bootstraps will hold: every model's replicates of
     every metric are kept for the paired comparisons (`aggregate.bootstrap_bytes`)."""
-    if opts.n_boot == 0:
+    if plan.n_boot == 0:
         return
+    decodings = plan.decoding_list
     kept = widest = 0
     for task in tasks:
         if baselines[task.name][0] < 2:
             continue  # no bootstrap on one instance
-        n_templates = len(select_templates(task.spec, opts.templates))
+        n_templates = len(select_templates(task.spec, plan.templates))
         kept += n_models * len(decodings) * len(task.spec.metrics) * n_templates
         widest = max(widest, n_templates)
-    needed = bootstrap_bytes(opts.n_boot, kept_templates=kept, widest=widest)
-    checks.fits_in_memory(needed, "--n-boot", opts.n_boot, "the bootstrap replicates")
+    needed = bootstrap_bytes(plan.n_boot, kept_templates=kept, widest=widest)
+    checks.fits_in_memory(needed, "--n-boot", plan.n_boot, "the bootstrap replicates")
 
 
 def check_models(
-    models: Sequence[str],
-    opts: RunOptions,
-    decodings: Sequence[Decoding],
-    *,
-    builtin_loader: bool,
+    models: Sequence[str], load: LoadOptions, decodings: Sequence[Decoding], *, builtin_loader: bool
 ) -> None:
     """Every spec resolves (with the built-in loader; a custom `backend_factory` owns its
     specs) and can serve the decodings the run will ask of it (`running_decodings`) in
@@ -111,17 +112,10 @@ def check_models(
             raise HakariInputError(f"model {spec!r} is given twice{also}", field="--model")
         seen[key] = spec
     if builtin_loader:
-        _check_engine_options(models, opts)
+        _check_engine_options(models, load)
         for spec in models:
-            registry.check_spec(
-                spec,
-                dtype=opts.dtype,
-                device=opts.device,
-                prompt_format=opts.prompt_format,
-                serving=opts.serving,
-                needs=request_needs(decodings),
-            )
-            if opts.prompt_format == "chat" and registry.has_chat_template(spec) is False:
+            registry.check_spec(spec, load, needs=request_needs(decodings))
+            if load.prompt_format == "chat" and registry.has_chat_template(spec) is False:
                 raise HakariInputError(
                     f"--prompt-format chat: model {spec!r} has no chat template; use auto "
                     "(chat where a model has a template) or completion",
@@ -129,10 +123,10 @@ def check_models(
                 )
 
 
-def _check_engine_options(models: Sequence[str], opts: RunOptions) -> None:
+def _check_engine_options(models: Sequence[str], load: LoadOptions) -> None:
     """vLLM's engine options apply to `vllm:` models only: given to a run without one,
     they would be recorded in config.serving and change nothing."""
-    given = engine_options_given(opts.serving)
+    given = engine_options_given(load.serving)
     if given and not any(registry.spec_form(m)[0].name == "vllm" for m in models):
         raise HakariInputError(
             f"{given[0]} applies to vllm: models only, and no --model is one (an openai: "
@@ -141,12 +135,29 @@ def _check_engine_options(models: Sequence[str], opts: RunOptions) -> None:
         )
 
 
+def engines_together(models: Sequence[str], load: LoadOptions, keep_open: bool) -> int:
+    """The vLLM engines a run holds at once (every `vllm:` model's when its plan keeps the
+    models open across rounds, `loop.Backends`; else one), checked to fit together: a
+    `--gpu-memory-utilization` given for each must leave room for the others."""
+    vllm = sum(registry.spec_form(m)[0].name == "vllm" for m in models)
+    engines = max(1, vllm if keep_open else min(vllm, 1))
+    share = load.serving.gpu_memory_utilization
+    if share is not None and share * engines > 1:
+        raise HakariInputError(
+            f"{share:g} of the device's memory for each of the {engines} vLLM engines this "
+            "run keeps open together (its rounds keep every model loaded) is more than the "
+            f"whole: give at most {1 / engines:.2f}, or leave it out (then split evenly)",
+            field="--gpu-memory-utilization",
+        )
+    return engines
+
+
 def running_decodings(tasks: Sequence[Task], decodings: Sequence[Decoding]) -> list[Decoding]:
     """The decodings some task will run (`skip_reason`: loglik scores label tasks only)."""
     return [d for d in decodings if any(skip_reason(d, t.spec.answer_type) is None for t in tasks)]
 
 
-def check_tasks(tasks: Sequence[Task], opts: RunOptions, decodings: Sequence[Decoding]) -> None:
+def check_tasks(tasks: Sequence[Task], plan: PlanOptions, decodings: Sequence[Decoding]) -> None:
     """Static checks of every task (no row beyond the first few is read)."""
     if not tasks:
         raise HakariInputError("no task given", field="--tasks")
@@ -164,8 +175,8 @@ def check_tasks(tasks: Sequence[Task], opts: RunOptions, decodings: Sequence[Dec
         names[task.name] = task
     constrained = "constrained" in decodings
     for task in tasks:
-        check_task_data(task, data_dir=opts.data_dir)
-        templates = select_templates(task.spec, opts.templates)
+        check_task_data(task, data_dir=plan.data_path)
+        templates = select_templates(task.spec, plan.templates)
         if not templates:
             raise HakariInputError("no template selected", field="--templates")
         if constrained:
@@ -173,19 +184,19 @@ def check_tasks(tasks: Sequence[Task], opts: RunOptions, decodings: Sequence[Dec
         check_answer_keys(task, templates, constrained=constrained)
 
 
-def scan_rows(task: Task, opts: RunOptions, decodings: Sequence[Decoding]) -> Baseline:
+def scan_rows(task: Task, plan: PlanOptions, decodings: Sequence[Decoding]) -> Baseline:
     """Check every row the run will use against the selected templates (one streamed
     pass, no prompt kept) and return the instance count and the chance rates."""
     spec = task.spec
-    templates = select_templates(spec, opts.templates)
+    templates = select_templates(spec, plan.templates)
     fields = _fields_read(task, templates)
-    source = data_source(task, opts)
+    source = data_source(task, plan)
     constrained = "constrained" in decodings
     golds: list[Any] = []
     positions: list[int] = []
     guess_rates: list[float] = []  # each instance's 1/k_i
     filled_regexes = {t.id for t in templates if INSTANCE_REF.search(t.regex)}
-    for index, row in task_instances(task, opts):
+    for index, row in task_instances(task, plan):
         where: dict[str, Any] = {"file": source, "row": index}
         for name, template_id in fields.items():
             _check_value(task, row, name, template_id, where)
@@ -218,18 +229,19 @@ def scan_rows(task: Task, opts: RunOptions, decodings: Sequence[Decoding]) -> Ba
                 )
     if not golds:
         raise HakariInputError("no instances to evaluate", file=source, field="data")
-    return task_baseline(task, golds, opts, guess_rates, positions)
+    return task_baseline(task, golds, plan, guess_rates, positions)
 
 
-def data_source(task: Task, opts: RunOptions) -> str:
+def data_source(task: Task, plan: PlanOptions) -> str:
     """The file (or hub dataset) the evaluated rows come from, for messages."""
     data = task.spec.data
     if data.instances is not None:
         return f"{task.path} (inline instances)"
     split = data.splits[data.eval_split]
-    local = resolve_split_file(split, data_dir=opts.data_dir, task_dir=task.task_dir)
+    data_dir = plan.data_path
+    local = resolve_split_file(split, data_dir=data_dir, task_dir=task.task_dir)
     use_local = local is not None and (
-        split.hub_split is None or (opts.data_dir is not None and local.is_file())
+        split.hub_split is None or (data_dir is not None and local.is_file())
     )
     if use_local:
         return str(local)
@@ -276,23 +288,3 @@ def _gold_problem(task: Task, value: Any, exc: Exception) -> str:
     if spec.answer_type == "number":
         return f"gold {value!r} is not a number"
     return f"gold {value!r} is not a string or a list of strings ({exc})"
-
-
-def check_budget_floor(
-    tasks: Sequence[Task], baselines: dict[str, Baseline], plan: Plan, opts: RunOptions
-) -> Plan:
-    """The plan with the tasks whose grid is too small to estimate honestly from the
-    budget (`aggregate.budget.floor.grid_verdict`) run in full, each said in one line; a
-    `HakariInputError` naming `--budget` and the smallest honest budget when the grid is
-    not cheap to run in full. A sequential run is judged on its first round."""
-    full: set[str] = set(plan.in_full)
-    for task in tasks:
-        n_templates = len(select_templates(task.spec, opts.templates))
-        n_instances = baselines[task.name][0]
-        verdict = grid_verdict(n_templates, n_instances, plan.rounds(n_templates, n_instances)[0])
-        if verdict.action == "refuse":
-            raise HakariInputError(str(verdict.message), file=str(task.path), field="--budget")
-        if verdict.action == "full":
-            log.warning("%s: %s", task.name, verdict.message)
-            full.add(task.name)
-    return dataclasses.replace(plan, in_full=frozenset(full))

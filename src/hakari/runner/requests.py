@@ -10,7 +10,7 @@ decided once per model (`resolve_chat`).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hakari.backends.base import (
     Backend,
@@ -20,10 +20,13 @@ from hakari.backends.base import (
     Needs,
     PromptFormat,
 )
-from hakari.backends.cache import ResponseCache, cached_loglik
+from hakari.backends.cache import cached_loglik
 from hakari.errors import HakariInputError
-from hakari.runner.options import Decoding, RunOptions
+from hakari.runner.options import Decoding
 from hakari.tasks.prompts import RenderedPrompt
+
+if TYPE_CHECKING:
+    from hakari.runner.context import ModelContext
 
 
 def resolve_chat(backend: Backend, prompt_format: PromptFormat) -> bool:
@@ -60,12 +63,7 @@ def generation_request(rp: RenderedPrompt, decoding: Decoding, use_chat: bool) -
 
 
 def loglik_outputs(
-    chunk: list[RenderedPrompt],
-    backend: Backend,
-    cache: ResponseCache | None,
-    opts: RunOptions,
-    use_chat: bool,
-    advance: Callable[[int], Any],
+    chunk: list[RenderedPrompt], ctx: ModelContext, advance: Callable[[int], Any]
 ) -> tuple[list[str], int]:
     """The verbalisation with the highest log-likelihood, as if the model had said it."""
     requests = []
@@ -75,11 +73,12 @@ def loglik_outputs(
             LoglikRequest(
                 prompt=rp.text,
                 continuations=tuple(rp.answers),
-                messages=messages(rp.text, use_chat),
+                messages=messages(rp.text, ctx.use_chat),
             )
         )
+    run = ctx.run
     results, n_new = cached_loglik(
-        backend, requests, cache, batch_size=opts.batch_size, on_progress=advance
+        ctx.backend, requests, run.cache, batch_size=run.load.batch_size, on_progress=advance
     )
     outputs = []
     for req, res in zip(requests, results, strict=True):

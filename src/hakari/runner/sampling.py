@@ -20,6 +20,7 @@ import numpy as np
 
 from hakari._util import checks
 from hakari.errors import HakariInputError
+from hakari.runner.settings import PlanOptions
 from hakari.tasks.data import Row, iter_rows
 from hakari.tasks.loader import Task
 
@@ -76,3 +77,11 @@ def numbered_rows(
             yield position, row
         if position >= last:
             return
+
+
+def task_instances(task: Task, plan: PlanOptions) -> Iterator[tuple[int, Row]]:
+    """(position in the split, row) of the instances a run evaluates: the same rows for
+    every model and decoding (all, the first --limit, or a seeded --sample)."""
+    return numbered_rows(
+        task, limit=plan.limit, sample=plan.sample, seed=plan.seed, data_dir=plan.data_path
+    )

@@ -1,13 +1,17 @@
 """`EvalOptions`: everything `evaluate` is asked, as one typed record in three groups —
-how models are loaded and asked (`LoadOptions`), what the run evaluates and how its
-numbers are made (`PlanOptions`), where its results go (`OutputOptions`).
+how models are loaded and asked (`LoadOptions`, the backend registry's own record), what
+the run evaluates and how its numbers are made (`PlanOptions`), where its results go
+(`OutputOptions`). `hakari run`'s option groups build the same three.
 
-`evaluate(models, tasks, options)` takes it; `evaluate(models, tasks, limit=4, ...)`
-(the flat keywords of earlier versions) builds it with `EvalOptions.of`. The stages read
-the flat `RunOptions` derived from it (`run_options`), and results.json's `config` is
-derived from that. Every value is checked by the one validation layer
-(`preflight.check_options`, `plan.make_plan` through `hakari._util.checks`), so the
-Python API gives the same one-line `HakariInputError` as the CLI.
+The one decision a reader must know: **this record is what every stage reads**, there
+is no flat copy. `evaluate(models, tasks, limit=4, ...)` (the flat keywords) builds it
+with `EvalOptions.of`; `preflight.check_options` checks every value through the one
+validation layer (`hakari._util.checks`), and the stages read its groups from then on
+(a folder as a `Path`: `PlanOptions.data_path`, `LoadOptions.cache_path`; the decodings
+parsed: `PlanOptions.decoding_list`). The
+defaults are written here (and in `LoadOptions`, `ServingOptions`) only: the CLI's
+options read them from these classes. This module stays light (no engine, no numpy), so
+that `hakari --help` can read the defaults.
 """
 
 from __future__ import annotations
@@ -15,33 +19,27 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from hakari.backends.base import PromptFormat
+from hakari._util import checks
+from hakari.backends.options import LoadOptions
 from hakari.backends.serving import ServingOptions
-from hakari.errors import HakariInputError
-from hakari.results import TaskResult
-from hakari.runner.options import DEFAULT_DECODINGS, ProgressHook, RunOptions, StatusHook
-from hakari.tasks.extract import DEFAULT_QA_MODE, QAMode
+from hakari.results.vocab import DEFAULT_QA_MODE, QAMode
+from hakari.runner.options import (
+    DEFAULT_DECODINGS,
+    Decoding,
+    ProgressHook,
+    StatusHook,
+    parse_decodings,
+)
 
-TaskDone = Callable[[str, str, TaskResult], Any]
+if TYPE_CHECKING:
+    from hakari.results import TaskResult
+
+TaskDone = Callable[[str, str, "TaskResult"], Any]
 """(model spec, task name, its `TaskResult`: baselines and every decoding) -> None:
 called as each model × task's numbers are ready (a full run: when its decodings ran; a
 budgeted run: at the end, when every round is done)."""
-
-
-@dataclass(frozen=True)
-class LoadOptions:
-    """How models are loaded and asked (`--batch-size` ... `--device`, the serving
-    options)."""
-
-    batch_size: int | None = None  # None: the backend's own
-    cache_dir: str | Path | None = None
-    use_cache: bool = True
-    prompt_format: PromptFormat = "auto"
-    dtype: str | None = None  # None: each backend's default
-    device: str = "auto"
-    serving: ServingOptions = field(default_factory=ServingOptions)
 
 
 @dataclass(frozen=True)
@@ -52,15 +50,25 @@ class PlanOptions:
     decodings: str | Sequence[str] = DEFAULT_DECODINGS
     templates: str | Sequence[str] = "all"
     limit: int | None = None
-    sample: int | None = None
+    sample: int | None = None  # a seeded random subset of instances (`runner.sampling`)
     seed: int = 0
     alpha: float = 1.0
     n_boot: int = 1000
     qa_mode: QAMode = DEFAULT_QA_MODE
-    data_dir: str | Path | None = None
+    data_dir: str | Path | None = None  # None: the task's own data (or the hub)
     grid_budget: str | float | int | None = None
     target_ci: float | None = None
     until_decided: bool = False
+
+    @property
+    def decoding_list(self) -> tuple[Decoding, ...]:
+        """The decodings asked for, parsed (`options.parse_decodings`)."""
+        value = self.decodings
+        return tuple(parse_decodings(value if isinstance(value, str) else list(value)))
+
+    @property
+    def data_path(self) -> Path | None:
+        return checks.folder(self.data_dir, "--data-dir")
 
 
 @dataclass(frozen=True)
@@ -69,7 +77,7 @@ class OutputOptions:
 
     output_dir: str | Path | None = None
     new_run_under: str | Path | None = None  # a fresh folder <it>/<time>-<random>
-    progress: bool = False
+    progress: bool = False  # rich progress bars (the CLI: unless --quiet or --json)
     argv: Sequence[str] | None = None  # the command line, secrets scrubbed (CLI)
     on_progress: ProgressHook | None = None  # (label, total, advanced); else rich bars
     on_task_done: TaskDone | None = None
@@ -97,35 +105,12 @@ class EvalOptions:
             if group is None:
                 raise TypeError(f"evaluate() got an unexpected keyword argument {name!r}")
             groups[group][key] = value
+        if groups["load"].get("serving", ...) is None:
+            groups["load"]["serving"] = ServingOptions()
         return cls(
             load=replace(base.load, **groups["load"]),
             plan=replace(base.plan, **groups["plan"]),
             output=replace(base.output, **groups["output"]),
-        )
-
-    def run_options(self) -> RunOptions:
-        """The flat options every stage reads."""
-        load, plan, output = self.load, self.plan, self.output
-        if not isinstance(load.serving, ServingOptions):
-            raise HakariInputError("must be a ServingOptions", field="serving")
-        return RunOptions(
-            templates=plan.templates,
-            limit=plan.limit,
-            sample=plan.sample,
-            seed=plan.seed,
-            alpha=plan.alpha,
-            batch_size=load.batch_size,
-            cache_dir=_path(load.cache_dir, "--cache-dir"),
-            use_cache=load.use_cache,
-            prompt_format=load.prompt_format,
-            data_dir=_path(plan.data_dir, "--data-dir"),
-            dtype=load.dtype,
-            device=load.device,
-            n_boot=plan.n_boot,
-            progress=output.progress,
-            qa_mode=plan.qa_mode,
-            serving=load.serving,
-            argv=tuple(output.argv) if output.argv is not None else None,
         )
 
 
@@ -134,11 +119,3 @@ _FIELDS = {
     "plan": {f.name for f in fields(PlanOptions)},
     "output": {f.name for f in fields(OutputOptions)},
 }
-
-
-def _path(value: object, option: str) -> Path | None:
-    if value is None or value == "":
-        return None
-    if not isinstance(value, str | Path):
-        raise HakariInputError(f"must be a folder path (got {value!r:.40})", field=option)
-    return Path(value)

@@ -60,11 +60,8 @@ from hakari._util.regex import (
     to_re2,
 )
 from hakari.backends.base import StopAfter
-from hakari.results.vocab import QAMode
+from hakari.results.vocab import DEFAULT_QA_MODE, QAMode
 from hakari.tasks.spec import LabelValue, TaskSpec
-
-QA_MODES: tuple[QAMode, ...] = ("first-line", "paper")
-DEFAULT_QA_MODE: QAMode = "first-line"
 
 _NUMBER = r"-?[0-9]+(?:\.[0-9]+)?"
 # a template regex as callers hold it: its text, a compiled `re` pattern (its flags kept,

@@ -188,6 +188,18 @@ def _on_cpu() -> bool:
     return bool(current_platform.is_cpu())
 
 
+VLLM_SHARE = 0.9  # vLLM's own default `gpu_memory_utilization`
+
+
+def engine_share(engines: int) -> float:
+    """The `gpu_memory_utilization` of each of `engines` engines that a run keeps open
+    together on one host (its rounds keep every model loaded): vLLM's default share of
+    the device (on a CPU host, what is free now: `cpu_memory_share`) split evenly, so
+    that they start side by side."""
+    default = (cpu_memory_share() if _on_cpu() else None) or VLLM_SHARE
+    return round(default / engines, 3)
+
+
 def llm_kwargs(
     model: str,
     revision: str | None,
