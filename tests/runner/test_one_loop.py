@@ -265,9 +265,9 @@ def test_a_budget_that_runs_the_full_grid_is_a_full_run(
     expected = full.models["m"].tasks[TASK].decodings["greedy"].to_dict()
     for key in ("aggregate", "templates"):
         assert dec[key] == expected[key], key
-    assert "run_in_full" not in json.loads((tmp_path / "full" / "results.json").read_text())[
-        "config"
-    ]
+    assert (
+        "run_in_full" not in json.loads((tmp_path / "full" / "results.json").read_text())["config"]
+    )
 
 
 def test_score_run_on_a_budgeted_run_says_it_scored_part_of_the_grid(tmp_path: Path) -> None:
