@@ -63,11 +63,12 @@ def decoding_result(
 
 
 def model_result(
-    ctx: RunContext, identity: dict[str, str], decodings: Mapping[Key, DecodingResult]
+    ctx: RunContext, model: str, decodings: Mapping[Key, DecodingResult]
 ) -> ModelResult:
     """A model's results: every task, every decoding in the order asked, skipped ones
-    said so (`options.skip_reason`)."""
-    result = ModelResult(identity=identity)
+    said so (`options.skip_reason`), and the engines that served it where the backend
+    says (`RunContext.serving`)."""
+    result = ModelResult(identity=ctx.identities[model], serving=ctx.serving.get(model))
     for task in ctx.tasks:
         result.tasks[task.name] = task_result(ctx, task, decodings)
     return result
@@ -118,9 +119,7 @@ class Direct:
 
     def publish(self, results: EvalResults, finished: Sequence[str]) -> None:
         for model in finished:
-            results.models[model] = model_result(
-                self.ctx, self.ctx.identities[model], self.scored.get(model, {})
-            )
+            results.models[model] = model_result(self.ctx, model, self.scored.get(model, {}))
         if len(finished) < 2:
             return
         # a model that failed part-way kept some bootstraps: compare finished models only

@@ -63,7 +63,7 @@ class Imputed:
             decodings = {
                 key: self._decoding(key, model, outcome) for key, outcome in outcomes.items()
             }
-            results.models[model] = model_result(self.ctx, self.ctx.identities[model], decodings)
+            results.models[model] = model_result(self.ctx, model, decodings)
             for task in self.ctx.tasks if self.ctx.on_task_done is not None else ():
                 done = results.models[model].tasks[task.name]
                 self.ctx.on_task_done(model, task.name, done)  # type: ignore[misc]
