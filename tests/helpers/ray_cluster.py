@@ -114,20 +114,25 @@ class RayCluster:
     def stop_node(self, index: int) -> None:
         """The node's processes killed (-9): a machine of the cluster lost."""
         self._remember()
-        node = self.nodes[index]
-        below: set[int] = set()
-        with contextlib.suppress(psutil.Error):
-            below = {c.pid for c in psutil.Process(node.pid).children(recursive=True)}
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(node.pid, signal.SIGKILL)
-        _kill(below)
-        node.wait()
+        kill_tree(self.nodes[index])
 
     def close(self) -> None:
         self._remember()
         for index in reversed(range(len(self.nodes))):
             self.stop_node(index)
         _kill(self._tree)
+
+
+def kill_tree(proc: subprocess.Popen[bytes]) -> None:
+    """A process started with `start_new_session=True`, its group, and every process
+    below it (Ray's daemons and workers), by pid."""
+    below: set[int] = set()
+    with contextlib.suppress(psutil.Error):
+        below = {c.pid for c in psutil.Process(proc.pid).children(recursive=True)}
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    _kill(below)
+    proc.wait()
 
 
 def _kill(pids: set[int]) -> None:
