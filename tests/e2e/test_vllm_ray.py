@@ -10,7 +10,10 @@ prompts:
   one CPU each) and the same command with `RAY_ADDRESS`: the engines on both nodes (Ray's
   own node table against each engine's node), then the second node killed mid-run: the
   run ends on the engine left with the one engine's answers, one line names the engine
-  that failed, and the same command again, the node back, asks nothing;
+  that failed;
+* the documented Slurm batch script (docs/big-models.md, "On a cluster") with stand-in
+  `srun`/`scontrol` (tests/stand_ins/slurm: every node is this machine): its own Ray
+  nodes, and the same command on the same cache asks nothing that finished;
 * a `RAY_ADDRESS` nothing answers: one line before any model loads.
 
 Each run starts two engines (~4 GB each at most; a fixed 512 MiB KV cache each, as every
@@ -20,6 +23,9 @@ real-vLLM test), and every Ray node and engine is killed on every way out.
 from __future__ import annotations
 
 import json
+import os
+import re
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,21 +35,25 @@ import pytest
 
 from tests.helpers.agreement import samples
 from tests.helpers.cache import cached_rows
-from tests.helpers.ray_cluster import RayCluster, ray_cluster
+from tests.helpers.paths import REPO, STAND_INS
+from tests.helpers.ray_cluster import SLOW_MACHINE, RayCluster, kill_tree, ray_cluster
 from tests.helpers.servers import free_port, kill_group
 from tests.helpers.vllm_venv import (
     DEMO,
     ENGINE_OPTIONS,
+    VENV,
     EngineRun,
     run_args,
     run_hakari,
     start_hakari,
+    venv_env,
     vllm_python,
 )
 
 pytestmark = pytest.mark.slow
 DP = ("--data-parallel-size", "2")
 CLUSTER_DECODINGS = ("constrained", "loglik")  # the fast ones: the kill needs a long tail
+SLURM_SCRIPT = REPO / "docs" / "slurm" / "hakari-ray.sbatch"
 
 
 def command(folder: Path, out: Path, decodings: tuple[str, ...] | None = None) -> list[str]:
@@ -173,18 +183,54 @@ def test_a_lost_node_hands_its_prompts_to_the_engine_left(
     assert len(lines) == 1 and "engine 1" in lines[0] and "go to engine(s) 0" in lines[0]
 
 
-def test_the_same_command_asks_nothing_that_finished(
-    node_lost: dict[str, Any], cluster: RayCluster
+def test_the_documented_slurm_script_is_the_tested_one() -> None:
+    page = (REPO / "docs" / "big-models.md").read_text(encoding="utf-8")
+    block = re.search(r"```bash\n(#!/usr/bin/env bash\n#SBATCH.*?)```", page, re.S)
+    assert block is not None and block[1] == SLURM_SCRIPT.read_text(encoding="utf-8")
+
+
+def test_the_same_command_through_the_slurm_script_asks_nothing_that_finished(
+    node_lost: dict[str, Any], tmp_path: Path
 ) -> None:
-    cluster.start_node()  # the node back
-    cluster.wait_for(2)
+    """The documented Slurm script (docs/big-models.md, "On a cluster") with stand-in
+    `srun` and `scontrol` (every node of the job is this machine): its own `ray start`
+    steps make a fresh cluster of two nodes, it waits for both, and runs the lost-node
+    run's command again on the same cache: both engines start, one on each node, and
+    nothing that finished is asked again."""
     out = node_lost["out"]
     total = sum(counts(out / "run"))
-    done = run_hakari(node_lost["args"], cache_dir=out / "cache", log=out / "again.log",
-                      env=node_lost["env"])  # fmt: skip
-    assert done.returncode == 0, done.stdout[-3000:]
+    hakari_args = node_lost["args"][1:]  # without "run": the script runs `hakari run`
+    env = (
+        venv_env(out / "cache")
+        | SLOW_MACHINE
+        | {
+            "PATH": f"{STAND_INS / 'slurm'}:{VENV / 'bin'}:{os.environ['PATH']}",
+            "SLURM_JOB_NODELIST": "node[1-2]",
+            "SLURM_CPUS_PER_TASK": "1",
+            "SLURM_GPUS_PER_NODE": "0",
+            "RAY_PORT": str(free_port()),
+        }
+    )
+    env.pop("RAY_ADDRESS", None)
+    started = time.monotonic()
+    with (tmp_path / "job.log").open("w") as log:
+        job = subprocess.Popen(
+            ["bash", str(SLURM_SCRIPT), *hakari_args],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+        )
+        try:
+            code = job.wait(timeout=1800)
+        finally:
+            kill_tree(job)  # its Ray nodes and engines, whatever happened
+    output = (tmp_path / "job.log").read_text(errors="replace")
+    assert code == 0, output[-3000:]
+    print(f"\nthe Slurm script, a fresh two-node cluster: {time.monotonic() - started:.0f} s")
     assert counts(out / "run") == (0, total)
-    assert [e["prompts"] for e in model_record(out / "run")["serving"]["engines"]] == [0, 0]
+    engines = model_record(out / "run")["serving"]["engines"]
+    assert len({e["node"] for e in engines}) == 2 and [e["prompts"] for e in engines] == [0, 0]
 
 
 def test_a_ray_head_nobody_answers_is_one_line_before_any_model_loads(
