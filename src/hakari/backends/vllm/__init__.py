@@ -34,7 +34,7 @@ failures, bounded waits),
 vLLM's root cause; the memory share a CPU host can give).
 """
 
-from hakari.backends.vllm.backend import VLLMBackend
+from hakari.backends.vllm.backend import VLLMBackend, start_engines
 from hakari.backends.vllm.engine import (
     LocalEngine,
     Raw,
@@ -42,7 +42,6 @@ from hakari.backends.vllm.engine import (
     answer_on,
     raw_output,
     sampling_kwargs,
-    start_engines,
 )
 from hakari.backends.vllm.options import (
     INSTALL_HINT,

@@ -23,7 +23,7 @@ from hakari.backends.base import (
 )
 from hakari.backends.hub import cached_commit
 from hakari.backends.serving import ServingOptions
-from hakari.backends.vllm.engine import LocalEngine, start_engines
+from hakari.backends.vllm.engine import LocalEngine, start_local
 from hakari.backends.vllm.options import (
     INSTALL_HINT,
     check_dtype,
@@ -33,8 +33,17 @@ from hakari.backends.vllm.options import (
     lora_rank,
     parse_spec,
 )
+from hakari.backends.vllm.ray_engines import RayEngines
 from hakari.backends.weights import folder_revision
 from hakari.errors import HakariInputError, ModelLoadError
+
+
+def start_engines(kwargs: dict[str, Any], opts: ServingOptions) -> LocalEngine | RayEngines:
+    """One engine in this process, or one Ray actor per data-parallel rank
+    (`RAY_ADDRESS` joins a running cluster)."""
+    if opts.data_parallel_size > 1:
+        return RayEngines.start(kwargs, opts)
+    return start_local(kwargs)
 
 
 class VLLMBackend:

@@ -1,7 +1,7 @@
 """The engine side of the vLLM backend: one `vllm.LLM` (`VLLMEngine`, in this process or a
 Ray actor per data-parallel rank), its outputs as plain data (`Raw`), a request's whole
 answer on one engine (`answer_on`: the first ask, the re-ask, hakari's rules), and
-starting the engines (`start_engines`: one here, or `RayEngines`)."""
+starting the one engine of this process (`start_local`)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from typing import Any
 
 from hakari.backends.base import GenerationRequest, GenerationResult
 from hakari.backends.serving import (
-    ServingOptions,
     final_results,
     first_stops,
     reask_stops,
@@ -219,13 +218,9 @@ class LocalEngine:
         self.engine.shutdown()
 
 
-def start_engines(kwargs: dict[str, Any], opts: ServingOptions) -> Any:
-    """One engine in this process (`LocalEngine`), or one Ray actor per data-parallel
-    rank (`RayEngines`; `RAY_ADDRESS` joins a running cluster)."""
-    if opts.data_parallel_size > 1:
-        from hakari.backends.vllm.ray_engines import RayEngines
-
-        return RayEngines.start(kwargs, opts)
+def start_local(kwargs: dict[str, Any]) -> LocalEngine:
+    """The one engine of this process; a start that fails is one line with vLLM's root
+    cause (`startup`)."""
     log: list[str] = []
     try:
         with captured_stderr(log):  # the root cause, not ~100 lines of it

@@ -176,16 +176,18 @@ class RayEngines:
         address = os.environ.get("RAY_ADDRESS", "").strip() or None
         started_ray = False
         if not ray.is_initialized():
+            # no RAY_ADDRESS: a Ray instance of this run's own ("local"), never one a
+            # `ray start` left on this machine (ray.init() would join, or wait for it)
             extra: dict[str, Any] = {} if address else {"include_dashboard": False}
             try:
-                ray.init(address=address, namespace=NAMESPACE, **extra)
+                ray.init(address=address or "local", namespace=NAMESPACE, **extra)
             except (ConnectionError, RuntimeError, ValueError) as exc:
                 where = f"RAY_ADDRESS={address}" if address else "a Ray instance here"
                 raise ModelLoadError(
                     f"cannot start or join {where}: {' '.join(str(exc).split())[:300]}",
                     field="RAY_ADDRESS" if address else "--data-parallel-size",
                 ) from None
-            started_ray = address is None
+            started_ray = address in (None, "local")
         engines = cls([], [], started_ray)
         try:
             engines._place_and_start(ray, kwargs, opts)
