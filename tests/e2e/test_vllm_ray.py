@@ -152,10 +152,11 @@ def node_lost(
         code = proc.wait(timeout=1200)
     finally:
         kill_group(proc, grace=5.0)
+    lost = nodes - {n["node"] for n in cluster.node_table() if n["alive"]}
     log = (out / "run.log").read_text(errors="replace")
     assert code == 0, log[-3000:]
     print(f"\nvLLM data parallel 2 on two Ray nodes, one lost: {time.monotonic() - started:.0f} s")
-    return {"out": out, "args": args, "env": env, "log": log, "nodes": nodes,
+    return {"out": out, "args": args, "env": env, "log": log, "nodes": nodes, "lost": lost,
             "cached_before": cached_before}  # fmt: skip
 
 
@@ -175,12 +176,15 @@ def test_a_lost_node_hands_its_prompts_to_the_engine_left(
     compared = assert_same_answers(run, one_engine, CLUSTER_DECODINGS)
     engines = model_record(run)["serving"]["engines"]
     prompts = [e["prompts"] for e in engines]
-    print(f"\nprompts per engine {prompts}, engine 1 failed: {engines[1].get('failed')}")
-    assert "failed" in engines[1] and "failed" not in engines[0]
+    (dead,) = [e["rank"] for e in engines if e["node"] in node_lost["lost"]]
+    left = 1 - dead
+    print(f"\nprompts per engine {prompts}; engine {dead} failed: {engines[dead].get('failed')}")
+    assert "failed" in engines[dead] and "failed" not in engines[left]
     assert all(n > 0 for n in prompts) and sum(prompts) == compared
     assert counts(run) == (compared, 0)  # nothing lost, nothing asked twice that finished
     lines = [x for x in node_lost["log"].splitlines() if "warning: vLLM engine" in x]
-    assert len(lines) == 1 and "engine 1" in lines[0] and "go to engine(s) 0" in lines[0]
+    assert len(lines) == 1 and f"engine {dead} " in lines[0]
+    assert f"go to engine(s) {left}" in lines[0]
 
 
 def test_the_documented_slurm_script_is_the_tested_one() -> None:

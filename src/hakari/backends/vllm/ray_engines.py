@@ -315,7 +315,7 @@ class RayEngines:
             return
         self.failed[rank] = reason
         left = self.alive()
-        where = self.places[rank].get("ip", "?") if rank < len(self.places) else "?"
+        where = self._where(rank)
         then = (
             f"its {unfinished} unfinished prompt(s) go to engine(s) {', '.join(map(str, left))}"
             if left
@@ -327,9 +327,13 @@ class RayEngines:
             flush=True,
         )
 
+    def _where(self, rank: int) -> str:
+        place = self.places[rank] if rank < len(self.places) else {}
+        return f"{place.get('ip', '?')} {str(place.get('node', '?'))[:8]}"
+
     def _all_failed(self) -> ModelLoadError:
         names = "; ".join(
-            f"engine {rank} (node {self.places[rank].get('ip', '?')}): {why}"
+            f"engine {rank} (Ray node {self._where(rank)}): {why}"
             for rank, why in sorted(self.failed.items())
         )
         return ModelLoadError(
