@@ -296,6 +296,8 @@ class TaskResult(Record):
 class ModelResult(Record):
     """One model."""
 
+    WRITTEN_WHEN_GIVEN = frozenset({"serving"})
+
     identity: dict[str, str]
     """Who answered: backend, name, revision (weights' hash or hub commit), dtype, prompt
     format, adapter hash...: the model's part of the cache key."""
@@ -305,7 +307,7 @@ class ModelResult(Record):
     """The engines that answered, where the backend keeps a record (vLLM in-process:
     `data_parallel_size`, each engine's rank, Ray node, host, dtype, memory share and
     the prompts it answered, one that failed and why, and how prompts were dealt);
-    never part of a cache key. None for other backends."""
+    never part of a cache key. Written only for such a backend."""
 
 
 class FamilyScore(Record):
