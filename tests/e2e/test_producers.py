@@ -1,15 +1,17 @@
-"""The real producers of `hakari import`'s inputs, rerun against the logs committed under
-tests/fixtures/producers/ (issue 35): lm-evaluation-harness 0.4.13 (`hf` model,
-`--log_samples`), inspect_ai 0.3.285 (`hf/` provider) and Every Eval Ever 0.3.0 (its
-converters on both logs, then its validator), offline on the packaged SmolLM2 in fp32.
+"""The real producers of `hakari import`'s inputs, rerun and imported (issue 35):
+lm-evaluation-harness 0.4.13 (`hf` model, `--log_samples`) and inspect_ai 0.3.285 (`hf/`
+provider) in hakari's venv, Every Eval Ever 0.3.0 (its converters on both logs, then its
+validator) in the venv of scripts/install-eee.sh, offline on the packaged SmolLM2 in fp32.
 
-A rerun must write the same structure (file names, task names, per-sample fields) and
-the same numbers: the per-template accuracies of lm-eval's results_*.json, every
-per-sample score, inspect's metrics, Every Eval Ever's scores. Exact equality holds on
-this CPU (fp32, greedy; the closest pair of choice log-likelihoods in the fixtures is
-0.0066 apart, and running torch on 1 thread instead of 2 moves them by 1.2e-5). The
-reruns skip with a reason without the venv of scripts/install-producers.sh; the checks
-of the committed files alone always run.
+Two kinds of check on the fresh outputs. `hakari import` of each gives, per template, the
+number the producer itself reported (lm-eval's results_*.json, inspect's metrics, the
+converter's scores), and `hakari export --format eee` of the imported runs passes Every
+Eval Ever's validator. And a rerun writes the committed logs' structure (file names, task
+names, per-sample fields) and numbers: exact on this CPU (fp32, greedy; the closest pair of
+choice log-likelihoods in the fixtures is 0.0066 apart, and running torch on 1 thread
+instead of 2 moves them by 1.2e-5). The reruns skip with a reason without the producers
+(hakari's dev extra, scripts/install-eee.sh); the checks of the committed files alone
+always run.
 """
 
 from __future__ import annotations
@@ -21,14 +23,17 @@ from typing import Any
 
 import pytest
 
+from tests.helpers.cli import succeed
 from tests.helpers.producers import (
     MODEL_LINK,
     PRODUCERS,
     TASK,
     TEMPLATES,
-    inspect_summaries,
-    missing_venv,
+    eee_validate,
+    missing_producers,
     run_all,
+    validation_reports,
+    validation_warnings,
 )
 
 LM_EVAL_DIR = MODEL_LINK.replace("/", "__")  # the folder lm-eval names after the model
@@ -77,6 +82,44 @@ def instance_scores(rows: list[dict[str, Any]]) -> list[tuple[str, str, float]]:
     )
 
 
+def inspect_summary(path: Path) -> dict[str, Any]:
+    """What an inspect log holds (task, arguments, scores, samples), read with inspect_ai's
+    own reader (`.eval` members are Zstandard-compressed: Python's zipfile cannot read them
+    before 3.14)."""
+    from inspect_ai.log import read_eval_log
+
+    log = read_eval_log(str(path))
+    assert log.results is not None and log.samples is not None, path
+    return {
+        "version": log.version,
+        "status": log.status,
+        "task": log.eval.task,
+        "task_registry_name": log.eval.task_registry_name,
+        "task_args": log.eval.task_args,
+        "model": log.eval.model,
+        "model_args": log.eval.model_args,
+        "scores": {s.name: {k: m.value for k, m in s.metrics.items()} for s in log.results.scores},
+        "samples": [
+            {
+                "id": s.id,
+                "epoch": s.epoch,
+                "target": s.target,
+                "metadata": s.metadata,
+                "fields": sorted(s.model_dump(exclude_none=True)),
+                "scores": {k: v.value for k, v in (s.scores or {}).items()},
+            }
+            for s in log.samples
+        ],
+    }
+
+
+def imported_templates(run: Path, model: str, decoding: str) -> dict[str, dict[str, float]]:
+    """{template: {metric: score}} of an imported run's results.json."""
+    data = json.loads((run / "results.json").read_text())
+    templates = data["models"][model]["tasks"][TASK]["decodings"][decoding]["templates"]
+    return {name: record["metrics"] for name, record in templates.items()}
+
+
 # --- the committed files alone: what the importer's tests rely on ------------------------
 
 
@@ -117,10 +160,8 @@ def test_committed_eee_records_carry_lm_eval_and_inspect_numbers() -> None:
 
 @pytest.fixture(scope="module")
 def produced(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Path:
-    """One run of every producer, its work folder: 3 min of CPU; 7-10 min of wall time on
-    the shared 2-core machine under a load of 9-14 (lm-eval 235 s, inspect 189 s, Every
-    Eval Ever 28 s)."""
-    reason = missing_venv()
+    """One run of every producer, its work folder (the seconds: docs/dependencies.md)."""
+    reason = missing_producers()
     if reason:
         pytest.skip(reason)
     model_folder: Path = request.getfixturevalue("smollm2_folder")
@@ -175,7 +216,7 @@ def test_inspect_rerun_matches_the_committed_logs(produced: Path) -> None:
     old_logs = sorted((PRODUCERS / "inspect").glob("*.eval"))
     assert len(new_logs) == len(old_logs) == len(TEMPLATES)
     summaries = sorted(
-        inspect_summaries([*new_logs, *old_logs], workdir=produced), key=lambda log: log["task"]
+        (inspect_summary(path) for path in [*new_logs, *old_logs]), key=lambda log: log["task"]
     )
     new, old = summaries[0::2], summaries[1::2]  # each task twice: sorted() is stable
     assert [log["task"] for log in old] == SUBTASKS
@@ -189,8 +230,8 @@ def test_inspect_rerun_matches_the_committed_logs(produced: Path) -> None:
 @pytest.mark.slow
 def test_every_eval_ever_reconversion_matches_the_committed_records(produced: Path) -> None:
     for source in ("lm-eval", "inspect"):
-        validated = (produced / f"eee-{source}-validate.log").read_text()
-        assert "All files passed validation" in validated, validated[-2000:]
+        reports = validation_reports(produced / f"eee-{source}-validate.log")  # run_all's
+        assert reports and validation_warnings(reports) == []
         new, old = eee_records(produced / "eee" / source), eee_records(PRODUCERS / "eee" / source)
         assert new.keys() == old.keys(), source
         for key, (old_record, old_rows) in old.items():
@@ -201,3 +242,77 @@ def test_every_eval_ever_reconversion_matches_the_committed_records(produced: Pa
             assert [r.keys() for r in new_rows] == [r.keys() for r in old_rows], key
             assert instance_scores(new_rows) == instance_scores(old_rows), key
             assert [r["input"] for r in new_rows] == [r["input"] for r in old_rows], key
+
+
+# --- the fresh outputs imported: the producers' own numbers, and export's validity ------------
+
+
+def hakari_import(source: str, path: Path, run: Path, *mapping: str) -> Path:
+    succeed(["import", source, str(path), *mapping, "--n-boot", "100", "--output", str(run)])
+    return run
+
+
+@pytest.mark.slow
+def test_import_of_fresh_lm_eval_logs_gives_lm_evals_own_accuracies(
+    produced: Path, tmp_path: Path
+) -> None:
+    results, _ = lm_eval_files(produced / "lm-eval")
+    run = hakari_import("lm-eval", produced / "lm-eval", tmp_path / "run", "--group", TASK)
+    got = imported_templates(run, MODEL_LINK, "loglik")
+    assert sorted(got) == SUBTASKS
+    for task in SUBTASKS:
+        for metric in METRICS:
+            assert got[task][metric] == pytest.approx(results["results"][task][f"{metric},none"],
+                                                      abs=1e-12), (task, metric)  # fmt: skip
+    imported = json.loads((run / "results.json").read_text())["imported"]
+    assert imported["producers"]["lm_eval"] == "0.4.13"
+    assert imported["notes"] == []  # every template's mean agreed with results_*.json
+    reports = eee_validate(hakari_export_eee(run, tmp_path / "eee"), log=tmp_path / "v.log")
+    assert validation_warnings(reports) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("templates", ["arg:template", "metadata:template", f"{TASK}_{{template}}"])
+def test_import_of_fresh_inspect_logs_gives_inspects_own_accuracies(
+    produced: Path, tmp_path: Path, templates: str
+) -> None:
+    run = hakari_import("inspect", produced / "inspect", tmp_path / "run",
+                        "--templates", templates, "--task", TASK)  # fmt: skip
+    got = imported_templates(run, f"hf/{MODEL_LINK}", "generate")
+    logs = [inspect_summary(path) for path in sorted((produced / "inspect").glob("*.eval"))]
+    assert sorted(got) == sorted(log["task_args"]["template"] for log in logs) == list(TEMPLATES)
+    for log in logs:
+        template = log["task_args"]["template"]
+        assert got[template]["match"] == pytest.approx(log["scores"]["match"]["accuracy"],
+                                                       abs=1e-12), template  # fmt: skip
+    if templates == "arg:template":
+        reports = eee_validate(hakari_export_eee(run, tmp_path / "eee"), log=tmp_path / "v.log")
+        assert validation_warnings(reports) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("source", ["lm-eval", "inspect"])
+def test_import_of_fresh_eee_records_gives_the_converters_scores(
+    produced: Path, tmp_path: Path, source: str
+) -> None:
+    root = produced / "eee" / source
+    run = hakari_import("eee", root, tmp_path / "run",
+                        "--templates", f"{TASK}_{{template}}", "--task", TASK)  # fmt: skip
+    records = eee_records(root)
+    ((model,),) = {tuple(json.loads((run / "results.json").read_text())["models"])}
+    got = imported_templates(run, model, "imported")
+    assert sorted(got) == list(TEMPLATES)
+    checked = 0
+    for key, (record, _) in records.items():
+        template = key.split("/")[0].removeprefix(f"{TASK}_")
+        if template == TASK:  # the lm-eval group's record: not a template (README)
+            continue
+        for metric, _, score in result_scores(record):
+            assert got[template][metric] == pytest.approx(score, abs=1e-12), (key, metric)
+            checked += 1
+    assert checked == len(TEMPLATES) * (len(METRICS) if source == "lm-eval" else 1)
+
+
+def hakari_export_eee(run: Path, root: Path) -> Path:
+    succeed(["export", str(run), "--format", "eee", "--output", str(root)])
+    return root

@@ -1,7 +1,8 @@
 """The real producers of `hakari import`'s inputs (issue 35), run offline on the packaged
-SmolLM2: lm-evaluation-harness (its `hf` model, `--log_samples`), inspect_ai (its `hf/`
-provider) and Every Eval Ever (its converters on both logs, then its validator), each in
-the venvs of `scripts/install-producers.sh`.
+SmolLM2: lm-evaluation-harness (its `hf` model, `--log_samples`) and inspect_ai (its `hf/`
+provider), both in hakari's own venv (its `dev` extra) on that venv's torch, and Every Eval
+Ever (its converters on both logs, then its validator) in the small venv of
+`scripts/install-eee.sh` (Python >= 3.12, no torch).
 
 The decision a reader must know: every run happens in a work folder laid out as a user's
 would be, with the task files of tests/fixtures/producers/tasks copied in and the
@@ -18,6 +19,7 @@ three and replaces the committed logs under tests/fixtures/producers/.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import shutil
@@ -32,9 +34,10 @@ from typing import Any
 from tests.helpers.paths import FIXTURES, REPO
 from tests.helpers.servers import kill_group
 
-VENV = Path(os.environ.get("HAKARI_PRODUCERS_VENV") or REPO / ".venv-producers")
-EEE_VENV = VENV / "eee"
-STAMP = ".hakari-producers-stamp"
+# lm-eval and inspect_ai run on the Python of the tests (hakari's venv, `dev` extra)
+PYTHON = Path(sys.executable)
+EEE_VENV = Path(os.environ.get("HAKARI_EEE_VENV") or REPO / ".venv-eee")
+EEE_STAMP = ".hakari-eee-stamp"  # written by scripts/install-eee.sh when the venv is complete
 PRODUCERS = FIXTURES / "producers"
 TASKS = PRODUCERS / "tasks"
 MODEL_LINK = "HuggingFaceTB/SmolLM2-135M-Instruct"
@@ -61,13 +64,18 @@ class ProducerRun:
     output: Path  # the folder it wrote
 
 
-def missing_venv() -> str | None:
-    """Why the producers cannot run here, or None when both venvs are built."""
-    for python in (VENV / "bin" / "python", EEE_VENV / "bin" / "python"):
-        if not python.is_file():
-            return f"no producers venv ({python} missing): bash scripts/install-producers.sh"
-    if not (VENV / STAMP).is_file():
-        return f"the producers venv at {VENV} is unfinished: bash scripts/install-producers.sh"
+def missing_producers() -> str | None:
+    """Why the producers cannot run here, or None when they can."""
+    for module in ("lm_eval", "inspect_ai"):
+        if importlib.util.find_spec(module) is None:
+            return f"{module} is not installed here: hakari's dev extra (bash scripts/install.sh)"
+    return missing_eee_venv()
+
+
+def missing_eee_venv() -> str | None:
+    """Why Every Eval Ever cannot run here, or None when its venv is complete."""
+    if not (EEE_VENV / "bin" / "python").is_file() or not (EEE_VENV / EEE_STAMP).is_file():
+        return f"no every-eval-ever venv at {EEE_VENV}: bash scripts/install-eee.sh"
     return None
 
 
@@ -87,9 +95,12 @@ def offline_env() -> dict[str, str]:
     return env
 
 
-def run_bounded(command: list[str], *, cwd: Path, timeout: float, log: Path) -> float:
+def run_bounded(
+    command: list[str], *, cwd: Path, timeout: float, log: Path, ok: tuple[int, ...] = (0,)
+) -> float:
     """Runs `command` in a process group of its own, its output to `log`; the group is
-    killed on every way out (a timeout, an interrupt, an error here). Returns seconds."""
+    killed on every way out (a timeout, an interrupt, an error here). An exit status not
+    in `ok` raises ProducerError. Returns seconds."""
     started = time.monotonic()
     with log.open("w") as out:
         proc = subprocess.Popen(
@@ -103,7 +114,7 @@ def run_bounded(command: list[str], *, cwd: Path, timeout: float, log: Path) -> 
         finally:
             kill_group(proc, grace=5.0)
     seconds = time.monotonic() - started
-    if code != 0:
+    if code not in ok:
         what = f"ran past {timeout:.0f} s" if code is None else f"exited {code}"
         tail = log.read_text(errors="replace")[-4000:]
         raise ProducerError(f"{command[0]} {what} ({log}):\n{tail}")
@@ -125,7 +136,7 @@ def prepare_workdir(workdir: Path, model_folder: Path) -> Path:
 
 def lm_eval_command() -> list[str]:
     return [
-        str(VENV / "bin" / "lm_eval"), "run",
+        str(PYTHON), "-m", "lm_eval", "run",
         "--model", "hf",
         "--model_args", f"pretrained={MODEL_LINK},dtype=float32",
         "--device", "cpu", "--batch_size", "4", "--seed", "0",
@@ -163,7 +174,7 @@ sys.exit(0 if all(log.status == "success" for log in logs) else 1)
 
 
 def inspect_command() -> list[str]:
-    return [str(VENV / "bin" / "python"), "-c", INSPECT_SCRIPT]
+    return [str(PYTHON), "-c", INSPECT_SCRIPT]
 
 
 def run_inspect(workdir: Path) -> ProducerRun:
@@ -201,47 +212,39 @@ def run_eee(workdir: Path) -> list[ProducerRun]:
         seconds = run_bounded(command, cwd=root, timeout=EEE_TIMEOUT_S,
                               log=workdir / f"eee-{folder}.log")  # fmt: skip
         runs.append(ProducerRun(f"eee-{folder}", command, seconds, root / "data"))
-        files = sorted(str(p.relative_to(root)) for p in (root / "data").rglob("*") if p.is_file())
-        command = [str(EEE_VENV / "bin" / "every_eval_ever"), "validate", *files]
-        seconds = run_bounded(command, cwd=root, timeout=EEE_TIMEOUT_S,
-                              log=workdir / f"eee-{folder}-validate.log")  # fmt: skip
-        runs.append(ProducerRun(f"eee-{folder}-valid", command, seconds, root / "data"))
+        started = time.monotonic()
+        eee_validate(root, log=workdir / f"eee-{folder}-validate.log")
+        seconds = time.monotonic() - started
+        runs.append(ProducerRun(f"eee-{folder}-valid", ["every_eval_ever", "validate"], seconds,
+                                root / "data"))  # fmt: skip
     return runs
 
 
-# inspect_ai's own reader (`.eval` members are Zstandard-compressed, which Python's
-# zipfile cannot read before 3.14): what a log holds, as JSON, for comparing two runs
-INSPECT_SUMMARY_SCRIPT = """
-import json, sys
-from inspect_ai.log import read_eval_log
-out = []
-for path in sys.argv[2:]:
-    log = read_eval_log(path)
-    out.append({
-        "version": log.version, "status": log.status, "task": log.eval.task,
-        "task_registry_name": log.eval.task_registry_name, "task_args": log.eval.task_args,
-        "model": log.eval.model, "model_args": log.eval.model_args,
-        "scores": {s.name: {k: m.value for k, m in s.metrics.items()} for s in log.results.scores},
-        "samples": [{
-            "id": s.id, "epoch": s.epoch, "target": s.target, "metadata": s.metadata,
-            "fields": sorted(s.model_dump(exclude_none=True)),
-            "scores": {k: v.value for k, v in (s.scores or {}).items()},
-        } for s in log.samples],
-    })
-with open(sys.argv[1], "w") as f:
-    json.dump(out, f)
-"""
+def eee_validate(root: Path, *, log: Path) -> list[dict[str, Any]]:
+    """Every Eval Ever's validator on every file under root/data (the datastore layout,
+    which it checks relative to its working folder): its report a file (`file`, `valid`,
+    `errors`, `warnings`). A file it finds invalid raises ProducerError; warnings (exit
+    status 2: "valid locally, but not merge-ready") are the caller's to judge."""
+    files = sorted(str(p.relative_to(root)) for p in (root / "data").rglob("*") if p.is_file())
+    if not files:
+        raise ProducerError(f"no Every Eval Ever files under {root / 'data'}")
+    command = [str(EEE_VENV / "bin" / "every_eval_ever"), "validate", "--format", "json", *files]
+    run_bounded(command, cwd=root, timeout=EEE_TIMEOUT_S, log=log, ok=(0, 2))
+    reports = validation_reports(log)
+    if sorted(r["file"] for r in reports) != files or not all(r["valid"] for r in reports):
+        raise ProducerError(f"Every Eval Ever's validator refused files under {root}: {log}")
+    return reports
 
 
-def inspect_summaries(logs: list[Path], *, workdir: Path) -> list[dict[str, Any]]:
-    """What each inspect log holds (task, arguments, scores, samples), read with
-    inspect_ai's `read_eval_log` in the producers venv, in the order given."""
-    out = workdir / "inspect-summary.json"
-    command = [str(VENV / "bin" / "python"), "-c", INSPECT_SUMMARY_SCRIPT, str(out),
-               *(str(p.resolve()) for p in logs)]  # fmt: skip
-    run_bounded(command, cwd=workdir, timeout=EEE_TIMEOUT_S, log=workdir / "inspect-summary.log")
-    result: list[dict[str, Any]] = json.loads(out.read_text())
-    return result
+def validation_reports(log: Path) -> list[dict[str, Any]]:
+    """The reports in the log of `every_eval_ever validate --format json`."""
+    text = log.read_text()
+    reports: list[dict[str, Any]] = json.JSONDecoder().raw_decode(text, text.index("["))[0]
+    return reports
+
+
+def validation_warnings(reports: list[dict[str, Any]]) -> list[str]:
+    return [f"{r['file']}: {w}" for r in reports for w in r["warnings"]]
 
 
 def run_all(workdir: Path, model_folder: Path) -> list[ProducerRun]:
@@ -268,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--workdir", type=Path, help="keep the run here (default: a temp folder)")
     args = parser.parse_args(argv)  # fmt: skip
-    reason = missing_venv()
+    reason = missing_producers()
     if reason:
         print(reason, file=sys.stderr)
         return 1

@@ -15,6 +15,7 @@ from hakari.interop.finish import Settings
 from tests.helpers import golden_run
 from tests.helpers.cli import succeed
 from tests.helpers.interop import statistics
+from tests.helpers.producers import eee_validate, missing_eee_venv, validation_warnings
 
 SETTINGS = Settings(alpha=1.0, n_boot=40, seed=7)  # the golden run's
 
@@ -73,20 +74,17 @@ def test_round_trip_through_the_commands(native: Path, tmp_path: Path) -> None:
 
 
 def test_eee_records_pass_the_every_eval_ever_validator(native: Path, tmp_path: Path) -> None:
-    validation = pytest.importorskip(
-        "every_eval_ever.validator.validation_core",
-        reason="every_eval_ever is not installed here (Python >= 3.12; the producers' venv has it)",
-    )
+    """every_eval_ever 0.3.0's own validator (its CLI, in the venv of
+    scripts/install-eee.sh: it needs Python >= 3.12) finds every exported file valid. Its
+    only warnings are that the golden run's fake models, `steady` and `shaky`, name no
+    developer (no `org/`): a hub id names one, and then it warns of nothing
+    (tests/e2e/test_producers.py)."""
+    reason = missing_eee_venv()
+    if reason:
+        pytest.skip(reason)
     root = tmp_path / "eee"
     export_run(native, "eee", root)
-    files = sorted(root.rglob("*.json")) + sorted(root.rglob("*.jsonl"))
-    available = {str(p.relative_to(root)) for p in files}
-    for path in files:
-        report = validation.validate_file(
-            path,
-            repo_path=str(path.relative_to(root)),
-            available_files=available,
-            read_repo_file=lambda rel: (root / rel).read_text(),
-            run_semantic_checks=True,
-        )
-        assert report.valid, (path, report.errors)
+    reports = eee_validate(root, log=tmp_path / "validate.log")
+    assert len(reports) == len(list(root.rglob("*.json*")))
+    for warning in validation_warnings(reports):
+        assert "names no datastore directory" in warning and "developer" in warning, warning

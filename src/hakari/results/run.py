@@ -301,11 +301,18 @@ class TaskResult(Record):
 class ModelResult(Record):
     """One model."""
 
+    WRITTEN_WHEN_GIVEN = frozenset({"serving"})
+
     identity: dict[str, str]
     """Who answered: backend, name, revision (weights' hash or hub commit), dtype, prompt
     format, adapter hash...: the model's part of the cache key."""
     tasks: dict[str, TaskResult] = Field(default_factory=dict)
     """Task -> its results, in run order."""
+    serving: dict[str, Any] | None = None
+    """The engines that answered, where the backend keeps a record (vLLM in-process:
+    `data_parallel_size`, each engine's rank, Ray node, host, dtype, memory share and
+    the prompts it answered, one that failed and why, and how prompts were dealt);
+    never part of a cache key. Written only for such a backend."""
 
 
 class FamilyScore(Record):

@@ -43,6 +43,9 @@ class RunContext:
     write_sample: SampleWriter = discard_sample
     # model spec -> the identity of its backend (results.json `identity`), as it loads
     identities: dict[str, dict[str, str]] = field(default_factory=dict)
+    # model spec -> the engines that served it (results.json `serving`), from a backend
+    # that keeps such a record (`serving_record()`: vLLM's data-parallel engines)
+    serving: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def load(self) -> LoadOptions:

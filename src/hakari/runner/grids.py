@@ -175,6 +175,8 @@ class RunGrids:
     def model_result(self, model: str, decodings: Mapping[Key, DecodingResult]) -> ModelResult:
         """A model's results: every task, every decoding in the order asked."""
         result = ModelResult(identity=self.ctx.identities[model])
+        if model in self.ctx.serving:
+            result.serving = self.ctx.serving[model]
         for task in self.ctx.tasks:
             result.tasks[task.name] = self.task_result(task, decodings)
         return result

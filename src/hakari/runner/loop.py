@@ -103,6 +103,9 @@ def run_loop(
                 with backends.use(model) as backend:
                     ctx.identities[model] = {k: str(v) for k, v in vars(backend.identity).items()}
                     _model_round(ctx, schedule, grids, model, backend, round_index)
+                    record = getattr(backend, "serving_record", None)
+                    if callable(record):
+                        ctx.serving[model] = record()
                 if writer is not None and state.started is not None:
                     state.spans.setdefault(model, []).append((state.started, writer.mark()))
             state.running = None
