@@ -196,7 +196,7 @@ def engine_share(engines: int) -> float:
     together on one host (its rounds keep every model loaded): vLLM's default share of
     the device (on a CPU host, what is free now: `cpu_memory_share`) split evenly, so
     that they start side by side."""
-    default = (cpu_memory_share() if _on_cpu() else None) or VLLM_SHARE
+    default = (cpu_memory_share() if on_cpu() else None) or VLLM_SHARE
     return round(default / engines, 3)
 
 
