@@ -5,6 +5,14 @@ Public API: `evaluate` (a run, as `hakari run` does it) with its `EvalOptions`,
 protocol with its request and result types (the extension point for any model), the
 results (`EvalResults`) and the one error users see (`HakariInputError`). Corpus metrics:
 `hakari.scoring.corpus.compute`. The engine loads lazily, so `import hakari` stays fast.
+
+Packages, in the order a run meets them: `tasks/` (task files → prompts), `backends/`
+(models, the response cache), `runner/` (the engine behind `evaluate`), `scoring/`
+(metrics), `aggregate/` (statistics over templates), `results/` (results.json's typed
+records), `reports/` (views of finished runs), `cli/` (the `hakari` command); beside them
+`rescore/` (re-scoring finished runs), `judges/` (LLM-as-a-judge), `meta/` (meta-evaluation
+of metrics), `finetune/` (LoRA adapters), `pfgen/` (pfgen-bench), `interop/` (other tools'
+results in and out), `_util/` (shared helpers); `errors.py` (the errors users see).
 """
 
 from __future__ import annotations

@@ -1,13 +1,12 @@
 """The run engine's shape (issue 23 "Done when", issue 37): one loop — the backend factory
 and `run_decodings` called from one place each, one finisher that builds a decoding's
-numbers — small modules and functions in `runner/`, package docstrings that name exactly
-their modules, and the CLI's shared options declared once."""
+numbers — small modules and functions in `runner/`, and the CLI's shared options declared
+once. (That every package docstring names exactly its modules is test_package_shape.py's.)"""
 
 from __future__ import annotations
 
 import ast
 import inspect
-import re
 from pathlib import Path
 
 from tests.helpers.paths import REPO
@@ -55,15 +54,6 @@ def test_the_factory_and_run_decodings_are_called_from_one_place() -> None:
         if isinstance(target, ast.Attribute) and target.attr in counters
     ]
     assert assigned == [], assigned  # copied by name in estimators.finish_model only
-
-
-def test_package_docstrings_name_exactly_their_modules() -> None:
-    for package in (RUNNER, RUNNER / "estimators"):
-        doc = ast.get_docstring(ast.parse((package / "__init__.py").read_text("utf-8"))) or ""
-        named = set(re.findall(r"`([a-z_]+)(?:\.py|/)`", doc))
-        present = {p.stem for p in package.glob("*.py")} - {"__init__"}
-        present |= {p.name for p in package.iterdir() if (p / "__init__.py").is_file()}
-        assert named == present, (package.name, named ^ present)
 
 
 def test_runner_modules_and_functions_stay_small() -> None:

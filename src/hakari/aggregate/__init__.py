@@ -15,6 +15,9 @@ This package computes; what results.json records of it is typed in `hakari.resul
 schema, which imports none of this code): `AggregateStats`, `TemplateInterval`,
 `PairedComparison` / `PairedStatistic`, `ModelGroups`, and the alpha sweep
 (`hakari.results.sweep`, a function of the published means and stds), re-exported here.
+
+Also `budget/` (estimates of the full grid from part of it) and `dimensions` (what a prompt
+space tells: each dimension's share of the spread over templates).
 """
 
 from __future__ import annotations

@@ -21,4 +21,6 @@ commands without a console.
 The one decision a reader must know: an imported run is a normal run. Its numbers are
 computed by the same code, from the same kind of inputs (answers and golds, or per-item
 scores), so a native run exported and imported again gives byte-identical statistics.
+
+Also `eee_export.py` (a run as Every Eval Ever records: `hakari export --format eee`).
 """

@@ -1,6 +1,10 @@
 """LLM-as-a-judge: versioned prompt files, strict verdicts, both-order pairs, cached calls.
 
 Used elsewhere: `Judge`, `JudgeItem`, `load_prompt`, `load_judge_backend`.
+
+Modules: `prompts.py` (versioned judge prompt files, rendered safely), `judge.py` (the judge
+through any backend, with the response cache), `parse.py` (a verdict read strictly: the last
+well-formed one, range-checked).
 """
 
 from typing import Any

@@ -26,7 +26,8 @@ docstring on each field), one module per part of the file: `stats` (`AggregateSt
 `TemplateInterval`, the Sharpe score), `sweep` (`AlphaSweepPoint` and the sweep itself),
 `paired` (`PairedComparison`, `ModelGroups`), `budget` (what a budgeted run did), `run` (the
 containers and the run's `RunConfig`), `imported` (where an imported run's numbers came
-from), `vocab` (the closed sets of values the schema shares with task files and requests).
+from), `space` (what a prompt space tells: `space[METRIC]`), `vocab` (the closed sets of
+values the schema shares with task files and requests).
 `hakari.aggregate` computes the statistics and builds these records; this package imports
 nothing of hakari but `_util`, so reading a run (`hakari report`) loads neither the
 aggregation and scoring code nor scipy (an import-linter contract and

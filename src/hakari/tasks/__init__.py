@@ -1,0 +1,11 @@
+"""Tasks as data: a task file (YAML) → validated spec → templates × instances → prompts.
+
+Modules: `spec.py` (the task file schema, pydantic), `loader.py` (finding, parsing and
+validating task files against their data), `data.py` (a task's instances: inline, local
+files or a hub dataset), `families.py` (one task file for many subjects), `choices.py`
+(multiple choice as an answer type), `spacespec.py` (a task's `space:` block and its
+built-in levels) and `space.py` (the templates built from it), `prompts.py` (template ×
+instance expansion, streamed), `extract.py` (answer extraction: regex, then the task's
+fallback rule), `chance.py` (the trivial baselines, from the evaluated golds), `export.py`
+(templates × training instances as training data), `builtin/` (the shipped task files).
+"""

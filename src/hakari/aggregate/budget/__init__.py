@@ -10,4 +10,9 @@ intervals, paired differences). The runner's side (rounds, the cache, stopping) 
 `hakari.runner.plan`, `runner.stopping` and `runner.estimators.imputed`; the measurements are
 `benchmarks/bench_budget.py`. The package
 imports nothing itself (its records, `records`, are read with every results.json).
+
+Also `covariates` (each template's levels, the shrinkage's prior), `draws` (the imputed
+grids scored, and the statistics drawn from them), `shrinkage` (empirical-Bayes shrinkage of
+template deviations) and `floor` (which grids are too small to estimate honestly, and what a
+run does then).
 """

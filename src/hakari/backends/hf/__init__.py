@@ -5,6 +5,12 @@ Modules: `backend.py` (the `Backend` protocol on a transformers model), `loading
 (model/tokenizer, dtype, device), `rows.py` (per-row stop strings, regex masks,
 samplers inside one batch), `scheduling.py` (batching of generation and log-likelihood
 requests).
+
+The engine's own parts: `step.py` (one forward pass as `generate` makes it), `prefill.py` (a
+generation batch's prefill, shared prefixes once), `decode.py` (the decoding loop over
+several prefilled batches), `roomy.py` (a key/value cache layer with room to grow),
+`tree.py` (token rows as a tree of shared prefixes), `loglik.py` (log-likelihood rows, each
+shared prefix once), `adapter.py` (a LoRA adapter merged into the weights).
 """
 
 from hakari.backends.hf.backend import HFBackend

@@ -28,6 +28,9 @@ EM/F1 follow the reference scorers exactly (SQuAD v1.1 for "en", JGLUE's JSQuAD 
 A new metric is one module in this folder: a `CorpusMetric` subclass decorated with
 `@register` (see `base.py`); the package imports every module in it, so the task files,
 the bootstrap and the reports know the metric by its name.
+
+Modules: `accuracy.py`, `mcc.py` (Matthews correlation, sklearn's multiclass formula),
+`correlation.py` (Pearson and Spearman, for number answers): one metric each.
 """
 
 from __future__ import annotations

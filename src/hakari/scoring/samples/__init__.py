@@ -5,6 +5,9 @@ Used elsewhere: `score_texts` / `MetricSuite` (score lists of texts), `ScoringCo
 Importing the package registers the built-in families (`lexical`, `neural`, `reward`);
 their models and libraries load only when a metric of theirs scores (so importing this
 never imports torch).
+
+Also `api.py` (scoring lists of texts: validate, load each model once, score) and
+`registry.py` (metric name → the family that computes it).
 """
 
 from hakari.scoring.samples import lexical, neural, reward

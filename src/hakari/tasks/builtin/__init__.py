@@ -1,0 +1,2 @@
+"""The built-in task files (YAML, one per task or family); no code.
+"""
