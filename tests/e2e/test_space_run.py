@@ -33,7 +33,9 @@ def _run(tmp_path: Path, name: str, **kw: object) -> dict:
 
 
 def test_space_budget_run(tmp_path: Path) -> None:
-    doc = _run(tmp_path, "budget", limit=12, budget="2x")
+    # 32 instances, 4 cells a template: the smallest grid and budget estimated honestly
+    # (`aggregate.budget.floor`; a smaller grid runs in full, not estimated)
+    doc = _run(tmp_path, "budget", limit=32, budget="13x")
     for task in ("jmmlu-marketing", "jmmlu-nutrition"):
         dec = doc["models"]["fake:A"]["tasks"][task]["decodings"]["loglik"]
         assert len(dec["templates"]) == 100
