@@ -1,2 +1,1 @@
-"""The built-in task files (YAML, one per task or family); no code.
-"""
+"""The built-in task files (YAML, one per task or family); no code."""
