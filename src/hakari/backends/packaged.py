@@ -85,6 +85,9 @@ def converted_model(model: PackagedModel, cache_dir: Path) -> ConvertedModel:
     folder = cache_dir / "models" / f"{model.name}-{sha[:16]}"
     if _is_complete(folder, sha):
         return ConvertedModel(folder, sha)
+    # the step a view shows (`hakari run` at a terminal: a status line); the libraries'
+    # own bars (de-quantising) are the CLI's to silence (`cli.common.quiet_libraries`)
+    log.info("converting %s from its GGUF to a Hugging Face folder, once", model.name)
     with staged_folder(folder, complete=lambda found: _is_complete(found, sha)) as built:
         gguf = source.materialise(built / "gguf")
         _convert(model, gguf, built, sha)
@@ -107,7 +110,6 @@ def _convert(model: PackagedModel, gguf: Path, out: Path, sha: str) -> None:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    log.info("converting %s (%s) to a Hugging Face folder, once", model.name, gguf.name)
     tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
     lm = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
     # save_pretrained refuses a GGUF-quantised model; the weights are already fp32.
