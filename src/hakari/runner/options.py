@@ -43,7 +43,11 @@ BackendFactory = Callable[[str], Backend]
 """Model spec → a loaded backend. `evaluate(..., backend_factory=...)` takes one to plug
 in any `hakari.backends.base.Backend`; it is called once per model, after validation."""
 
-ProgressHook = Callable[[str, int, int], Any]  # (label, total, advanced) -> None
+ProgressHook = Callable[[str, int, int, bool], Any]
+"""(label, total, advanced, cached): `advanced` more answers of the pass `label` (of
+`total`); `cached`: they were read from the response cache (instant, so no measure of
+the pace). A caller's `on_progress` may take the first three only
+(`progress.caller_hook`)."""
 StatusHook = Callable[[str], Any]
 """What the run does now, in words, for the steps without a progress bar (reading a
 task's rows, loading a model)."""

@@ -9,7 +9,7 @@ templates → results (results.json, samples.jsonl) → report.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,14 +28,13 @@ from hakari.runner.options import (
     DEFAULT_TASKS,
     BackendFactory,
     Decoding,
-    ProgressHook,
     RunOptions,
     StatusHook,
     parse_decodings,
     run_config,
 )
 from hakari.runner.plan import Plan, Schedule, check_task_fits, make_plan
-from hakari.runner.progress import progress_bars
+from hakari.runner.progress import caller_hook, progress_bars
 from hakari.runner.rundir import RunWriter, open_writer
 from hakari.runner.settings import EvalOptions
 from hakari.tasks.families import load_tasks
@@ -72,7 +71,7 @@ def evaluate(
     once per model spec, after validation, and the backend is closed when its model is
     done. This is the public way to evaluate a custom backend.
 
-    `on_progress(label, total, advanced)` replaces the progress bars; `on_task_done(model,
+    `on_progress(label, total, advanced[, cached])` replaces the progress bars; `on_task_done(model,
     task, {decoding: DecodingResult})` is called as each model × task's numbers are ready
     (`settings.OutputOptions`): the seams for a caller's own display.
 
@@ -162,7 +161,10 @@ def _prepare(
 
 
 def _run(
-    ctx: RunContext, plan: Plan, writer: RunWriter | None, on_progress: ProgressHook | None
+    ctx: RunContext,
+    plan: Plan,
+    writer: RunWriter | None,
+    on_progress: Callable[..., Any] | None,
 ) -> EvalResults:
     """Plan → schedule → the loop → the estimator's numbers, published; the failure
     policy (the finished models are saved) is the same for every plan."""
@@ -183,7 +185,7 @@ def _run(
     state = LoopState()
     try:
         with progress_bars(opts.progress and on_progress is None) as hook:
-            ctx.hook = on_progress or hook
+            ctx.hook = caller_hook(on_progress) if on_progress is not None else hook
             run_loop(ctx, schedule, estimator, writer, state)
     except BaseException as exc:
         save_finished(results, ctx, state, estimator, writer, exc)
