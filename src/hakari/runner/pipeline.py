@@ -232,6 +232,13 @@ def save_finished(
     results.failed = {failed_spec: f"failed: {reason}"} | {
         m: after for m in models[models.index(failed_spec) + 1 :]
     }
+    if failed_spec in ctx.identities:  # it loaded: what became of its answers
+        exc.add_note(  # (said here: the backend that failed knows no cache)
+            f"the answers {failed_spec} generated so far are in the response cache: the "
+            "same command goes on from them"
+            if ctx.opts.use_cache
+            else f"this run used --no-cache, so the answers {failed_spec} generated are lost"
+        )
     if writer is None:
         return
     spans = state.spans.get(failed_spec, [])
@@ -241,11 +248,6 @@ def save_finished(
     if not finished:
         writer.discard()
         exc.add_note(f"no model finished: no results were written to {writer.folder}")
-        if ctx.opts.use_cache:
-            exc.add_note(
-                "the answers generated so far are in the response cache: the same command "
-                "goes on from them"
-            )
         return
     try:
         finish(results, estimator, ctx, finished, writer)
