@@ -43,6 +43,9 @@ from hakari.results import DecodingResult, EvalResults, TaskResult
 
 
 def print_report(results: EvalResults, console: Console | None = None) -> None:
+    """A finished run again: every model × task's tables, the α sweep, the paired
+    differences, the corrected groups, the task families, then what `hakari run` ends
+    with: the summary, the verdict and the warnings."""
     console = console or Console()
     for model, mres in results.models.items():
         for task_name, tres in mres.tasks.items():
@@ -53,6 +56,7 @@ def print_report(results: EvalResults, console: Console | None = None) -> None:
         print_paired(results, console)
     print_groups(results, console)
     print_families(results, console)
+    print_summary(results, console)
 
 
 def print_families(results: EvalResults, console: Console) -> None:
