@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from hakari.cli.common import QUIET_LIBRARIES
 from tests.helpers.terminal import screen_of
 
 BAR_TEXT = "Converting and de-quantizing GGUF tensors"
@@ -24,6 +25,15 @@ from transformers import modeling_gguf_pytorch_utils as gguf
 for _ in gguf.tqdm(range(3), desc="{BAR_TEXT}..."):
     pass
 """
+
+
+@pytest.fixture(autouse=True)
+def users_shell(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The commands start from a shell that never set the quieting variables: a command
+    run in this process before (`CliRunner`) set them in os.environ, and a child would
+    inherit them (--verbose would show no bar, --json would be quiet without the fix)."""
+    for name in QUIET_LIBRARIES:
+        monkeypatch.delenv(name, raising=False)
 
 
 @pytest.mark.parametrize("mode", ["quiet", "verbose"])
