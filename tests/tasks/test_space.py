@@ -1,4 +1,4 @@
-"""Template spaces: generated templates parse, their regexes accept exactly their
+"""Prompt spaces: generated templates parse, their regexes accept exactly their
 enumerator's answers, the gold is remapped under every choice order; multiple choice;
 task families; bad input is one error before any model."""
 
@@ -19,7 +19,10 @@ from hakari.tasks.extract import extract_answer, find_answer
 from hakari.tasks.families import load_tasks
 from hakari.tasks.loader import Task, load_task
 from hakari.tasks.prompts import render
-from hakari.tasks.space import all_levels, balanced_sample, build_template, expand_task
+from hakari.tasks.space import build_template, expand_task
+from hakari.tasks.spacelevels import empty_parts, parse_level
+from hakari.tasks.spacesample import all_levels, balanced_sample
+from hakari.tasks.spacespec import DEFAULT_SLOTS
 from tests.helpers.paths import SHARED
 
 DATA = SHARED / "datasets"
@@ -284,3 +287,66 @@ def test_enumerator_symbols_are_literal_in_the_regex(tmp_path: Path) -> None:
         got = extract_answer(task.spec, f"{key}", t.regex, t.answers)
         assert (got.answer, got.used_fallback) == (label, False)
     assert extract_answer(task.spec, "x", t.regex, t.answers).used_fallback
+
+
+def test_each_kind_of_level_parses_and_renders() -> None:
+    """One type per kind of dimension, each with its own parse and render."""
+    parts = empty_parts(DEFAULT_SLOTS)
+    for dim, item in (
+        ("instruction", "en_plain"),
+        ("persona", {"teacher": "You are a teacher. "}),
+        ("separator", "pipe"),
+        ("enumerator", {"greek": {"symbols": ["α", "β", "γ", "δ"], "delimiter": ") "}}),
+        ("choice_order", "rotate2"),
+        ("shots", 3),
+    ):
+        parse_level(dim, item).render(dim, parts)
+    assert parts.texts["instruction"].startswith("Answer the following")
+    assert parts.texts["persona"] == "You are a teacher. " and parts.separator == " | "
+    assert parts.enumerator.for_count(4) == ("α", "β", "γ", "δ")
+    assert parts.order.positions(4, 0) == [2, 3, 0, 1] and parts.shots == 3
+    assert parse_level("enumerator", "kana").for_count(3) == ("ア", "イ", "ウ")
+    for dim, item, message in (
+        ("choice_order", {"mine": "given"}, "built-in level names only"),
+        ("shots", 65, "from 0 to 64"),
+        ("enumerator", "greek", "unknown built-in enumerator"),
+        ("enumerator", {"one": ["A"]}, "at least 2 symbols"),
+        ("instruction", {"a b": "x"}, "letters, digits"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            parse_level(dim, item)
+
+
+def _sample_before(space, n: int, seed: int) -> list[dict[str, str]]:  # type: ignore[no-untyped-def]
+    """The sampler as it was (every swap recounted every row): the reference the faster
+    one must equal wherever this one separated the repeats by swaps."""
+    import random
+
+    rng = random.Random(f"hakari-space:{seed}")
+    dims = list(space.dimensions)
+    columns = []
+    for dim in dims:
+        names = list(space.dimensions[dim])
+        rng.shuffle(names)
+        col = [names[i % len(names)] for i in range(n)]
+        rng.shuffle(col)
+        columns.append(col)
+    rows = [tuple(col[i] for col in columns) for i in range(n)]
+    for _ in range(200 * n):
+        counts = Counter(rows)
+        dup = next((i for i, r in enumerate(rows) if counts[r] > 1), None)
+        if dup is None:
+            return [dict(zip(dims, r, strict=True)) for r in rows]
+        j, d = rng.randrange(n), rng.randrange(len(dims))
+        a, b = list(rows[dup]), list(rows[j])
+        a[d], b[d] = b[d], a[d]
+        rows[dup], rows[j] = tuple(a), tuple(b)
+    raise AssertionError("the reference needed its fallback")
+
+
+@pytest.mark.parametrize(("n", "seed"), [(5, 0), (20, 0), (100, 0), (100, 3), (120, 1)])
+def test_samples_up_to_half_the_space_are_the_same_as_before(mc: Task, n: int, seed: int) -> None:
+    """The same `space:N` templates as the sampler before issue 38 gave (cached answers
+    and earlier runs stay comparable); above half the space it fell back to an
+    approximately balanced fill, now an exact complement."""
+    assert balanced_sample(mc.spec.space, n, seed) == _sample_before(mc.spec.space, n, seed)

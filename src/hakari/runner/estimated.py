@@ -27,6 +27,7 @@ from hakari.runner.collect import CellsCollected
 from hakari.runner.options import RunOptions
 from hakari.runner.plan import Plan, TaskPlan, enough_replicates, half_width, usable_interval
 from hakari.scoring import corpus
+from hakari.tasks.space import template_levels as space_template_levels
 
 Estimates = dict[str, dict[str, BudgetEstimate]]  # model -> metric -> estimate
 
@@ -100,13 +101,7 @@ def estimate_models(
 def template_levels(tp: TaskPlan) -> dict[str, dict[str, str]]:
     """The templates' levels on their prompt space's dimensions (`Template.levels`), the
     estimator's template covariates; empty for templates written one by one."""
-    templates = {t.id: t for t in tp.task.spec.templates}
-    out = {}
-    for tid in tp.template_ids:
-        levels = getattr(templates.get(tid), "levels", None)
-        if levels:
-            out[tid] = {str(k): str(v) for k, v in levels.items()}
-    return out
+    return space_template_levels(tp.task.spec, tp.template_ids)
 
 
 def compare_models(
