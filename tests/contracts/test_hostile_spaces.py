@@ -9,6 +9,7 @@ import csv
 import json
 import re
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -20,8 +21,8 @@ from hakari.errors import HakariInputError
 from hakari.runner.options import RunOptions, answer_limits
 from hakari.tasks.families import load_tasks
 from hakari.tasks.loader import load_task
-from hakari.tasks.space import expand_task
-from hakari.tasks.spacesample import MAX_TEMPLATES, balanced_sample
+from hakari.tasks.space import build_templates, expand_task
+from hakari.tasks.spacesample import MAX_TEMPLATES, all_levels, balanced_sample
 from tests.helpers.cli import assert_one_line, invoke, runner
 from tests.helpers.deadline import within_deadline
 from tests.helpers.paths import REPO, SHARED
@@ -96,8 +97,15 @@ def test_the_run_configuration_of_thousands_of_templates() -> None:
     """`hakari run --templates space:9071` did not start: the answer budgets were
     compared template against template (81 M comparisons)."""
     (task,) = load_tasks(["jmmlu:marketing"])
-    wide = expand_task(task, "space:9071", data_dir=DATA)
-    limits = within_deadline(lambda: answer_limits(wide, RunOptions(templates="space:9071")))
+    assert task.spec.space is not None
+    chosen = all_levels(task.spec.space)[:9071]
+    wide = replace(
+        task,
+        spec=task.spec.model_copy(
+            update={"templates": build_templates(task, chosen, data_dir=DATA)}
+        ),
+    )
+    limits = within_deadline(lambda: answer_limits(wide, RunOptions(templates="all")))
     assert limits.max_new_chars == 8 and limits.templates is None
 
 

@@ -15,6 +15,8 @@ from pydantic import ConfigDict, ValidationInfo, field_validator
 
 from hakari._util.records import Record, read_from_file
 
+_ROUNDING = 1e-9  # a share computed as 1 may come out 1 + 4e-15
+
 
 def _number(
     value: float | None, info: ValidationInfo, low: float | None, high: float | None
@@ -22,7 +24,11 @@ def _number(
     """`value` when it is a number the space record can hold (checked on files only)."""
     if value is None or not read_from_file(info):
         return value
-    if math.isfinite(value) and (low is None or value >= low) and (high is None or value <= high):
+    if (
+        math.isfinite(value)
+        and (low is None or value >= low - _ROUNDING)
+        and (high is None or value <= high + _ROUNDING)
+    ):
         return value
     bounds = [f"≥ {low:g}"] if low is not None else []
     bounds += [f"≤ {high:g}"] if high is not None else []
