@@ -14,12 +14,15 @@ validation every template gets, whatever derives it).
 from __future__ import annotations
 
 import argparse
-import random
+import sys
 import tempfile
-from collections import Counter
 from pathlib import Path
 
 from timing import REPO, add_smoke_flag, best_of_rounds, skip
+
+sys.path.insert(0, str(REPO))  # tests.helpers.spaces: the sampler before issue 38
+
+from tests.helpers.spaces import sample_before_issue_38
 
 from hakari.tasks.families import load_tasks
 from hakari.tasks.loader import load_task
@@ -29,31 +32,7 @@ from hakari.tasks.spacespec import SpaceSpec
 from hakari.tasks.spec import Template
 
 DATA = REPO.parent / "shared" / "datasets"
-OLD_SAMPLER_UP_TO = 3000  # beyond, the old sampler takes minutes to hours
-
-
-def old_sample(space: SpaceSpec, n: int, seed: int) -> list[tuple[str, ...]]:
-    """The sampler before issue 38 (its repair only; it fell back after 200·n swaps)."""
-    rng = random.Random(f"hakari-space:{seed}")
-    dims = list(space.dimensions)
-    columns = []
-    for dim in dims:
-        names = list(space.dimensions[dim])
-        rng.shuffle(names)
-        col = [names[i % len(names)] for i in range(n)]
-        rng.shuffle(col)
-        columns.append(col)
-    rows = [tuple(col[i] for col in columns) for i in range(n)]
-    for _ in range(200 * n):
-        counts = Counter(rows)
-        dup = next((i for i, r in enumerate(rows) if counts[r] > 1), None)
-        if dup is None:
-            break
-        j, d = rng.randrange(n), rng.randrange(len(dims))
-        a, b = list(rows[dup]), list(rows[j])
-        a[d], b[d] = b[d], a[d]
-        rows[dup], rows[j] = tuple(a), tuple(b)
-    return rows
+OLD_SAMPLER_UP_TO = 3000  # beyond, the old sampler takes minutes to hours (or falls back)
 
 
 def huge_space(folder: Path) -> SpaceSpec:
@@ -95,7 +74,7 @@ def main() -> None:
         for n in [*counts, *([10_000] if name == "10^12" and not args.smoke else [])]:
             runs = {"hakari": lambda s=space, n=n: balanced_sample(s, n, 0)}
             if n <= OLD_SAMPLER_UP_TO:
-                runs["before"] = lambda s=space, n=n: old_sample(s, n, 0)
+                runs["before"] = lambda s=space, n=n: sample_before_issue_38(s, n, 0)
             best = best_of_rounds(runs, rounds, alternate=True)
             before = best.get("before")
             shown = (

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import csv
 import json
+import random
+from collections import Counter
 from pathlib import Path
+from typing import Any
 
 CHOICES = ["red", "green", "blue", "black"]
 
@@ -70,3 +73,30 @@ def jmmlu_csv(folder: Path, subject: str, rows: list[list[str]]) -> Path:
     with path.open("w", newline="", encoding="utf-8") as fh:
         csv.writer(fh).writerows(rows)
     return path
+
+
+def sample_before_issue_38(space: Any, n: int, seed: int) -> list[dict[str, str]]:
+    """`space:N` as the sampler before issue 38 drew it (every swap recounted every row):
+    the reference the faster sampler must equal up to half the space, and the baseline of
+    benchmarks/bench_space_expand.py. Past its 200·n swaps it fell back to an approximate
+    fill (not reproduced: AssertionError)."""
+    rng = random.Random(f"hakari-space:{seed}")
+    dims = list(space.dimensions)
+    columns = []
+    for dim in dims:
+        names = list(space.dimensions[dim])
+        rng.shuffle(names)
+        col = [names[i % len(names)] for i in range(n)]
+        rng.shuffle(col)
+        columns.append(col)
+    rows = [tuple(col[i] for col in columns) for i in range(n)]
+    for _ in range(200 * n):
+        counts = Counter(rows)
+        dup = next((i for i, r in enumerate(rows) if counts[r] > 1), None)
+        if dup is None:
+            return [dict(zip(dims, r, strict=True)) for r in rows]
+        j, d = rng.randrange(n), rng.randrange(len(dims))
+        a, b = list(rows[dup]), list(rows[j])
+        a[d], b[d] = b[d], a[d]
+        rows[dup], rows[j] = tuple(a), tuple(b)
+    raise AssertionError("the sampler before issue 38 needed its fallback here")

@@ -4,7 +4,6 @@ task families; bad input is one error before any model."""
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from pathlib import Path
 
@@ -24,42 +23,14 @@ from hakari.tasks.spacelevels import empty_parts, parse_level
 from hakari.tasks.spacesample import all_levels, balanced_sample
 from hakari.tasks.spacespec import DEFAULT_SLOTS
 from tests.helpers.paths import SHARED
+from tests.helpers.spaces import sample_before_issue_38, space_task
 
 DATA = SHARED / "datasets"
 needs_jmmlu = pytest.mark.skipif(not (DATA / "jmmlu").is_dir(), reason="../shared/datasets absent")
 
-CHOICES = ["red", "green", "blue", "black"]
-
 
 def _task_file(tmp_path: Path, space: str, *, extra: str = "", rows: int = 6) -> Path:
-    data = tmp_path / "mc.jsonl"
-    with data.open("w") as fh:
-        for i in range(rows):
-            opts = [f"{c}{i}" for c in CHOICES]
-            fh.write(
-                json.dumps({"q": f"question {i}?", "opts": opts, "gold": "ABCD"[i % 4]}) + "\n"
-            )
-    path = tmp_path / "mc.yaml"
-    path.write_text(
-        f"""
-name: mc
-language: en
-data:
-  eval_split: test
-  splits: {{test: {{file: {data}}}, dev: {{file: {data}}}}}
-target: gold
-answer_type: choice
-choices: {{field: opts, count: 4, gold: letter}}
-metrics: [accuracy]
-max_new_chars: 8
-{extra}
-space:
-  question: q
-  shots_split: dev
-{space}
-"""
-    )
-    return path
+    return space_task(tmp_path, space, extra=extra, rows=rows)
 
 
 SPACE = """  dimensions:
@@ -317,36 +288,9 @@ def test_each_kind_of_level_parses_and_renders() -> None:
             parse_level(dim, item)
 
 
-def _sample_before(space, n: int, seed: int) -> list[dict[str, str]]:  # type: ignore[no-untyped-def]
-    """The sampler as it was (every swap recounted every row): the reference the faster
-    one must equal wherever this one separated the repeats by swaps."""
-    import random
-
-    rng = random.Random(f"hakari-space:{seed}")
-    dims = list(space.dimensions)
-    columns = []
-    for dim in dims:
-        names = list(space.dimensions[dim])
-        rng.shuffle(names)
-        col = [names[i % len(names)] for i in range(n)]
-        rng.shuffle(col)
-        columns.append(col)
-    rows = [tuple(col[i] for col in columns) for i in range(n)]
-    for _ in range(200 * n):
-        counts = Counter(rows)
-        dup = next((i for i, r in enumerate(rows) if counts[r] > 1), None)
-        if dup is None:
-            return [dict(zip(dims, r, strict=True)) for r in rows]
-        j, d = rng.randrange(n), rng.randrange(len(dims))
-        a, b = list(rows[dup]), list(rows[j])
-        a[d], b[d] = b[d], a[d]
-        rows[dup], rows[j] = tuple(a), tuple(b)
-    raise AssertionError("the reference needed its fallback")
-
-
 @pytest.mark.parametrize(("n", "seed"), [(5, 0), (20, 0), (100, 0), (100, 3), (120, 1)])
 def test_samples_up_to_half_the_space_are_the_same_as_before(mc: Task, n: int, seed: int) -> None:
     """The same `space:N` templates as the sampler before issue 38 gave (cached answers
     and earlier runs stay comparable); above half the space it fell back to an
     approximately balanced fill, now an exact complement."""
-    assert balanced_sample(mc.spec.space, n, seed) == _sample_before(mc.spec.space, n, seed)
+    assert balanced_sample(mc.spec.space, n, seed) == sample_before_issue_38(mc.spec.space, n, seed)
