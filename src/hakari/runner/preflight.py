@@ -209,6 +209,7 @@ def scan_rows(task: Task, opts: RunOptions, decodings: Sequence[Decoding]) -> Ba
     source = data_source(task, opts)
     constrained = "constrained" in decodings
     golds: list[Any] = []
+    positions: list[int] = []
     guess_rates: list[float] = []  # each instance's 1/k_i
     filled_regexes = {t.id for t in templates if INSTANCE_REF.search(t.regex)}
     repeats = DuplicateRows(spec, list(fields))
@@ -225,6 +226,7 @@ def scan_rows(task: Task, opts: RunOptions, decodings: Sequence[Decoding]) -> Ba
                 gold_problem(task, value, exc), field="target", **where
             ) from None
         guess_rates.append(instance_guess_rate(spec, row))
+        positions.append(index)
         for template in templates:
             try:
                 rendered = render(spec, template, row, index)
@@ -245,7 +247,7 @@ def scan_rows(task: Task, opts: RunOptions, decodings: Sequence[Decoding]) -> Ba
                 )
     if not golds:
         raise HakariInputError("no instances to evaluate", file=source, field="data")
-    baseline = task_baseline(task, golds, opts, guess_rates)
+    baseline = task_baseline(task, golds, opts, guess_rates, positions)
     repeated = repeats.note(source)
     if repeated is not None:
         log.warning("%s: %s", task.name, repeated)
@@ -285,9 +287,7 @@ def check_budget_floor(
     budget (`aggregate.budget.floor.grid_verdict`) run in full, each said in one line; a
     `HakariInputError` naming `--budget` and the smallest honest budget when the grid is
     not cheap to run in full. A sequential run is judged on its first round."""
-    if not plan.active:
-        return plan
-    full: set[str] = set(plan.full_grid)
+    full: set[str] = set(plan.in_full)
     for task in tasks:
         n_templates = len(select_templates(task.spec, opts.templates))
         n_instances = baselines[task.name][0]
@@ -297,4 +297,4 @@ def check_budget_floor(
         if verdict.action == "full":
             log.warning("%s: %s", task.name, verdict.message)
             full.add(task.name)
-    return dataclasses.replace(plan, full_grid=frozenset(full))
+    return dataclasses.replace(plan, in_full=frozenset(full))

@@ -300,13 +300,6 @@ def template_levels(spec: TaskSpec, template_ids: Iterable[str]) -> dict[str, Le
     return {tid: dict(by_id[tid]) for tid in template_ids if tid in by_id}
 
 
-def levels_field(spec: TaskSpec, template_id: str) -> dict[str, Any]:
-    """`{"levels": …}` for a generated template's results, `{}` for a hand-written one
-    (results.json writes `levels` only where there are some)."""
-    levels = template_levels(spec, [template_id])
-    return {"levels": levels[template_id]} if levels else {}
-
-
 _INDEXES: dict[int, tuple[list[Template], dict[str, Levels]]] = {}
 _KEPT_INDEXES = 16
 
