@@ -328,6 +328,7 @@ def design_scores(
         grid.n_instances,
         seed,
         unshrunk + shift,
+        picked,  # the prompt space's intervals read the templates each replicate drew
     )
     return scores, estimate
 
