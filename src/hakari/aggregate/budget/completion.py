@@ -230,29 +230,8 @@ class _Sampler:
         makes the imputations carry that estimate's sampling variance."""
         strata = self.grid.strata
         n_strata = self.grid.n_strata
-        t, i, k = self.obs_t, self.obs_i, self.obs_k
-        # Predictions use each template's posterior-mean answer distributions; an observed
-        # cell is predicted as if it had not been seen: its own count taken out of its
-        # template's distribution, its own evidence out of its instance's class posterior
-        # (else the residuals would be too small and the intervals too narrow).
-        alpha = self.kappa * self.phibar[None, :, :] + self._counts()  # (T, C, K)
-        phi_mean = alpha / alpha.sum(axis=2, keepdims=True)
-        if self.choice.stratified:
-            post_mean = post
-        else:
-            logp = np.log(self.pi[strata])
-            log_phi = np.log(phi_mean[t, :, k])  # (n_obs, C)
-            for c in range(self.C):
-                logp[:, c] += np.bincount(i, weights=log_phi[:, c], minlength=self.N)
-            post_mean = _normalise(logp)
-        own = np.log(phi_mean[t, :, k])  # (n_obs, C)
-        loo_post = _normalise(np.log(np.maximum(post_mean[i], 1e-300)) - own)
-        alpha_loo = alpha[t].copy()  # (n_obs, C, K)
-        alpha_loo[np.arange(t.size), self.z[i], k] -= 1.0
-        alpha_loo = np.maximum(alpha_loo, 1e-12)
-        phi_loo = alpha_loo / alpha_loo.sum(axis=2, keepdims=True)
-        loo = np.einsum("nc,nck->nk", loo_post, phi_loo)  # (n_obs, K)
-        residual = np.eye(self.K)[k] - loo
+        t, i = self.obs_t, self.obs_i
+        phi_mean, post_mean, own, loo, residual = self._held_out_residuals(post)
         group_obs = t * n_strata + strata[i]
         n_groups = self.T * n_strata
         weights = self.rng.gamma(1.0, size=t.size)
@@ -315,6 +294,37 @@ class _Sampler:
         out = probs.copy()
         out[miss_t, miss_i] = _rake(p, group_miss, target, n_groups)
         return out
+
+    def _held_out_residuals(self, post: np.ndarray) -> tuple[np.ndarray, ...]:
+        """For `calibrated_probabilities`: the templates' posterior-mean answer
+        distributions (T, C, K), the instances' class posteriors (N, C), each observed
+        cell's own log evidence per class (n_obs, C), its held-out prediction and its
+        residual (n_obs, K)."""
+        strata = self.grid.strata
+        t, i, k = self.obs_t, self.obs_i, self.obs_k
+        # Predictions use each template's posterior-mean answer distributions; an observed
+        # cell is predicted as if it had not been seen: its own count taken out of its
+        # template's distribution, its own evidence out of its instance's class posterior
+        # (else the residuals would be too small and the intervals too narrow).
+        alpha = self.kappa * self.phibar[None, :, :] + self._counts()  # (T, C, K)
+        phi_mean = alpha / alpha.sum(axis=2, keepdims=True)
+        if self.choice.stratified:
+            post_mean = post
+        else:
+            logp = np.log(self.pi[strata])
+            log_phi = np.log(phi_mean[t, :, k])  # (n_obs, C)
+            for c in range(self.C):
+                logp[:, c] += np.bincount(i, weights=log_phi[:, c], minlength=self.N)
+            post_mean = _normalise(logp)
+        own = np.log(phi_mean[t, :, k])  # (n_obs, C)
+        loo_post = _normalise(np.log(np.maximum(post_mean[i], 1e-300)) - own)
+        alpha_loo = alpha[t].copy()  # (n_obs, C, K)
+        alpha_loo[np.arange(t.size), self.z[i], k] -= 1.0
+        alpha_loo = np.maximum(alpha_loo, 1e-12)
+        phi_loo = alpha_loo / alpha_loo.sum(axis=2, keepdims=True)
+        loo = np.einsum("nc,nck->nk", loo_post, phi_loo)  # (n_obs, K)
+        residual = np.eye(self.K)[k] - loo
+        return phi_mean, post_mean, own, loo, residual
 
     def predictive(self, t: np.ndarray, i: np.ndarray) -> np.ndarray:
         """(len(t), K) p(code[t, i] = k | everything but that cell), averaged over z_i's
