@@ -15,8 +15,8 @@ import os
 from pathlib import Path
 
 from hakari._util.atomic import check_output_folder
-from hakari._util.outputs import RESULTS_FILE
 from hakari._util.checks import bootstrap_replicates, choice, number, seed
+from hakari._util.outputs import RESULTS_FILE
 from hakari.errors import HakariInputError
 from hakari.interop.finish import Settings
 from hakari.interop.options import SOURCES, ImportOptions, Reading
