@@ -143,6 +143,8 @@ def _prepare(
         preflight.running_decodings(loaded, decoding_list),
         builtin_loader=backend_factory is None,
     )
+    if backend_factory is None:
+        preflight.check_context(models, loaded, opts, decoding_list)
     baselines = _scan_rows(loaded, opts, decoding_list, options.output.on_status)
     preflight.check_bootstrap_memory(loaded, baselines, len(models), opts, decoding_list)
     plan = preflight.check_budget_floor(loaded, baselines, plan, opts)
