@@ -19,7 +19,10 @@ and the greedy and constrained requests of one run ask for the same prompts. So 
   a fixed part (on a CPU, reading the weights: 54 ms of SmolLM2-135M's 146 ms step of
   32 rows) whatever the rows, so long answers of several batches are decoded in one
   step each. Caches that cannot be stacked (sliding-window layers) decode a batch at a
-  time.
+  time;
+* each row's result is handed on (`on_ended`) in the step it ends, before the next
+  forward pass: the caller commits it to the response cache then, so a kill loses only
+  the rows still running, never a finished row waiting for the rest of its batch.
 
 Each step does what `generate`'s loop does for a decoder-only model: the inputs come
 from the model's own `prepare_inputs_for_generation`, position ids are counted from the
@@ -31,7 +34,7 @@ between any two batch compositions.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -44,6 +47,7 @@ from hakari.backends.hf.step import ModelStep
 # the live rows and their scores [rows, vocab] -> the scores to take the argmax of
 ScoreHook = Callable[[list[Row], torch.Tensor], torch.Tensor]
 TokenHook = Callable[[Row, int], None]
+EndHook = Callable[[list[Row]], None]  # the rows that ended in one step
 
 
 class DecodePool:
@@ -57,11 +61,13 @@ class DecodePool:
         pad_token_id: int,
         process_scores: ScoreHook,
         advance: TokenHook,
+        on_ended: EndHook,
         max_rows: int,
         max_bytes: int | None = None,
     ) -> None:
         """Up to `max_rows` live rows, whose key/value cache takes at most `max_bytes`
-        (None: no bound) unless one batch alone takes more."""
+        (None: no bound) unless one batch alone takes more; `on_ended` gets the rows
+        that ended in each step (and at `add`), before the next one."""
         self.step = step
         self.max_rows = max_rows
         self.max_bytes = max_bytes
@@ -69,35 +75,29 @@ class DecodePool:
         self.pad_token_id = pad_token_id
         self.process_scores = process_scores
         self.advance = advance
+        self.on_ended = on_ended
         self.live: list[Row] = []
         self.cache: Any = None
         self.attention = torch.empty(0)  # [rows, cache width], padding at 0
         self.positions = torch.empty(0)  # [rows, 1]: each row's last position read
         self.next_ids: list[int] = []
-        self.batches: list[tuple[Sequence[int], list[Row]]] = []  # added, not yet finished
 
     @property
     def stackable(self) -> bool:
         """Whether another batch's rows can join these (plain layers with room)."""
         return self.cache is None or all(type(x) is RoomyLayer for x in self.cache.layers)
 
-    def finished(self) -> list[tuple[Sequence[int], list[Row]]]:
-        """The batches added whose rows have all ended since the last call, each once."""
-        ended = [all(row.done for row in rows) for _, rows in self.batches]
-        done = [b for b, end in zip(self.batches, ended, strict=True) if end]
-        self.batches = [b for b, end in zip(self.batches, ended, strict=True) if not end]
-        return done
-
     @torch.inference_mode()
-    def add(self, batch: Sequence[int], rows: list[Row]) -> None:
-        """Prefill the rows' prompts, take each row's first token, and let the rows
-        that go on join the live ones (after those have ended where the caches cannot
-        be stacked); `batch` names the rows for `finished`."""
-        self.batches.append((batch, rows))
+    def add(self, rows: list[Row]) -> None:
+        """Prefill the rows' prompts, take each row's first token (the rows that end
+        with it go to `on_ended`), and let the rows that go on join the live ones
+        (after those have ended where the caches cannot be stacked)."""
         for row in rows:
             if row.max_new <= 0:
                 row.done, row.finish = True, "length"
         new = [row for row in rows if not row.done]
+        if len(new) < len(rows):
+            self.on_ended([row for row in rows if row.done])
         if not new:
             return
         device = next(self.step.model.parameters()).device
@@ -109,6 +109,8 @@ class DecodePool:
         shared = torch.tensor(of_row, device=device)
         tokens = self._choose(new, logits.index_select(0, shared))
         keep = [i for i, row in enumerate(new) if not row.done]
+        if len(keep) < len(new):
+            self.on_ended([row for row in new if row.done])
         if not keep:
             return
         if len(keep) < len(new) or len(prompt_of) < len(new):
@@ -164,6 +166,7 @@ class DecodePool:
         tokens = self._choose(self.live, logits)
         keep = [i for i, row in enumerate(self.live) if not row.done]
         if len(keep) < len(self.live):
+            self.on_ended([row for row in self.live if row.done])
             if keep:
                 index = torch.tensor(keep, device=device)
                 attention, positions = _select_rows(self.cache, attention, positions, index)

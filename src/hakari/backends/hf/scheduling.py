@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import torch
 
-from hakari.backends.base import GenerationRequest, InOrder, LoglikResult, OnBatch
+from hakari.backends.base import GenerationRequest, InOrder, LoglikResult, OnResults
 
 SHARED_MIN = 16  # tokens: a shorter common prefix is not worth a pass of its own
 
@@ -203,13 +203,13 @@ class LoglikScheduler:
         pairs: list[list[Pair]],
         size: int,
         score: Callable[[Sequence[tuple[int, ...]], int], torch.Tensor],
-        on_batch: OnBatch[LoglikResult] | None,
+        on_results: OnResults[LoglikResult] | None,
     ) -> None:
         self.pairs = pairs
         self.size = size
         self.score = score
         self.values: list[list[float | None]] = [[None] * len(p) for p in pairs]
-        self.results = InOrder(len(pairs), on_batch)
+        self.results = InOrder(len(pairs), on_results)
         self.pending: dict[tuple[int, ...], list[tuple[int, int]]] = {}
         self.open: list[int] = []
 

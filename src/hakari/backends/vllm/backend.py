@@ -17,7 +17,7 @@ from hakari.backends.base import (
     LoglikResult,
     Message,
     ModelIdentity,
-    OnBatch,
+    OnResults,
     move_trailing_space,
 )
 from hakari.backends.hub import cached_commit
@@ -163,7 +163,7 @@ class VLLMBackend:
         requests: Sequence[GenerationRequest],
         *,
         batch_size: int | None = None,
-        on_batch: OnBatch[GenerationResult] | None = None,
+        on_results: OnResults[GenerationResult] | None = None,
     ) -> list[GenerationResult]:
         prompts = [self._encode(r) for r in requests]
         raws = self._run_generate(prompts, list(requests), [first_stops(r) for r in requests])
@@ -177,8 +177,8 @@ class VLLMBackend:
             for i, raw in zip(again, second, strict=True):
                 raws[i] = raw
         results = final_results(requests, raws)
-        if on_batch is not None:
-            on_batch(list(enumerate(results)))
+        if on_results is not None:
+            on_results(list(enumerate(results)))
         return results
 
     def _run_generate(
@@ -223,7 +223,7 @@ class VLLMBackend:
         requests: Sequence[LoglikRequest],
         *,
         batch_size: int | None = None,
-        on_batch: OnBatch[LoglikResult] | None = None,
+        on_results: OnResults[LoglikResult] | None = None,
     ) -> list[LoglikResult]:
         """Sum log-probs of each continuation, tokenized as the transformers backend does
         (trailing whitespace of the context moves to the continuation; the
@@ -247,8 +247,8 @@ class VLLMBackend:
             for (i, j), value in zip(owners, self._dispatch("score", [rows]), strict=True):
                 values[i][j] = value
         results = [LoglikResult(tuple(v[0] for v in vs), tuple(v[1] for v in vs)) for vs in values]
-        if on_batch is not None:
-            on_batch(list(enumerate(results)))
+        if on_results is not None:
+            on_results(list(enumerate(results)))
         return results
 
     def _token_ids(self, text: str, add_special: bool) -> tuple[int, ...]:
