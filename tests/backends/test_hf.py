@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -14,7 +17,7 @@ from hakari.backends.base import (
     Message,
 )
 from hakari.backends.hf import HFBackend
-from hakari.backends.hf.scheduling import prefix_groups, prefix_tree
+from hakari.backends.hf.prefixes import prefix_groups, prefix_tree
 
 G = GenerationRequest
 
@@ -271,3 +274,14 @@ def test_loglik_picks_the_right_continuation(smollm2_backend: HFBackend) -> None
     for result in results:
         assert result.logprobs[0] == max(result.logprobs)
         assert all(lp < 0 for lp in result.logprobs)
+
+
+def test_the_package_docstring_names_every_module() -> None:
+    """hf/__init__.py's list of modules is the folder's: each named module exists and
+    each module is named."""
+    import hakari.backends.hf as hf
+
+    folder = Path(hf.__file__).parent
+    modules = {p.name for p in folder.glob("*.py")} - {"__init__.py"}
+    named = set(re.findall(r"`(\w+\.py)`", hf.__doc__ or ""))
+    assert named == modules

@@ -147,7 +147,7 @@ class HFBackend:
         text = self.tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
         return str(text)
 
-    def _encode(self, requests: Sequence[GenerationRequest | LoglikRequest]) -> list[list[int]]:
+    def encode(self, requests: Sequence[GenerationRequest | LoglikRequest]) -> list[list[int]]:
         """Token ids of each rendered prompt. Chat-rendered text already holds its special
         tokens; completion prompts get the tokenizer's (e.g. Gemma's <bos>)."""
         out: list[list[int]] = [[] for _ in requests]
@@ -185,7 +185,7 @@ class HFBackend:
         size = batch_size or self.default_batch_size
         prompts = [
             self._fit_prompt(ids, r.max_new_tokens)
-            for ids, r in zip(self._encode(requests), requests, strict=True)
+            for ids, r in zip(self.encode(requests), requests, strict=True)
         ]
         collected = InOrder(len(requests), on_results)
         cost = partial(prefill_tokens, tree=self.step.plain_cache)
@@ -270,7 +270,7 @@ class HFBackend:
         the two texts merge at the boundary, lm-eval's sequence, not the whole text's),
         and an empty context is replaced by the BOS (else EOS) token. Rows whose model input is the
         same (e.g. single-token continuations of one context) share one forward pass,
-        and rows that share a token prefix of at least `SHARED_MIN` tokens in a batch
+        and rows that share a token prefix of at least `prefixes.SHARED_MIN` tokens in a batch
         (the prompts of one template) compute that prefix once.
         """
         size = batch_size or self.default_batch_size
@@ -279,7 +279,7 @@ class HFBackend:
         return scorer.run()
 
     def _encode_pairs(self, requests: Sequence[LoglikRequest]) -> list[list[Pair]]:
-        contexts = self._encode(requests)
+        contexts = self.encode(requests)
         out: list[list[Pair]] = []
         for request, ctx_ids in zip(requests, contexts, strict=True):
             context = self.render_prompt(request)

@@ -10,7 +10,7 @@ and the greedy and constrained requests of one run ask for the same prompts. So 
   takes its first token from that prompt's logits (a constrained label answer often
   ends with it and never needs a cache of its own);
 * a row leaves as soon as it ends: its rows of the key/value cache are dropped
-  (`Cache.batch_select_indices`), so later steps compute only the live rows;
+  (`internals.keep_rows`), so later steps compute only the live rows;
 * prompts that share a token prefix (a space's templates their instruction and shots,
   one instance's templates its text) prefill it once (`prefill.py`); the prefill is
   the larger part of a short answer's cost;
@@ -39,6 +39,13 @@ from typing import Any
 
 import torch
 
+from hakari.backends.hf.internals import (
+    cache_layers,
+    keep_rows,
+    keys_values,
+    release_layer,
+    set_cache_layers,
+)
 from hakari.backends.hf.prefill import prefill
 from hakari.backends.hf.roomy import ROOM, RoomyLayer, make_roomy, stacked_layer
 from hakari.backends.hf.rows import Row
@@ -85,7 +92,7 @@ class DecodePool:
     @property
     def stackable(self) -> bool:
         """Whether another batch's rows can join these (plain layers with room)."""
-        return self.cache is None or all(type(x) is RoomyLayer for x in self.cache.layers)
+        return self.cache is None or all(type(x) is RoomyLayer for x in cache_layers(self.cache))
 
     @torch.inference_mode()
     def add(self, rows: list[Row]) -> None:
@@ -190,11 +197,13 @@ class DecodePool:
         width = max(self.attention.shape[1], attention.shape[1])
         index = (torch.arange(old, device=device), torch.arange(old, old + new, device=device))
         layers: list[RoomyLayer] = []
-        for n, (mine, theirs) in enumerate(zip(self.cache.layers, cache.layers, strict=True)):
-            parts = [(index[0], mine.keys, mine.values), (index[1], theirs.keys, theirs.values)]
+        pairs = zip(cache_layers(self.cache), cache_layers(cache), strict=True)
+        for n, (mine, theirs) in enumerate(pairs):
+            parts = [(index[0], *keys_values(mine)), (index[1], *keys_values(theirs))]
             layers.append(stacked_layer(parts, old + new, width))
-            self.cache.layers[n] = cache.layers[n] = None  # each copy goes once stacked
-        self.cache.layers = layers
+            release_layer(self.cache, n)  # each copy goes once stacked
+            release_layer(cache, n)
+        set_cache_layers(self.cache, layers)
         mask = attention.new_zeros((old + new, width))
         mask[:old, width - self.attention.shape[1] :] = self.attention
         mask[old:, width - attention.shape[1] :] = attention
@@ -208,7 +217,7 @@ def _select_rows(
     cache: Any, attention: torch.Tensor, positions: torch.Tensor, index: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Keep the rows `index` of the cache (in place), its attention mask and positions."""
-    cache.batch_select_indices(index)
+    keep_rows(cache, index)
     return attention[index], positions[index]
 
 
@@ -216,7 +225,7 @@ def _bytes_per_position(cache: Any) -> int | None:
     """What one position of one row takes in the cache's keys and values, all layers
     (None where the layers hold no keys tensor)."""
     total = 0
-    for layer in getattr(cache, "layers", ()):
+    for layer in cache_layers(cache):
         keys = getattr(layer, "keys", None)
         if not isinstance(keys, torch.Tensor) or keys.dim() != 4:
             return None
