@@ -29,6 +29,7 @@ from hakari._util import checks
 from hakari.aggregate import bootstrap_bytes
 from hakari.aggregate.budget.floor import grid_verdict
 from hakari.backends import registry
+from hakari.backends.cpu import check_threads
 from hakari.backends.serving import engine_options_given
 from hakari.errors import HakariInputError
 from hakari.runner.baselines import Baseline, task_baseline
@@ -65,6 +66,8 @@ def check_options(opts: RunOptions) -> None:
     checks.bootstrap_replicates(opts.n_boot, "--n-boot")  # 0: no bootstrap
     if opts.batch_size is not None:  # None: the backend chooses
         checks.integer(opts.batch_size, "--batch-size", low=1)
+    if opts.threads is not None:  # None: the rule of `backends.cpu`
+        check_threads(opts.threads)
     opts.serving.check()
     if opts.data_dir is not None and not opts.data_dir.is_dir():
         # named at once, not after the hub was asked (and retried) for every task

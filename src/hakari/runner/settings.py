@@ -41,6 +41,7 @@ class LoadOptions:
     prompt_format: PromptFormat = "auto"
     dtype: str | None = None  # None: each backend's default
     device: str = "auto"
+    threads: int | None = None  # torch's CPU threads of in-process models; None: the rule
     serving: ServingOptions = field(default_factory=ServingOptions)
 
 
@@ -121,6 +122,7 @@ class EvalOptions:
             data_dir=_path(plan.data_dir, "--data-dir"),
             dtype=load.dtype,
             device=load.device,
+            threads=load.threads,
             n_boot=plan.n_boot,
             progress=output.progress,
             qa_mode=plan.qa_mode,

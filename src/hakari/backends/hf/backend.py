@@ -112,10 +112,11 @@ class HFBackend:
         prompt_format: str = "auto",
         trust_remote_code: bool = False,
         local_files_only: bool = False,
+        threads: int | None = None,
     ) -> HFBackend:
         """Load a local folder or a hub id (at `revision`). The identity's revision is
         `identity_revision`, else the commit of the hub snapshot loaded, else the revision
-        asked for."""
+        asked for. `threads`: torch's CPU threads (None: as they are)."""
         model, tokenizer = load_pretrained(
             source,
             name=name,
@@ -124,6 +125,7 @@ class HFBackend:
             device=device,
             trust_remote_code=trust_remote_code,
             local_files_only=local_files_only,
+            threads=threads,
         )
         if identity_revision is None and not Path(source).is_dir():  # a hub id
             identity_revision = cached_commit(str(source), revision)

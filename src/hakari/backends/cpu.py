@@ -1,0 +1,31 @@
+"""The CPU threads an in-process model computes with (torch's intra-op threads): `--threads`,
+else the rule below. torch-free, so the runner records the number before any model loads.
+
+The rule, from `benchmarks/bench_threads.py` (docs/results/threads.md): PLACEHOLDER.
+"""
+
+from __future__ import annotations
+
+import os
+
+from hakari._util import checks
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity: fewer than the machine's in a
+    container with a CPU set), where the system says; else the machine's."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        return os.cpu_count() or 1
+
+
+def default_threads() -> int:
+    """The threads of a run that does not say (`--threads`)."""
+    return usable_cpus()
+
+
+def check_threads(value: object, option: str = "--threads") -> int:
+    """At least 1 and at most the machine's CPUs (more threads than CPUs only wait for
+    each other), else one line naming the option."""
+    return checks.integer(value, option, low=1, high=max(os.cpu_count() or 1, usable_cpus()))
