@@ -6,7 +6,8 @@ every request setting hakari has (per-row regex masks, stop strings, character b
 log-likelihoods of given continuations), answers token for token those of `generate`.
 GPU throughput is vLLM's job (`backends/vllm/`). It is an engine of its own because
 transformers' continuous batching (`generate_batch`) has none of those per-request
-settings: docs/architecture.md, "The transformers backend's scope", with the numbers.
+settings: docs/architecture.md, "The transformers backend: scope and why it is an
+engine", with the numbers.
 
 Modules:
 - `backend.py`: `HFBackend`, the `Backend` protocol on a transformers model (prompts,

@@ -9,7 +9,7 @@ and its test (`tests/backends/test_hf_internals.py`, run on every release pyproj
 allows: `scripts/check_transformers_range.sh`, the versions checked in
 docs/dependencies.md), not the engine. Why the engine exists rather than transformers'
 own continuous batching (`generate_batch`): docs/architecture.md, "The transformers
-backend's scope".
+backend: scope and why it is an engine".
 """
 
 from __future__ import annotations
