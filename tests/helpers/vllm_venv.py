@@ -19,11 +19,12 @@ import subprocess
 import time
 import urllib.request
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from tests.helpers.paths import REPO
+from tests.helpers.paths import REPO, SHARED
 from tests.helpers.servers import free_port, kill_group
 
 VENV = Path(os.environ.get("HAKARI_VLLM_VENV") or REPO / ".venv-vllm")
@@ -36,6 +37,38 @@ ENGINE_OPTIONS = (
     "--max-model-len", str(MAX_MODEL_LEN),
 )  # fmt: skip
 START_TIMEOUT_S = 600.0  # an engine starts in ~1 min on an idle 2-core machine
+
+# The one-engine run every real-vLLM comparison shares (tests/e2e/conftest.py: one engine
+# start for the session): the demo tasks and a JGLUE sample, every decoding.
+DECODINGS = ("greedy", "constrained", "loglik")
+DEMO = ("demo_sentiment_en", "demo_sentiment_ja")
+JGLUE = "jcommonsenseqa"
+SAMPLE = 4  # instances of each task (× its templates)
+DATA = SHARED / "datasets"
+
+
+@dataclass(frozen=True)
+class EngineRun:
+    """A finished `hakari run` on a real engine."""
+
+    run: Path  # results.json, samples.jsonl
+    cache: Path  # its response cache
+    log: Path
+    seconds: float
+
+
+def sample_tasks() -> list[str]:
+    return [*DEMO, JGLUE] if (DATA / JGLUE).is_dir() else list(DEMO)
+
+
+def run_args(
+    task_names: Sequence[str], out: Path, decodings: Sequence[str] = DECODINGS
+) -> list[str]:
+    """`hakari run` options of a sampled comparison run writing to `out`."""
+    return [
+        "--tasks", ",".join(task_names), "--decoding", ",".join(decodings),
+        "--sample", str(SAMPLE), "--n-boot", "0", "--data-dir", str(DATA), "--output", str(out),
+    ]  # fmt: skip
 
 
 def vllm_python() -> Path:
@@ -63,23 +96,36 @@ def venv_env(cache_dir: Path | None = None) -> dict[str, str]:
 
 
 def run_hakari(
-    args: Sequence[str], *, cache_dir: Path, log: Path, timeout: float = 1800.0
+    args: Sequence[str],
+    *,
+    cache_dir: Path,
+    log: Path,
+    timeout: float = 1800.0,
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """`hakari <args>` in the vLLM venv; its output goes to `log`."""
+    proc = start_hakari(args, cache_dir=cache_dir, log=log, env=env)
+    try:
+        code = proc.wait(timeout=timeout)
+    finally:
+        kill_group(proc, grace=5.0)  # the engine's processes, if any outlived it
+    return subprocess.CompletedProcess(proc.args, code, log.read_text(errors="replace"), "")
+
+
+def start_hakari(
+    args: Sequence[str], *, cache_dir: Path, log: Path, env: dict[str, str] | None = None
+) -> subprocess.Popen[bytes]:
+    """`hakari <args>` started in the vLLM venv (a process group of its own; the caller
+    waits and kills the group), its output to `log`."""
     python = vllm_python()
     with log.open("w") as out:
-        proc = subprocess.Popen(
+        return subprocess.Popen(
             [str(python), "-m", "hakari", *args],
             stdout=out,
             stderr=subprocess.STDOUT,
-            env=venv_env(cache_dir),
+            env=venv_env(cache_dir) | (env or {}),
             start_new_session=True,
         )
-        try:
-            code = proc.wait(timeout=timeout)
-        finally:
-            kill_group(proc, grace=5.0)  # the engine's processes, if any outlived it
-    return subprocess.CompletedProcess(proc.args, code, log.read_text(errors="replace"), "")
 
 
 class VLLMServer:

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from rich.console import Console
 
@@ -20,7 +21,8 @@ from hakari.reports.terminal import print_report
 from hakari.runner import evaluate
 from hakari.tasks.loader import load_task
 from hakari.tasks.prompts import iter_chunks
-from tests.helpers.cli import assert_one_line, invoke
+from tests.helpers.cli import assert_one_line, invoke, succeed
+from tests.helpers.finetune import write_space_task
 from tests.helpers.oracle import TASK, oracle_table
 from tests.helpers.paths import FIXTURES
 
@@ -193,6 +195,10 @@ def test_until_decided_stops_once_every_pair_differs(tmp_path: Path) -> None:
     dec = two.models["oracle"].tasks[TASK].decodings["greedy"]
     assert dec.budget is not None and dec.budget.stopped == "decided"
     assert dec.budget.design.cells_run == 64
+    # one rule for every estimator (`estimators.compare`): the pair is compared and its
+    # corrected test decided the stop, but groups are written from three models on
+    assert two.paired is not None and len(two.paired[TASK]["greedy"]) == 2  # 2 metrics
+    assert two.model_groups is None
 
 
 def test_reports_say_what_is_estimated(tmp_path: Path) -> None:
@@ -246,3 +252,47 @@ def test_bad_budget_options_are_one_line_before_any_model_loads(
     code, out = invoke("--tasks", TASK, *args)
     assert_one_line(code, out, needle)
     assert no_model_loads == []
+
+
+def test_a_budgeted_prompt_space_run_has_its_space_record(tmp_path: Path) -> None:
+    """`--templates space:N --budget 2x` writes what the space tells (issue 37 §1):
+    estimated from the same imputed replicates as the aggregate, marked, and shown by
+    `hakari report` in the terminal, Markdown and HTML."""
+    task = write_space_task(tmp_path, n_test=40)  # 8 templates × 40 instances
+    run = tmp_path / "run"
+
+    def respond(request: GenerationRequest) -> str:  # the enumerator decides its skill
+        keys = ["1", "2", "3", "4"] if "1." in request.prompt else ["A", "B", "C", "D"]
+        return hash_choice(request.prompt, keys[:1] * 3 + keys)
+
+    res = _run(
+        tmp_path, respond, tasks=[str(task)], templates="space:all", budget="2x",
+        n_boot=200, output_dir=run,
+    )  # fmt: skip
+    dec = res.models["m"].tasks["toy_choice"].decodings["greedy"]
+    assert dec.budget is not None and dec.budget.design.cells_run == 80
+    assert dec.space is not None
+    space = dec.space["accuracy"]
+    assert space.estimated and space.n_templates == 8 and space.confidence == 0.95
+    assert set(space.dimensions) == {"instruction", "enumerator", "answer_cue"}
+    per_template = {tid: t.metrics["accuracy"] for tid, t in dec.templates.items()}
+    assert space.percentiles[1].value == pytest.approx(
+        float(np.median(list(per_template.values())))
+    )
+    enumerator = space.dimensions["enumerator"]
+    assert enumerator.diff_ci_low is not None and enumerator.share_ci_low is not None
+    assert all(level.ci_low is not None for level in enumerator.levels)
+    written = json.loads((run / "results.json").read_text(encoding="utf-8"))
+    on_disk = written["models"]["m"]["tasks"]["toy_choice"]["decodings"]["greedy"]["space"]
+    assert on_disk["accuracy"]["estimated"] is True
+
+    shown = succeed(["report", str(run)]).output
+    assert "8 templates of a space (≈ estimated from part of the grid)" in shown
+    assert "what each dimension does" in shown
+    md = succeed(["report", str(run), "--markdown"]).output
+    assert "8 templates of a space (≈ estimated from part of the grid)" in md
+    page = tmp_path / "r.html"
+    succeed(["report", str(run), "--html", str(page)])
+    html = page.read_text("utf-8")
+    assert "what each dimension of the prompt space does" in html
+    assert "(≈ estimated from part of the grid)" in html and "enumerator" in html

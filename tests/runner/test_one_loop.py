@@ -292,7 +292,7 @@ def test_a_stopping_rule_never_acts_on_a_degenerate_interval(tmp_path: Path) -> 
 
 
 def test_the_stop_rule_reads_only_usable_intervals() -> None:
-    from hakari.runner.plan import enough_replicates, usable_interval
+    from hakari.runner.stopping import enough_replicates, usable_interval
 
     assert enough_replicates(40, 0.95) and enough_replicates(1000, 0.95)
     assert not enough_replicates(2, 0.95) and not enough_replicates(39, 0.95)

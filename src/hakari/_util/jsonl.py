@@ -70,7 +70,7 @@ def iter_jsonl(
     try:
         if data is None:
             with path.open("rb") as fh:
-                yield from _parse_lines(path, _bounded_lines(fh, path, field), field)
+                yield from _parse_lines(path, bounded_lines(fh, path, field), field)
             return
     except OSError as exc:
         raise HakariInputError(
@@ -79,17 +79,19 @@ def iter_jsonl(
     yield from _parse_lines(path, data.split(b"\n"), field)
 
 
-def _bounded_lines(fh: IO[bytes], path: Path, field: str | None) -> Iterator[bytes]:
-    """The lines of `fh`, none longer than `MAX_LINE_BYTES`: a file without line breaks
-    (or a link to /dev/zero) is one error after at most that many bytes, never a read
-    without end."""
+def bounded_lines(
+    fh: IO[Any], path: Path, field: str | None, kind: str = "a JSON Lines file"
+) -> Iterator[Any]:
+    """The lines of `fh` (binary or text), none longer than `MAX_LINE_BYTES`: a file
+    without line breaks (or a link to /dev/zero) is one error after at most that many
+    bytes, never a read without end. `kind` names what the file should have been."""
     for lineno in itertools.count(1):
         line = fh.readline(MAX_LINE_BYTES + 1)
         if not line:
             return
         if len(line) > MAX_LINE_BYTES:
             raise HakariInputError(
-                f"line {lineno} is longer than {MAX_LINE_BYTES >> 20} MiB: not a JSON Lines file?",
+                f"line {lineno} is longer than {MAX_LINE_BYTES >> 20} MiB: not {kind}?",
                 file=str(path),
                 field=field,
             )
@@ -151,7 +153,7 @@ def iter_jsonl_lenient(
     `iter_jsonl`'s (a longer one is a `HakariInputError`). `keep(text)`, when given, sees
     each line's text first: a line it refuses is not parsed (a cheap filter of long lines)."""
     with path.open("rb") as fh:
-        for raw in _bounded_lines(fh, path, field):
+        for raw in bounded_lines(fh, path, field):
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError:

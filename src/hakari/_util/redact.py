@@ -118,6 +118,36 @@ def _mask_token(matched: str) -> str:
     return f"{matched.split(maxsplit=1)[0]} {MASK}"
 
 
+_SECRET_NAME = compile_regex(rf"(?i)^(?:[a-z0-9]+[_-])*(?:{_SECRET_PARAMS})$")
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether an argument's name says its value is a credential (`api_key`, `token`,
+    `hf_token`, `password`, `OPENAI_API_KEY`...): the names of `_SECRET_PARAMS`, with any
+    prefix."""
+    return bool(_SECRET_NAME.fullmatch(name.strip()))
+
+
+def redact_arguments(value: Any) -> Any:
+    """Recorded arguments of another tool (lm-eval's `model_args` "k=v,k2=v2", an inspect
+    log's `model_args` mapping) with the value of every argument named like a credential
+    replaced by `***`, then `redact_tree` on the rest."""
+    if isinstance(value, str):
+        parts = []
+        for part in value.split(","):
+            name, sep, _ = part.partition("=")
+            parts.append(f"{name}={MASK}" if sep and is_secret_name(name) else part)
+        return redact(",".join(parts))
+    if isinstance(value, dict):
+        return {
+            k: MASK if isinstance(k, str) and is_secret_name(k) else redact_arguments(v)
+            for k, v in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [redact_arguments(v) for v in value]
+    return redact_tree(value)
+
+
 def redact_tree(data: Any) -> Any:
     """A JSON-like value with `redact` applied to every string in it, keys included (model
     specs key results.json)."""

@@ -1,8 +1,9 @@
 """What a prompt space tells: how much of the spread over templates each dimension
 explains, its best and worst level, and the template distribution's percentiles.
 
-Input: the template scores and their bootstrap (`resampling.BootstrapResult`: the same
-templates × instances replicates as the mean, std and Sharpe intervals; no second
+Input: the template scores and their bootstrap (`Bootstrapped`: a full run's
+`resampling.BootstrapResult`, or a budgeted run's estimate on its imputed replicates; the
+same templates × instances replicates as the mean, std and Sharpe intervals; no second
 bootstrap) and each template's level on every dimension of the space.
 
 Share of the variance (one-way, main effect, per dimension on its own). With `T`
@@ -43,13 +44,13 @@ percentile of each replicate's resampled template scores, cut to the metric's ra
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from hakari.aggregate.intervals import Interval, Replicates, percentile_interval, template_se
-from hakari.aggregate.resampling import BootstrapResult
 from hakari.results.space import DimensionEffect, LevelMean, Percentile, SpaceSummary
 
 PERCENTILES = (5.0, 50.0, 95.0)
@@ -60,18 +61,60 @@ SHARE_TEXT = (
 )
 
 
+class TemplateDraws(Protocol):
+    """The template scores of a bootstrap's replicates (`resampling.TemplateReplicates`,
+    `budget.draws.ImputedScores`): `every[b]` all templates' scores on replicate b's
+    instances, `resampled[b] = every[b, picked[b]]` the templates it drew."""
+
+    @property
+    def template_ids(self) -> tuple[str, ...]: ...
+
+    @property
+    def resampled(self) -> np.ndarray: ...
+
+    @property
+    def every(self) -> np.ndarray: ...
+
+    @property
+    def picked(self) -> np.ndarray | None: ...
+
+
+class Bootstrapped(Protocol):
+    """The bootstrap behind an aggregate and how its intervals are read (None: none ran)."""
+
+    @property
+    def replicates(self) -> TemplateDraws | None: ...
+
+    @property
+    def confidence(self) -> float | None: ...
+
+    @property
+    def ci_method(self) -> str | None: ...
+
+
+@dataclass(frozen=True)
+class _Boot:
+    draws: TemplateDraws
+    confidence: float
+    ci_method: str
+
+
 def summarize(
     per_template: Mapping[str, float],
     levels: Mapping[str, Mapping[str, str] | None],
-    boot: BootstrapResult | None,
+    bootstrapped: Bootstrapped | None,
     value_range: tuple[float, float] = (-np.inf, np.inf),
 ) -> SpaceSummary | None:
     """The space record of one metric, or None when no template carries levels.
 
     Templates without levels (hand-written ones beside a space) are left out of the
-    decomposition; `boot` (the aggregate's bootstrap over the same templates, or None)
-    gives the intervals."""
-    order = per_template if boot is None else boot.replicates.template_ids
+    decomposition; `bootstrapped` (the aggregate's bootstrap over the same templates, or
+    None) gives the intervals."""
+    boot = None
+    if bootstrapped is not None and bootstrapped.replicates is not None:
+        assert bootstrapped.confidence is not None and bootstrapped.ci_method is not None
+        boot = _Boot(bootstrapped.replicates, bootstrapped.confidence, bootstrapped.ci_method)
+    order = per_template if boot is None else boot.draws.template_ids
     ids = [t for t in order if levels.get(t)]
     if not ids:
         return None
@@ -96,10 +139,10 @@ Rows = tuple[np.ndarray, np.ndarray, np.ndarray] | None
 the replicate's instances (B, T)) of the bootstrap."""
 
 
-def _replicate_rows(ids: Sequence[str], boot: BootstrapResult | None) -> Rows:
+def _replicate_rows(ids: Sequence[str], boot: _Boot | None) -> Rows:
     if boot is None:
         return None
-    reps = boot.replicates
+    reps = boot.draws
     picked = reps.picked
     if picked is None or tuple(ids) != reps.template_ids:
         # hand-written templates beside the space's: their draws mix both, so the
@@ -142,7 +185,7 @@ def _effect(
     values: list[str],
     x: np.ndarray,
     rows: Rows,
-    boot: BootstrapResult | None,
+    boot: _Boot | None,
     value_range: tuple[float, float],
 ) -> DimensionEffect:
     names, codes = level_codes(values)
@@ -191,7 +234,7 @@ def _effect(
 def _with_interval(
     level: LevelMean,
     reps: Replicates | None,
-    boot: BootstrapResult,
+    boot: _Boot,
     value_range: tuple[float, float],
 ) -> LevelMean:
     if reps is None:
@@ -249,7 +292,7 @@ def _replicates(
 
 
 def _percentiles(
-    x: np.ndarray, rows: Rows, boot: BootstrapResult | None, value_range: tuple[float, float]
+    x: np.ndarray, rows: Rows, boot: _Boot | None, value_range: tuple[float, float]
 ) -> list[Percentile]:
     qs = np.array(PERCENTILES) / 100.0
     points = np.quantile(x, qs)

@@ -137,6 +137,7 @@ def _check_vllm(spec: str, adapter: AdapterRef | None, opts: LoadOptions) -> Non
 
     from hakari.backends.vllm import (
         INSTALL_HINT,
+        check_cluster,
         check_dtype,
         check_engine_args,
         check_lora_loglik,
@@ -151,6 +152,7 @@ def _check_vllm(spec: str, adapter: AdapterRef | None, opts: LoadOptions) -> Non
     check_lora_loglik(adapter, loglik=opts.needs.loglik)
     if importlib.util.find_spec("vllm") is None:  # found now, not when its turn comes
         raise ModelLoadError(f"{spec}: {INSTALL_HINT}", field="--model")
+    check_cluster(opts.serving)  # Ray installed, RAY_ADDRESS answering
 
 
 def _load_vllm(spec: str, adapter: AdapterRef | None, opts: LoadOptions) -> Backend:

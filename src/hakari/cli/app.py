@@ -1,10 +1,11 @@
 """The `hakari` command line: one Typer app, every command group wired here in one place.
 
 Each command lives in a module of its own (`run.py`, `report.py`, `tasks.py`,
-`models.py`, `score.py` with `analyze`, `meta.py`, `pfgen.py`, `finetune.py`) that imports
-only typer, rich and `hakari.errors` at the top; the machinery a command needs (torch, the
-statistics, the report builder) is imported inside the command, so `hakari --help` and a
-light command such as `hakari pfgen score` start fast.
+`models.py`, `score.py` with `analyze`, `meta.py`, `pfgen.py`, `finetune.py`, `interop.py`
+with `import` and `export`) that imports only typer, rich and `hakari.errors` at the top;
+the machinery a command needs (torch, the statistics, the report builder) is imported
+inside the command, so `hakari --help` and a light command such as `hakari pfgen score`
+start fast.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typer._click.exceptions import (
 from typer.core import TyperGroup
 
 from hakari._util.checks import did_you_mean
-from hakari.cli import finetune, meta, models, pfgen, report, run, score, tasks
+from hakari.cli import finetune, interop, meta, models, pfgen, report, run, score, tasks
 from hakari.cli.common import (
     err_console,
     print_error,
@@ -134,6 +135,8 @@ app.command()(report.report)
 app.command()(score.score)
 app.command()(score.analyze)
 app.command()(meta.meta)
+app.command("import")(interop.import_)
+app.command()(interop.export)
 app.add_typer(tasks.app, name="tasks")
 app.add_typer(models.app, name="models")
 app.add_typer(pfgen.app, name="pfgen", help="pfgen-bench: Japanese generation benchmark.")

@@ -260,7 +260,8 @@ def _space_figures(data: ReportData, models: PerModel, metric: str, key: str) ->
                 + (f" [{p.ci_low:.3f}, {p.ci_high:.3f}]" if p.ci_low is not None else "")
                 for p in space.percentiles
             )
-            lines.append(f"<li>{esc(label)}: {esc(cells)}</li>")
+            mark = " (≈ estimated from part of the grid)" if space.estimated else ""
+            lines.append(f"<li>{esc(label)}{mark}: {esc(cells)}</li>")
             space_tables.append(tables.space_tables(label, dec, metric))
     figures = [
         '<figure class="dimension">'

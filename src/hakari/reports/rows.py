@@ -447,7 +447,10 @@ def space_sections(dec: DecodingResult) -> Iterator[SpaceSection]:
             for dim, e in space.dimensions.items()
             for lv in e.levels
         ]
-        line = f"{space.n_templates} templates of a space: {percentiles}"
+        estimated = (
+            f" ({ESTIMATED_MARK} estimated from part of the grid)" if space.estimated else ""
+        )
+        line = f"{space.n_templates} templates of a space{estimated}: {percentiles}"
         yield SpaceSection(metric, line, rows, levels)
 
 

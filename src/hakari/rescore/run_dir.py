@@ -161,19 +161,10 @@ def _publish(run_dir: Path, samples: list[dict[str, Any]], results: EvalResults)
     publish_together(staged)
 
 
-def _model_keys(results: EvalResults) -> dict[str, str]:
-    """samples.jsonl names a model by its identity name; results.json by its spec."""
-    out = {}
-    for spec, model in results.models.items():
-        out[model.identity.get("name", spec)] = spec
-        out.setdefault(spec, spec)
-    return out
-
-
 def _add_rescored(
     results: EvalResults, samples: list[dict[str, Any]], metrics: list[str], alpha: float
 ) -> None:
-    keys = _model_keys(results)
+    keys = results.sample_model_keys()
     buckets: dict[tuple[str, str, str], dict[str, dict[str, list[float | None]]]] = defaultdict(
         lambda: defaultdict(lambda: defaultdict(list))
     )

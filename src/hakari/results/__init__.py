@@ -25,8 +25,8 @@ Every statistic is a typed record (`hakari._util.records.Record`, a pydantic mod
 docstring on each field), one module per part of the file: `stats` (`AggregateStats`,
 `TemplateInterval`, the Sharpe score), `sweep` (`AlphaSweepPoint` and the sweep itself),
 `paired` (`PairedComparison`, `ModelGroups`), `budget` (what a budgeted run did), `run` (the
-containers and the run's `RunConfig`),
-`vocab` (the closed sets of values the schema shares with task files and requests).
+containers and the run's `RunConfig`), `imported` (where an imported run's numbers came
+from), `vocab` (the closed sets of values the schema shares with task files and requests).
 `hakari.aggregate` computes the statistics and builds these records; this package imports
 nothing of hakari but `_util`, so reading a run (`hakari report`) loads neither the
 aggregation and scoring code nor scipy (an import-linter contract and
@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from hakari.results.budget import BudgetRecord, BudgetRound, DesignRecord, EstimatorRecord
+    from hakari.results.imported import DroppedCells, ImportRecord, SourceFile
     from hakari.results.paired import (
         VERDICTS,
         GroupTest,
@@ -78,6 +79,9 @@ _WHERE = {
     "BudgetRound": "budget",
     "DesignRecord": "budget",
     "EstimatorRecord": "budget",
+    "DroppedCells": "imported",
+    "ImportRecord": "imported",
+    "SourceFile": "imported",
     "VERDICTS": "paired",
     "GroupTest": "paired",
     "ModelGroups": "paired",
@@ -124,12 +128,14 @@ __all__ = [
     "BudgetRound",
     "DecodingResult",
     "DesignRecord",
+    "DroppedCells",
     "EstimatorRecord",
     "EvalResults",
     "FamilyScore",
     "FamilySummary",
     "GenerationBudget",
     "GroupTest",
+    "ImportRecord",
     "Language",
     "ModelGroups",
     "ModelResult",
@@ -139,6 +145,7 @@ __all__ = [
     "QAMode",
     "RescoredMetric",
     "RunConfig",
+    "SourceFile",
     "TaskResult",
     "TemplateBudget",
     "TemplateInterval",

@@ -136,7 +136,7 @@ class GroupTest(Record):
 
 class ModelGroups(Record):
     """Which models differ: `model_groups[TASK][DECODING][METRIC]` in results.json (runs
-    with at least three models, and budgeted runs with two or more)."""
+    with at least three models, every plan alike: with two, `paired` says it all)."""
 
     model_config = ConfigDict(frozen=True)
 

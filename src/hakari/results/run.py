@@ -13,6 +13,7 @@ from hakari._util.atomic import json_text, write_text_atomic
 from hakari._util.records import Record, read_from_file
 from hakari._util.redact import redact_tree
 from hakari.results.budget import BudgetRecord
+from hakari.results.imported import ImportRecord
 from hakari.results.paired import ModelGroups, PairedComparison
 from hakari.results.space import SpaceSummary
 from hakari.results.stats import AggregateStats, TemplateInterval
@@ -299,11 +300,18 @@ class TaskResult(Record):
 class ModelResult(Record):
     """One model."""
 
+    WRITTEN_WHEN_GIVEN = frozenset({"serving"})
+
     identity: dict[str, str]
     """Who answered: backend, name, revision (weights' hash or hub commit), dtype, prompt
     format, adapter hash...: the model's part of the cache key."""
     tasks: dict[str, TaskResult] = Field(default_factory=dict)
     """Task -> its results, in run order."""
+    serving: dict[str, Any] | None = None
+    """The engines that answered, where the backend keeps a record (vLLM in-process:
+    `data_parallel_size`, each engine's rank, Ray node, host, dtype, memory share and
+    the prompts it answered, one that failed and why, and how prompts were dealt);
+    never part of a cache key. Written only for such a backend."""
 
 
 class FamilyScore(Record):
@@ -342,7 +350,7 @@ class FamilySummary(Record):
 class EvalResults(Record):
     """A run's results: results.json (see the module docstring for the layout)."""
 
-    WRITTEN_WHEN_GIVEN = frozenset({"rescoring", "model_groups", "families"})
+    WRITTEN_WHEN_GIVEN = frozenset({"rescoring", "model_groups", "families", "imported"})
     INVALID = "not a hakari results.json"
 
     schema_version: int = SCHEMA_VERSION
@@ -374,8 +382,12 @@ class EvalResults(Record):
     model_groups: dict[str, dict[str, dict[str, ModelGroups]]] | None = None
     """Task -> decoding -> metric -> which models differ in Sharpe score after a
     multiple-comparison correction, and the groups of tied models
-    (`hakari.aggregate.multiple`); written for runs of three or more models and budgeted
-    runs of two or more (with a bootstrap)."""
+    (`hakari.aggregate.multiple`); written for runs of three or more models (with a
+    bootstrap), whatever the plan: with two, `paired` says it all."""
+    imported: ImportRecord | None = None
+    """A run made by `hakari import` from another tool's outputs: where every number came
+    from (`ImportRecord`: source, files and their hashes, producer versions, mapping
+    options, cells left out); written for such runs only."""
 
     @model_validator(mode="after")
     def _groups_name_models_of_the_file(self, info: ValidationInfo) -> EvalResults:
@@ -402,6 +414,15 @@ class EvalResults(Record):
                 "was it written by a newer hakari?"
             )
         return value
+
+    def sample_model_keys(self) -> dict[str, str]:
+        """The key in `models` of each name samples.jsonl may give a model by: its
+        identity's name (what a run writes in each sample) or the key itself."""
+        out = {}
+        for key, model in self.models.items():
+            out[model.identity.get("name", key)] = key
+            out.setdefault(key, key)
+        return out
 
     def file_text(self) -> str:
         """The text of results.json: indent 2, non-ASCII kept as it is, and no

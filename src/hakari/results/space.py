@@ -79,6 +79,7 @@ class SpaceSummary(Record):
     """`space[METRIC]` of a decoding whose templates carry levels (a prompt space)."""
 
     model_config = ConfigDict(frozen=True)
+    WRITTEN_WHEN_GIVEN = frozenset({"estimated"})
 
     definition: str
     """How `share` is defined, in words."""
@@ -90,3 +91,7 @@ class SpaceSummary(Record):
     """Templates with levels behind these numbers."""
     confidence: float | None = None
     """Level of every interval here (the aggregate's; null without a bootstrap)."""
+    estimated: bool | None = None
+    """True when the template scores behind these numbers were estimated from part of
+    the grid (a budgeted run: the estimated template scores, the intervals from the
+    imputed replicates of the aggregate); written for such runs only."""

@@ -25,13 +25,16 @@ from hakari.tasks.spec import TaskSpec
 
 class Baseline(NamedTuple):
     """What the row scan learns of a task, shared by every model: the instances evaluated
-    and the trivial baselines per metric (`hakari.tasks.chance`)."""
+    (their split positions and gold answers: the items of the task's grid) and the
+    trivial baselines per metric (`hakari.tasks.chance`)."""
 
     n_rows: int
     chance: dict[str, float]  # the paper's fallback-only score
     uniform_guess: dict[str, float]
     majority_answer: dict[str, float]
     notes: tuple[str, ...] = ()
+    positions: tuple[int, ...] = ()
+    golds: tuple[Any, ...] = ()
 
     def task_result(self, spec: TaskSpec) -> TaskResult:
         """The task's result before any decoding has run, its baselines filled in."""
@@ -46,10 +49,15 @@ class Baseline(NamedTuple):
 
 
 def task_baseline(
-    task: Task, golds: list[Any], opts: RunOptions, guess_rates: Sequence[float] = ()
+    task: Task,
+    golds: list[Any],
+    opts: RunOptions,
+    guess_rates: Sequence[float] = (),
+    positions: Sequence[int] = (),
 ) -> Baseline:
     """The baselines of the instances evaluated (`golds`: their canonical gold answers;
-    `guess_rates`: each one's uniform-guess accuracy, `chance.instance_guess_rate`)."""
+    `guess_rates`: each one's uniform-guess accuracy, `chance.instance_guess_rate`;
+    `positions`: their positions in the split)."""
     spec = task.spec
     notes = (label_mix_note(task, golds, opts),) if opts.limit is not None else ()
     return Baseline(
@@ -58,6 +66,8 @@ def task_baseline(
         uniform_guess_rates(spec, guess_rates),
         majority_answer_rates(spec, golds),
         tuple(n for n in notes if n),
+        tuple(positions),
+        tuple(golds),
     )
 
 

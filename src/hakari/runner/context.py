@@ -42,14 +42,14 @@ class RunContext:
     on_status: StatusHook | None = None
     # model spec -> the identity of its backend (results.json `identity`), as it loads
     identities: dict[str, dict[str, str]] = field(default_factory=dict)
+    # model spec -> the engines that served it (results.json `serving`), from a backend
+    # that keeps such a record (`serving_record()`: vLLM's data-parallel engines)
+    serving: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def status(self, text: str) -> None:
         """Say what the run does in a step without a progress bar (loading a model)."""
         if self.on_status is not None:
             self.on_status(text)
-
-    def n_rows(self, task: Task) -> int:
-        return self.baselines[task.name][0]
 
 
 def default_factory(opts: RunOptions) -> BackendFactory:

@@ -4,8 +4,8 @@ Every plan runs through it (the full grid is one round of every cell; a budget o
 of a prefix of each task's design; a sequential run rounds of growing prefixes). A model's
 backend comes from the factory here and only here, and is closed when the model's round
 is done (a run of one model keeps it for all its rounds); every pass goes through
-`collect.run_decodings` here and only here; the answers go to the estimator, which, after
-each round, closes the task × decodings that are done.
+`collect.run_decodings` here and only here; the answers go to their cells in
+`grids.RunGrids`, which, after each round, closes the task × decodings that are done.
 
 When a model fails (or the run is interrupted), `LoopState` says which model it was and
 which finished before it, and where each model's samples lie in the samples file, so that
@@ -19,10 +19,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from hakari.backends.base import Backend
-from hakari.runner.collect import DecodingRun, run_decodings
+from hakari.runner.collect import run_decodings
 from hakari.runner.context import RunContext
-from hakari.runner.estimate import Estimator
-from hakari.runner.options import Decoding
+from hakari.runner.grids import RunGrids
 from hakari.runner.plan import Schedule
 from hakari.runner.requests import resolve_chat
 from hakari.runner.rundir import Mark, RunWriter
@@ -81,7 +80,7 @@ class Backends:
 def run_loop(
     ctx: RunContext,
     schedule: Schedule,
-    estimator: Estimator,
+    grids: RunGrids,
     writer: RunWriter | None,
     state: LoopState,
 ) -> None:
@@ -97,11 +96,14 @@ def run_loop(
                 state.started = writer.mark() if writer is not None else None
                 with backends.use(model) as backend:
                     ctx.identities[model] = {k: str(v) for k, v in vars(backend.identity).items()}
-                    _model_round(ctx, schedule, estimator, model, backend, round_index)
+                    _model_round(ctx, schedule, grids, model, backend, round_index)
+                    record = getattr(backend, "serving_record", None)
+                    if callable(record):
+                        ctx.serving[model] = record()
                 if writer is not None and state.started is not None:
                     state.spans.setdefault(model, []).append((state.started, writer.mark()))
             state.running = None
-            estimator.round_ran(schedule, round_index)
+            grids.round_ran(round_index)
     finally:
         backends.close()
 
@@ -109,33 +111,27 @@ def run_loop(
 def _model_round(
     ctx: RunContext,
     schedule: Schedule,
-    estimator: Estimator,
+    grids: RunGrids,
     model: str,
     backend: Backend,
     round_index: int,
 ) -> None:
-    """One model's passes of every task in this round, handed to the estimator task by
-    task (a full run scores a task and lets its predictions go before the next)."""
+    """One model's passes of every task in this round, their answers in the model's
+    cells, each task's handed on as it finishes (a full run scores it at once)."""
     use_chat = resolve_chat(backend, ctx.opts.prompt_format)
     for task in ctx.tasks:
-        runs: dict[Decoding, DecodingRun] = {}
         for decodings, cells in schedule.passes(task, round_index):
-            runs |= run_decodings(
+            run_decodings(
                 task,
                 decodings,
                 backend,
                 ctx.opts,
                 ctx.cache,
                 use_chat,
-                ctx.n_rows(task),
                 schedule.label(model, task.name, decodings, round_index),
                 ctx.hook,
                 ctx.write_sample,
                 cells=cells,
-                collected={
-                    d: c
-                    for d in decodings
-                    if (c := estimator.collected(model, task.name, d)) is not None
-                },
+                answers=grids.answers(model, task.name, decodings),
             )
-        estimator.task_ran(model, task, runs)
+        grids.task_ran(model, task, round_index)

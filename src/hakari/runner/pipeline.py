@@ -15,13 +15,13 @@ from typing import Any
 
 from hakari.backends.cache import ResponseCache
 from hakari.backends.serving import ServingOptions
+from hakari.errors import HakariInputError
 from hakari.results import EvalResults, library_versions
 from hakari.runner import preflight
-from hakari.runner.aggregation import alpha_sweeps
 from hakari.runner.context import RunContext, default_factory
-from hakari.runner.estimate import Direct, Estimator
+from hakari.runner.estimators import Direct, Imputed, alpha_sweeps, cannot_estimate
 from hakari.runner.families import family_summaries
-from hakari.runner.imputed import Imputed
+from hakari.runner.grids import RunGrids
 from hakari.runner.loop import LoopState, run_loop
 from hakari.runner.options import (
     DEFAULT_MODEL,
@@ -34,7 +34,7 @@ from hakari.runner.options import (
     parse_decodings,
     run_config,
 )
-from hakari.runner.plan import Plan, Schedule, check_task_fits, make_plan
+from hakari.runner.plan import Plan, Schedule, make_plan, task_plan
 from hakari.runner.progress import progress_bars
 from hakari.runner.rundir import RunWriter, open_writer
 from hakari.runner.settings import EvalOptions
@@ -135,9 +135,8 @@ def _prepare(
         expand_task(task, opts.templates, data_dir=opts.data_dir) for task in load_tasks(tasks)
     ]
     preflight.check_tasks(loaded, opts, decoding_list)
-    if plan.active:
-        for task in loaded:
-            check_task_fits(task)
+    if plan.budgeted:
+        _check_estimable(loaded)
     preflight.check_models(
         models,
         opts,
@@ -172,36 +171,54 @@ def _run(
         versions=library_versions(),
         output_dir=str(writer.folder) if writer is not None else None,
     )
-    if plan.active:
+    if plan.budgeted:
         results.config.budget = str(plan.grid_budget) if plan.grid_budget else None
         results.config.target_ci = plan.target_ci
         results.config.until_decided = plan.until_decided
-    schedule = Schedule.of(plan, ctx.tasks, ctx.decodings, opts)
-    estimator: Estimator = Imputed(ctx, schedule) if plan.active else Direct(ctx)
+    task_plans = {
+        t.name: task_plan(
+            t, plan, opts, ctx.baselines[t.name].positions, ctx.baselines[t.name].golds
+        )
+        for t in ctx.tasks
+    }
+    schedule = Schedule.of(plan, task_plans, ctx.tasks, ctx.decodings)
+    grids = RunGrids(ctx, schedule, Imputed() if plan.budgeted else Direct())
     if writer is not None:
         ctx.write_sample = writer.write_sample
     state = LoopState()
     try:
         with progress_bars(opts.progress and on_progress is None) as hook:
             ctx.hook = on_progress or hook
-            run_loop(ctx, schedule, estimator, writer, state)
+            run_loop(ctx, schedule, grids, writer, state)
     except BaseException as exc:
-        save_finished(results, ctx, state, estimator, writer, exc)
+        save_finished(results, ctx, state, grids, writer, exc)
         raise
-    finish(results, estimator, ctx, ctx.models, writer)
+    finish(results, grids, ctx, ctx.models, writer)
     return results
+
+
+def _check_estimable(tasks: Sequence[Task]) -> None:
+    """A budgeted run can estimate every task's metrics (`estimators.cannot_estimate`)."""
+    for task in tasks:
+        problem = cannot_estimate(task.spec.answer_type, [str(m) for m in task.spec.metrics])
+        if problem is not None:
+            raise HakariInputError(
+                f"{problem}; a budgeted run cannot estimate it (run the full grid)",
+                file=str(task.path),
+                field="--budget",
+            )
 
 
 def finish(
     results: EvalResults,
-    estimator: Estimator,
+    grids: RunGrids,
     ctx: RunContext,
     finished: Sequence[str],
     writer: RunWriter | None,
 ) -> None:
     """The finished models' numbers, the comparisons between them, the task families
     pooled over their members, published."""
-    estimator.publish(results, finished)
+    grids.publish(results, finished)
     families = family_summaries(results, ctx.tasks, ctx.opts.alpha)
     if families is not None:
         results.families = families
@@ -215,7 +232,7 @@ def save_finished(
     results: EvalResults,
     ctx: RunContext,
     state: LoopState,
-    estimator: Estimator,
+    grids: RunGrids,
     writer: RunWriter | None,
     exc: BaseException,
 ) -> None:
@@ -246,7 +263,7 @@ def save_finished(
             )
         return
     try:
-        finish(results, estimator, ctx, finished, writer)
+        finish(results, grids, ctx, finished, writer)
     except Exception as publish_exc:  # the disk or the folder failed too
         exc.add_note(f"the finished models' results could not be saved: {publish_exc}")
         return

@@ -185,6 +185,7 @@ def scan_rows(task: Task, opts: RunOptions, decodings: Sequence[Decoding]) -> Ba
     source = data_source(task, opts)
     constrained = "constrained" in decodings
     golds: list[Any] = []
+    positions: list[int] = []
     guess_rates: list[float] = []  # each instance's 1/k_i
     filled_regexes = {t.id for t in templates if INSTANCE_REF.search(t.regex)}
     for index, row in task_instances(task, opts):
@@ -199,6 +200,7 @@ def scan_rows(task: Task, opts: RunOptions, decodings: Sequence[Decoding]) -> Ba
                 _gold_problem(task, value, exc), field="target", **where
             ) from None
         guess_rates.append(instance_guess_rate(spec, row))
+        positions.append(index)
         for template in templates:
             try:
                 rendered = render(spec, template, row, index)
@@ -219,7 +221,7 @@ def scan_rows(task: Task, opts: RunOptions, decodings: Sequence[Decoding]) -> Ba
                 )
     if not golds:
         raise HakariInputError("no instances to evaluate", file=source, field="data")
-    return task_baseline(task, golds, opts, guess_rates)
+    return task_baseline(task, golds, opts, guess_rates, positions)
 
 
 def data_source(task: Task, opts: RunOptions) -> str:
@@ -286,9 +288,7 @@ def check_budget_floor(
     budget (`aggregate.budget.floor.grid_verdict`) run in full, each said in one line; a
     `HakariInputError` naming `--budget` and the smallest honest budget when the grid is
     not cheap to run in full. A sequential run is judged on its first round."""
-    if not plan.active:
-        return plan
-    full: set[str] = set(plan.full_grid)
+    full: set[str] = set(plan.in_full)
     for task in tasks:
         n_templates = len(select_templates(task.spec, opts.templates))
         n_instances = baselines[task.name][0]
@@ -298,4 +298,4 @@ def check_budget_floor(
         if verdict.action == "full":
             log.warning("%s: %s", task.name, verdict.message)
             full.add(task.name)
-    return dataclasses.replace(plan, full_grid=frozenset(full))
+    return dataclasses.replace(plan, in_full=frozenset(full))

@@ -259,6 +259,8 @@ class TaskSpec(_Strict):
                 raise ValueError(f"fallback label {self.fallback.value!r} is not in labels")
         for name in self.metrics:
             metric = corpus.get(name)  # ValueError naming the known metrics
+            if not metric.answer_types:  # e.g. given_score: a source's scores, imported
+                raise ValueError(f"metric {name!r} scores no answers: {metric.description}")
             if self.answer_type not in metric.answer_types:
                 raise ValueError(
                     f"metric {name!r} scores {', '.join(sorted(metric.answer_types))} answers, "

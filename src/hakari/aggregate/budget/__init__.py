@@ -7,7 +7,7 @@ bins), `completion` (the latent-class model and its Gibbs draws: multiple imputa
 the missing cells, calibrated per template × stratum), `estimate` (every metric on every
 imputed grid with hakari's scorers, template shrinkage, full-grid and population
 intervals, paired differences). The runner's side (rounds, the cache, stopping) is
-`hakari.runner.plan` and `hakari.runner.imputed`; the measurements are
+`hakari.runner.plan`, `runner.stopping` and `runner.estimators.imputed`; the measurements are
 `benchmarks/bench_budget.py`. The package
 imports nothing itself (its records, `records`, are read with every results.json).
 """

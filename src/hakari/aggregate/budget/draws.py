@@ -48,6 +48,7 @@ class ImputedScores:
     n_instances: int
     seed: int
     unshrunk: np.ndarray | None = None
+    picked: np.ndarray | None = None  # (n_boot, T): the template positions of `resampled`
 
     @property
     def draw_key(self) -> tuple[tuple[str, ...], int, int, int]:
@@ -192,7 +193,7 @@ def imputed_scores(
         every = shrinkage.apply(every, np.arange(n_boot) % len(scorers))
     resampled = np.take_along_axis(every, picked, axis=1)
     return ImputedScores(
-        grid.template_ids, draws, resampled, every, grid.n_instances, seed, unshrunk
+        grid.template_ids, draws, resampled, every, grid.n_instances, seed, unshrunk, picked
     )
 
 

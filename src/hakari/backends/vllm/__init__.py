@@ -23,16 +23,26 @@ models too big or runs too long for transformers' loop. Needs `pip install 'haka
 * Scale: `tensor_parallel_size` splits the model over GPUs; `distributed_executor_backend=
   "ray"` spans nodes; `data_parallel_size` > 1 starts that many Ray actors, each with its
   own `LLM`, and deals the prompts out to them (vLLM's own offline data parallelism is for
-  MoE models only). LoRA adapters go through `LoRARequest`.
+  MoE models only); an engine that fails is taken out and its prompts go to the others
+  (`ray_engines`). LoRA adapters go through `LoRARequest`.
 
 Modules: `options.py` (the spec and the engine options, checked before any model loads),
-`engine.py` (one `vllm.LLM` per data-parallel rank, its outputs as plain data),
+`engine.py` (one `vllm.LLM`, its outputs as plain data, a request's whole answer on one
+engine), `ray_engines.py` (data-parallel ranks as Ray actors: placement, dealing,
+failures, bounded waits),
 `backend.py` (the `Backend` protocol), `startup.py` (a failed start as one line with
 vLLM's root cause; the memory share a CPU host can give).
 """
 
-from hakari.backends.vllm.backend import VLLMBackend
-from hakari.backends.vllm.engine import Raw, VLLMEngine, raw_output, sampling_kwargs, start_engines
+from hakari.backends.vllm.backend import VLLMBackend, start_engines
+from hakari.backends.vllm.engine import (
+    LocalEngine,
+    Raw,
+    VLLMEngine,
+    answer_on,
+    raw_output,
+    sampling_kwargs,
+)
 from hakari.backends.vllm.options import (
     INSTALL_HINT,
     PREFIX,
@@ -44,13 +54,18 @@ from hakari.backends.vllm.options import (
     lora_rank,
     parse_spec,
 )
+from hakari.backends.vllm.ray_engines import RayEngines, check_cluster
 
 __all__ = [
     "INSTALL_HINT",
     "PREFIX",
+    "LocalEngine",
     "Raw",
+    "RayEngines",
     "VLLMBackend",
     "VLLMEngine",
+    "answer_on",
+    "check_cluster",
     "check_dtype",
     "check_engine_args",
     "check_lora_loglik",

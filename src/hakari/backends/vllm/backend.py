@@ -1,6 +1,7 @@
 """`VLLMBackend`: the `Backend` protocol on one or more vLLM engines (data-parallel
-ranks): prompts tokenized as the transformers backend does, the stop rule by re-asking,
-log-likelihoods from prompt logprobs, the identity."""
+ranks): prompts tokenized as the transformers backend does, the stop rule by re-asking
+(on the engine that answered: `engine.answer_on`), log-likelihoods from prompt logprobs,
+the identity, and a record of the engines for results.json (`serving_record`)."""
 
 from __future__ import annotations
 
@@ -21,14 +22,8 @@ from hakari.backends.base import (
     move_trailing_space,
 )
 from hakari.backends.hub import cached_commit
-from hakari.backends.serving import (
-    ServingOptions,
-    final_results,
-    first_stops,
-    reask_stops,
-    to_reask,
-)
-from hakari.backends.vllm.engine import Raw, sampling_kwargs, start_engines
+from hakari.backends.serving import ServingOptions
+from hakari.backends.vllm.engine import LocalEngine, start_local
 from hakari.backends.vllm.options import (
     INSTALL_HINT,
     check_dtype,
@@ -38,8 +33,17 @@ from hakari.backends.vllm.options import (
     lora_rank,
     parse_spec,
 )
+from hakari.backends.vllm.ray_engines import RayEngines
 from hakari.backends.weights import folder_revision
 from hakari.errors import HakariInputError, ModelLoadError
+
+
+def start_engines(kwargs: dict[str, Any], opts: ServingOptions) -> LocalEngine | RayEngines:
+    """One engine in this process, or one Ray actor per data-parallel rank
+    (`RAY_ADDRESS` joins a running cluster)."""
+    if opts.data_parallel_size > 1:
+        return RayEngines.start(kwargs, opts)
+    return start_local(kwargs)
 
 
 class VLLMBackend:
@@ -47,7 +51,7 @@ class VLLMBackend:
 
     def __init__(
         self,
-        engines: Sequence[Any],
+        engines: Any,
         tokenizer: Any,
         *,
         name: str,
@@ -55,11 +59,10 @@ class VLLMBackend:
         dtype: str,
         prompt_format: str = "auto",
         lora: AdapterRef | None = None,
-        remote: bool = False,
     ) -> None:
-        self.engines = list(engines)
+        # `LocalEngine` or `RayEngines`; a list of one engine: this process's engine
+        self.engines = engines if hasattr(engines, "run") else LocalEngine(*engines)
         self.tokenizer = tokenizer
-        self.remote = remote  # engines are Ray actor handles
         self.supports_chat = bool(getattr(tokenizer, "chat_template", None))
         if prompt_format == "chat" and not self.supports_chat:
             raise ModelLoadError(
@@ -108,18 +111,16 @@ class VLLMBackend:
             llm_kwargs(model, revision, asked_dtype, trust_remote_code, opts, max_lora_rank)
             | engine_args
         )
-        engines, remote = start_engines(kwargs, opts.data_parallel_size)
-        if remote:
-            import ray
+        engines = start_engines(kwargs, opts)
+        try:
+            from transformers import AutoTokenizer
 
-            engine_dtype = str(ray.get(engines[0].dtype.remote()))
-        else:
-            engine_dtype = engines[0].dtype()
-        from transformers import AutoTokenizer
-
-        tokenizer = AutoTokenizer.from_pretrained(
-            model, revision=revision, trust_remote_code=trust_remote_code
-        )
+            tokenizer = AutoTokenizer.from_pretrained(
+                model, revision=revision, trust_remote_code=trust_remote_code
+            )
+        except BaseException:
+            engines.close()
+            raise
         if local:
             identity_revision = folder_revision(folder)
         else:  # the snapshot vLLM and the tokenizer loaded from the Hugging Face cache
@@ -129,10 +130,9 @@ class VLLMBackend:
             tokenizer,
             name=model,
             revision=identity_revision + engine_revision(engine_args),
-            dtype=engine_dtype,
+            dtype=engines.dtype(),
             prompt_format=prompt_format,
             lora=lora,
-            remote=remote,
         )
 
     # -- prompts -------------------------------------------------------------------------
@@ -165,56 +165,11 @@ class VLLMBackend:
         batch_size: int | None = None,
         on_results: OnResults[GenerationResult] | None = None,
     ) -> list[GenerationResult]:
-        prompts = [self._encode(r) for r in requests]
-        raws = self._run_generate(prompts, list(requests), [first_stops(r) for r in requests])
-        again = to_reask(requests, raws)
-        if again:
-            second = self._run_generate(
-                [prompts[i] for i in again],
-                [requests[i] for i in again],
-                [reask_stops(requests[i]) or () for i in again],
-            )
-            for i, raw in zip(again, second, strict=True):
-                raws[i] = raw
-        results = final_results(requests, raws)
-        if on_results is not None:
-            on_results(list(enumerate(results)))
-        return results
-
-    def _run_generate(
-        self,
-        prompts: list[list[int]],
-        requests: list[GenerationRequest],
-        stops: list[tuple[str, ...]],
-    ) -> list[Raw]:
-        settings = [sampling_kwargs(r, s) for r, s in zip(requests, stops, strict=True)]
-        regexes = [r.regex for r in requests]
-        return self._dispatch("generate", [prompts, settings, regexes])
-
-    def _dispatch(self, method: str, columns: list[list[Any]]) -> list[Any]:
-        """Call `method` on the engines with each column dealt out round-robin across
-        data-parallel ranks; results come back in the original order."""
-        n_engines = len(self.engines)
-        if n_engines == 1 and not self.remote:
-            return list(getattr(self.engines[0], method)(*columns, self._lora_arg))
-        size = len(columns[0])
-        shards = [list(range(rank, size, n_engines)) for rank in range(n_engines)]
-        calls = []
-        for engine, shard in zip(self.engines, shards, strict=True):
-            args = [[column[i] for i in shard] for column in columns]
-            if self.remote:
-                calls.append(getattr(engine, method).remote(*args, self._lora_arg))
-            else:
-                calls.append(getattr(engine, method)(*args, self._lora_arg))
-        if self.remote:
-            import ray
-
-            calls = ray.get(calls)
-        out: list[Any] = [None] * size
-        for shard, values in zip(shards, calls, strict=True):
-            for i, value in zip(shard, values, strict=True):
-                out[i] = value
-        return out
+        """One call for all requests, dealt between the engines; each engine's answers
+        go to `on_results` as that engine finishes (its re-asks included)."""
+        items = [(self._encode(r), r) for r in requests]
+        done = None if on_results is None else _forward(on_results)
+        return list(self.engines.run("answer", items, self._lora_arg, done))
 
     # -- log-likelihood ------------------------------------------------------------------
 
@@ -229,27 +184,31 @@ class VLLMBackend:
         (trailing whitespace of the context moves to the continuation; the
         model reads tokenize(context), then the tokens of tokenize(context + continuation)
         past len(tokenize(context)); an empty context gets the BOS token)."""
-        rows: list[tuple[list[int], int]] = []
-        owners: list[tuple[int, int]] = []
-        values: list[list[tuple[float, int]]] = [
-            [(0.0, 0)] * len(r.continuations) for r in requests
-        ]
+        # one item a request: its continuations' (ids, n_ctx), scored on one engine
+        groups: list[list[tuple[list[int], int]]] = []
         # a prompt's context is the same for each of its continuations: tokenized once
         encode = lru_cache(maxsize=256)(self._token_ids)
-        for i, request in enumerate(requests):
+        for request in requests:
             context = self.render_prompt(request)
             add_special = not self._is_chat(request)
-            for j, continuation in enumerate(request.continuations):
-                if continuation:
-                    rows.append(self._pair(context, continuation, add_special, encode))
-                    owners.append((i, j))
-        if rows:
-            for (i, j), value in zip(owners, self._dispatch("score", [rows]), strict=True):
-                values[i][j] = value
-        results = [LoglikResult(tuple(v[0] for v in vs), tuple(v[1] for v in vs)) for vs in values]
-        if on_results is not None:
-            on_results(list(enumerate(results)))
-        return results
+            groups.append(
+                [self._pair(context, c, add_special, encode) for c in request.continuations if c]
+            )
+
+        def result(request: LoglikRequest, scores: list[tuple[float, int]]) -> LoglikResult:
+            """An empty continuation scores 0 over 0 tokens."""
+            found = iter(scores)
+            values = [next(found) if c else (0.0, 0) for c in request.continuations]
+            return LoglikResult(tuple(v[0] for v in values), tuple(v[1] for v in values))
+
+        def finished(positions: list[int], scored: list[Any]) -> None:
+            if on_results is not None:
+                on_results(
+                    [(i, result(requests[i], s)) for i, s in zip(positions, scored, strict=True)]
+                )
+
+        scored = self.engines.run("score_groups", groups, self._lora_arg, finished)
+        return [result(r, s) for r, s in zip(requests, scored, strict=True)]
 
     def _token_ids(self, text: str, add_special: bool) -> tuple[int, ...]:
         return tuple(self.tokenizer(text, add_special_tokens=add_special)["input_ids"])
@@ -273,13 +232,19 @@ class VLLMBackend:
         # tokens, then the whole text's tokens past them
         return [*ctx, *whole[len(ctx) :]], len(ctx)
 
-    def close(self) -> None:
-        if self.remote:
-            import ray
+    def serving_record(self) -> dict[str, Any]:
+        """The engines that answered, for results.json: each one's node, dtype, memory
+        and how many prompts it answered, and how prompts were dealt."""
+        return dict(self.engines.record())
 
-            for engine in self.engines:
-                ray.kill(engine)
-        else:
-            for engine in self.engines:
-                engine.shutdown()
-        self.engines = []
+    def close(self) -> None:
+        if self.engines is not None:
+            engines, self.engines = self.engines, None
+            engines.close()
+
+
+def _forward(on_results: OnResults[GenerationResult]) -> Any:
+    def done(positions: list[int], results: list[GenerationResult]) -> None:
+        on_results(list(zip(positions, results, strict=True)))
+
+    return done

@@ -1,20 +1,27 @@
 """The engine side of the vLLM backend: one `vllm.LLM` (`VLLMEngine`, in this process or a
-Ray actor per data-parallel rank), its outputs as plain data (`Raw`), and starting the
-engines."""
+Ray actor per data-parallel rank), its outputs as plain data (`Raw`), a request's whole
+answer on one engine (`answer_on`: the first ask, the re-ask, hakari's rules), and
+starting the one engine of this process (`start_local`)."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Sequence
+import socket
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hakari.backends.base import (
-    GenerationRequest,
+from hakari.backends.base import GenerationRequest, GenerationResult
+from hakari.backends.serving import (
+    final_results,
+    first_stops,
+    reask_stops,
+    to_reask,
 )
 from hakari.backends.vllm.startup import captured_stderr, failure_line
 from hakari.errors import ModelLoadError
+
+Lora = tuple[str, int, str] | None  # LoRARequest's (name, id, path), plain data
 
 
 @dataclass(frozen=True)
@@ -75,7 +82,7 @@ class VLLMEngine:
         prompts: list[list[int]],
         settings: list[dict[str, Any]],
         regexes: list[str | None],
-        lora: tuple[str, int, str] | None,
+        lora: Lora,
     ) -> list[Raw]:
         from vllm import SamplingParams
         from vllm.inputs import TokensPrompt
@@ -98,9 +105,7 @@ class VLLMEngine:
         )
         return [raw_output(out.outputs[0]) for out in outputs]
 
-    def score(
-        self, rows: list[tuple[list[int], int]], lora: tuple[str, int, str] | None
-    ) -> list[tuple[float, int]]:
+    def score(self, rows: list[tuple[list[int], int]], lora: Lora) -> list[tuple[float, int]]:
         """Sum log-prob of ids[n_ctx:] given ids[:n_ctx], for each (ids, n_ctx)."""
         from vllm import SamplingParams
         from vllm.inputs import TokensPrompt
@@ -120,7 +125,7 @@ class VLLMEngine:
         return scores
 
     @staticmethod
-    def _lora(lora: tuple[str, int, str] | None) -> Any:
+    def _lora(lora: Lora) -> Any:
         if lora is None:
             return None
         from vllm.lora.request import LoRARequest
@@ -128,29 +133,100 @@ class VLLMEngine:
         return LoRARequest(lora[0], lora[1], lora[2])
 
 
-def start_engines(kwargs: dict[str, Any], data_parallel_size: int) -> tuple[list[Any], bool]:
-    """One in-process engine, or one Ray actor per data-parallel rank (`RAY_ADDRESS`
-    joins a running cluster)."""
+def answer_on(
+    engine: Any, items: list[tuple[list[int], GenerationRequest]], lora: Lora
+) -> list[GenerationResult]:
+    """Each (prompt ids, request)'s final answer from one engine: every request's first
+    ask in one `generate`, the re-asks of answers cut inside their leading whitespace
+    in a second (`hakari.backends.serving`), then hakari's output rules. Runs where the
+    engine is (a Ray actor returns finished answers, so a rank's answers can be kept as
+    it ends)."""
+    prompts = [ids for ids, _ in items]
+    requests = [request for _, request in items]
+
+    def ask(positions: list[int], stops: list[tuple[str, ...]]) -> list[Raw]:
+        settings = [sampling_kwargs(requests[i], s) for i, s in zip(positions, stops, strict=True)]
+        return list(
+            engine.generate(
+                [prompts[i] for i in positions],
+                settings,
+                [requests[i].regex for i in positions],
+                lora,
+            )
+        )
+
+    everything = list(range(len(items)))
+    raws = ask(everything, [first_stops(r) for r in requests])
+    again = to_reask(requests, raws)
+    if again:
+        for i, raw in zip(
+            again, ask(again, [reask_stops(requests[i]) or () for i in again]), strict=True
+        ):
+            raws[i] = raw
+    return final_results(requests, raws)
+
+
+def score_groups_on(
+    engine: Any, groups: list[list[tuple[list[int], int]]], lora: Lora
+) -> list[list[tuple[float, int]]]:
+    """Each group's (log-prob sum, tokens) per (ids, n_ctx), all groups in one call."""
+    flat = [row for group in groups for row in group]
+    scores = iter(engine.score(flat, lora) if flat else [])
+    return [[next(scores) for _ in group] for group in groups]
+
+
+_ON_ENGINE: dict[str, Callable[[Any, list[Any], Lora], list[Any]]] = {
+    "answer": answer_on,
+    "score_groups": score_groups_on,
+}
+
+
+class LocalEngine:
+    """The one engine of this process, behind the interface `RayEngines` has."""
+
+    remote = False
+
+    def __init__(self, engine: Any) -> None:
+        self.engine = engine
+        self.served = 0
+
+    def dtype(self) -> str:
+        return str(self.engine.dtype())
+
+    def run(
+        self,
+        method: str,
+        items: list[Any],
+        lora: Lora,
+        on_done: Callable[[list[int], list[Any]], None] | None = None,
+    ) -> list[Any]:
+        values = list(_ON_ENGINE[method](self.engine, items, lora))
+        self.served += len(items)
+        if on_done is not None:
+            on_done(list(range(len(items))), values)
+        return values
+
+    def record(self) -> dict[str, Any]:
+        return {
+            "data_parallel_size": 1,
+            "dealt": "one engine in this process",
+            "engines": [{"rank": 0, "host": socket.gethostname(), "dtype": self.dtype(),
+                         "prompts": self.served}],
+        }  # fmt: skip
+
+    def close(self) -> None:
+        self.engine.shutdown()
+
+
+def start_local(kwargs: dict[str, Any]) -> LocalEngine:
+    """The one engine of this process; a start that fails is one line with vLLM's root
+    cause (`startup`)."""
+    log: list[str] = []
     try:
-        if data_parallel_size == 1:
-            log: list[str] = []
-            try:
-                with captured_stderr(log):  # the root cause, not ~100 lines of it
-                    return [VLLMEngine(kwargs)], False
-            except (OSError, ValueError, RuntimeError) as exc:
-                line = failure_line(exc, log[1], Path(log[0])) if log else str(exc)
-                raise ModelLoadError(
-                    f"vLLM cannot start {kwargs['model']}: {line}", field="--model"
-                ) from exc
-        try:
-            import ray
-        except ImportError:
-            raise ModelLoadError(
-                "--data-parallel-size needs Ray: pip install ray", field="--data-parallel-size"
-            ) from None
-        if not ray.is_initialized():
-            ray.init(address=os.environ.get("RAY_ADDRESS"))
-        actor = ray.remote(VLLMEngine)
-        return [actor.remote(kwargs) for _ in range(data_parallel_size)], True
+        with captured_stderr(log):  # the root cause, not ~100 lines of it
+            return LocalEngine(VLLMEngine(kwargs))
     except (OSError, ValueError, RuntimeError) as exc:
-        raise ModelLoadError(f"vLLM cannot load {kwargs['model']}: {exc}", field="model") from exc
+        line = failure_line(exc, log[1], Path(log[0])) if log else str(exc)
+        raise ModelLoadError(
+            f"vLLM cannot start {kwargs['model']}: {line}", field="--model"
+        ) from exc

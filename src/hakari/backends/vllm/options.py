@@ -179,7 +179,7 @@ def engine_revision(engine_args: dict[str, Any]) -> str:
     return "+engine-" + hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
-def _on_cpu() -> bool:
+def on_cpu() -> bool:
     """Whether vLLM runs on its CPU backend (False where that cannot be told)."""
     try:
         from vllm.platforms import current_platform
@@ -208,19 +208,21 @@ def llm_kwargs(
         "seed": 0,
     }
     share = opts.gpu_memory_utilization
-    if share is None and _on_cpu():
-        share = cpu_memory_share()  # vLLM's 0.9 of the machine refuses a busy host
+    if share is None and opts.data_parallel_size == 1 and on_cpu():
+        # vLLM's 0.9 of the machine refuses a busy host; data-parallel engines take
+        # their share on their own node (`ray_engines.EngineActor.start`)
+        share = cpu_memory_share()
     if share is not None:
         kwargs["gpu_memory_utilization"] = share
     if opts.max_model_len is not None:
         kwargs["max_model_len"] = opts.max_model_len
     if opts.enforce_eager:
         kwargs["enforce_eager"] = True
-    backend = opts.distributed_executor_backend
-    if opts.data_parallel_size > 1:
-        backend = "ray"  # each rank's LLM places its workers through Ray
-    if backend is not None:
-        kwargs["distributed_executor_backend"] = backend
+    # data-parallel ranks are Ray actors (`ray_engines`); each rank's engine starts its
+    # workers with vLLM's own executor inside its actor unless told to place them
+    # through Ray (`--distributed-executor-backend ray`: one model across nodes)
+    if opts.distributed_executor_backend is not None:
+        kwargs["distributed_executor_backend"] = opts.distributed_executor_backend
     if max_lora_rank is not None:
         kwargs["enable_lora"] = True
         kwargs["max_lora_rank"] = max_lora_rank

@@ -103,14 +103,17 @@ def captured_stderr(found: list[str]) -> Iterator[None]:
             os.unlink(log.name)
 
 
-def cpu_memory_share() -> float | None:
-    """The `gpu_memory_utilization` a CPU host can give now: `FREE_SHARE` of the free
-    memory as a share of the total (vLLM's CPU backend reserves that share of the total
-    and refuses to start when less is free); None where the memory cannot be read."""
+def cpu_memory_share(engines: int = 1) -> float | None:
+    """The `gpu_memory_utilization` each of `engines` engines starting together on this
+    CPU host can take now: `FREE_SHARE` of the free memory as a share of the total,
+    split between them (vLLM's CPU backend reserves that share of the total and refuses
+    to start when less is free; two engines each asking for 0.9 of what is free cannot
+    both start); None where the memory cannot be read."""
     free, total = checks.available_memory(), _total_memory()
     if not free or not total:
         return None
-    return round(max(MIN_SHARE, min(FREE_SHARE, FREE_SHARE * free / total)), 3)
+    share = FREE_SHARE * free / total / max(1, engines)
+    return round(max(MIN_SHARE, min(FREE_SHARE, share)), 3)
 
 
 def _total_memory() -> int | None:

@@ -1,4 +1,6 @@
-"""Corpus-level metrics: accuracy, MCC, Pearson, Spearman, exact match and F1, as a registry.
+"""Corpus-level metrics: accuracy, MCC, Pearson, Spearman, exact match and F1, as a registry,
+and `given_score` / `given_mean` (the mean of per-item scores a source gave, for imported
+results: `given.py`; no task file can name them).
 
 Every metric is computed over the whole split (never averaged per sample) and returned on
 its natural scale: accuracy, EM and F1 in 0..1 (not 0..100); MCC, Pearson and Spearman in

@@ -1,0 +1,90 @@
+"""`hakari import` and `hakari export` as functions without a console (the CLI calls these;
+so can Python): read a source into a run folder, write a run out as a table or as Every
+Eval Ever records.
+
+The order is always: options checked → every input read and checked (one
+`HakariInputError` naming file, line and field for the first problem) → statistics →
+the run folder published whole. Nothing is written when any input is bad.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+from hakari._util.atomic import check_output_folder
+from hakari._util.checks import bootstrap_replicates, choice, number, seed
+from hakari.errors import HakariInputError
+from hakari.interop.finish import Settings
+from hakari.interop.options import SOURCES, ImportOptions, Reading
+from hakari.results import EvalResults, ImportRecord
+
+READERS = {
+    "lm-eval": "hakari.interop.lmeval",
+    "inspect": "hakari.interop.inspect_logs",
+    "eee": "hakari.interop.eee",
+    "table": "hakari.interop.table",
+    "grid": "hakari.interop.grid",
+}
+
+
+def check_settings(settings: Settings) -> None:
+    number(settings.alpha, "--alpha", low=0.0)
+    bootstrap_replicates(settings.n_boot, "--n-boot")
+    seed(settings.seed)
+
+
+def read_source(source: str, paths: list[Path], options: ImportOptions) -> Reading:
+    """Every input of `source` read into one grid (nothing computed, nothing written)."""
+    choice(source, "SOURCE", SOURCES)
+    if not paths:
+        raise HakariInputError("give at least one file or folder", field="PATH")
+    options.check()
+    reader = importlib.import_module(READERS[source])
+    reading: Reading = reader.read(paths, options)
+    if not reading.grid.cells:
+        raise HakariInputError(
+            f"no cells were read from {', '.join(map(str, paths))}", field="PATH"
+        )
+    return reading
+
+
+def import_run(
+    source: str,
+    paths: list[Path],
+    output: Path,
+    options: ImportOptions | None = None,
+    settings: Settings | None = None,
+    argv: list[str] | None = None,
+) -> tuple[Path, EvalResults]:
+    """Read `paths` as `source` and publish a run folder at `output`; returns the
+    results.json written and its results."""
+    from hakari.interop.publish import file_record, write_run
+
+    options = options or ImportOptions()
+    settings = settings or Settings()
+    check_settings(settings)
+    check_output_folder(output, "--output")
+    reading = read_source(source, paths, options)
+    record = ImportRecord(
+        source=source,
+        files=[file_record(p) for p in reading.files],
+        producers=reading.producers,
+        options=options.recorded() | ({"fill": True} if settings.fill else {}),
+        notes=reading.notes,
+    )
+    return write_run(reading.grid, record, settings, output, argv)
+
+
+def export_run(run: Path, format: str, output: Path) -> str:
+    """Write run folder `run` as `format` ("table": one file; "eee": a folder of Every
+    Eval Ever records); returns what was written, in words."""
+    from hakari.interop.export import FORMATS, export_table
+
+    choice(format, "--format", FORMATS)
+    if format == "table":
+        return f"{export_table(run, output)} rows in {output}"
+    from hakari.interop.eee_export import export_eee
+
+    files = export_eee(run, output)
+    return f"{len(files)} files under {output}"

@@ -1,0 +1,245 @@
+"""The neutral record every reader produces: one cell (model × task × decoding × template ×
+item) with what the source had for it, collected into an `ImportedGrid`.
+
+The one decision a reader must know: **the order of items and templates is canonical, not
+the order of the rows.** Items are sorted by their id (numerically when every id of the
+task is an integer, else as text), so the statistics do not depend on how a file was
+sorted, and every model of a task sees its items in the same order (the bootstrap's draws
+index items by position: two models compared on the same items must list them alike).
+Templates keep the order in which the input first names them (over all models), which is
+the order a hakari export writes them in, so a round trip draws the same replicates.
+
+A cell is added once: a second cell for the same model × task × decoding × template ×
+item (× run) is an error naming both lines, never a silent overwrite. Where metrics are
+computed from answers and golds, golds are per item: two cells of one item whose golds
+differ are an error too (every template is scored against the same gold, as in a native
+run).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from hakari.errors import HakariInputError
+
+_INTEGER = re.compile(r"^-?\d{1,18}$")
+MISSING = object()  # a cell field the source did not have
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a cell came from: the file and the 1-based line (or record) in it."""
+
+    file: str
+    line: int
+
+    def error(self, message: str, field_name: str | None = None) -> HakariInputError:
+        return HakariInputError(f"line {self.line}: {message}", file=self.file, field=field_name)
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """One metric of an imported task: its key in results.json and how it is scored.
+
+    `scorer` None: the mean of the per-item scores the source gave under `key` (lm-eval's
+    `acc`, an inspect scorer, a table's `score` column); else a registered corpus metric
+    (accuracy, mcc, exact_match, f1, pearson, spearman) computed from answers and golds.
+    """
+
+    key: str
+    scorer: str | None = None
+
+    @property
+    def from_answers(self) -> bool:
+        return self.scorer is not None
+
+
+@dataclass
+class Cell:
+    """What the source had for one model × task × decoding × template × item."""
+
+    scores: dict[str, float]  # metric key -> the source's per-item score
+    origin: Origin
+    answer: Any = None
+    gold: Any = MISSING
+    output: str | None = None
+    prompt: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)  # kept in samples.jsonl as it is
+
+
+@dataclass
+class TaskInfo:
+    """One imported task: its metrics, language and templates (with their levels)."""
+
+    name: str
+    metrics: list[MetricSpec]
+    language: str = "en"
+    qa_mode: str = "first-line"  # EM/F1: golds NFKC-normalised as a native run's default
+    templates: dict[str, dict[str, str] | None] = field(default_factory=dict)  # id -> levels
+
+
+GridKey = tuple[str, str, str]  # (model, task, decoding)
+
+
+@dataclass
+class ImportedGrid:
+    """Every cell read, by model × task × decoding, then template, then item."""
+
+    tasks: dict[str, TaskInfo] = field(default_factory=dict)
+    cells: dict[GridKey, dict[str, dict[str, list[Cell]]]] = field(default_factory=dict)
+    identities: dict[str, dict[str, str]] = field(default_factory=dict)
+    golds: dict[tuple[str, str], tuple[Any, Origin]] = field(default_factory=dict)
+    runs_seen: bool = False  # some cell came with a run id (several runs of a cell)
+    # where the source says in which order models and tasks ran (hakari's own export),
+    # their rank; else the order they were first read in
+    model_rank: dict[str, int] = field(default_factory=dict)
+    task_rank: dict[str, int] = field(default_factory=dict)
+
+    def task(self, name: str, metrics: Sequence[MetricSpec], origin: Origin) -> TaskInfo:
+        """The task `name`, made on first sight; its metrics must agree across inputs."""
+        info = self.tasks.get(name)
+        if info is None:
+            info = self.tasks[name] = TaskInfo(name, list(metrics))
+        elif [m.key for m in info.metrics] != [m.key for m in metrics]:
+            raise origin.error(
+                f"task {name!r} has metrics {[m.key for m in metrics]} here but "
+                f"{[m.key for m in info.metrics]} in an earlier input"
+            )
+        return info
+
+    def add(
+        self,
+        key: GridKey,
+        template: str,
+        item: str,
+        cell: Cell,
+        *,
+        levels: dict[str, str] | None = None,
+        run: str | None = None,
+    ) -> None:
+        """One cell; a duplicate (same key, template, item and run) is an error."""
+        model, task, _ = key
+        info = self.tasks[task]
+        known = info.templates.get(template, MISSING)
+        if known is MISSING:
+            info.templates[template] = levels
+        elif levels and known != levels:
+            raise cell.origin.error(
+                f"template {template!r} has levels {levels} here but {known} before", "level"
+            )
+        if cell.gold is not MISSING:
+            self._check_gold(task, item, cell, strict=any(m.from_answers for m in info.metrics))
+        per_item = self.cells.setdefault(key, {}).setdefault(template, {})
+        runs = per_item.setdefault(item, [])
+        if run is not None:
+            self.runs_seen = True
+            cell.extra["run"] = run
+        for other in runs:
+            if other.extra.get("run") == run:
+                again = f" run {run!r}" if run is not None else ""
+                raise cell.origin.error(
+                    f"duplicate item {item!r} in template {template!r} of model {model!r}, "
+                    f"task {task!r}{again} (first at line {other.origin.line} of "
+                    f"{other.origin.file}): each cell must appear once",
+                    "item",
+                )
+        runs.append(cell)
+        self.identities.setdefault(model, {"name": model})
+
+    def _check_gold(self, task: str, item: str, cell: Cell, *, strict: bool) -> None:
+        """An item's gold: one for every template where metrics are computed from it (a
+        source's own scores may come with a gold each template words its own way: "A",
+        "positive", "yes"; each cell keeps its own in samples.jsonl)."""
+        seen = self.golds.get((task, item))
+        if seen is None:
+            self.golds[(task, item)] = (cell.gold, cell.origin)
+        elif strict and seen[0] != cell.gold:
+            raise cell.origin.error(
+                f"item {item!r} of task {task!r} has gold {cell.gold!r} here but "
+                f"{seen[0]!r} at line {seen[1].line} of {seen[1].file}: an item has one gold",
+                "gold",
+            )
+
+    def gold(self, task: str, item: str) -> Any:
+        seen = self.golds.get((task, item))
+        return None if seen is None else seen[0]
+
+    def keys(self) -> list[GridKey]:
+        """Every model × task × decoding, models and tasks in their ranked order (then in
+        the order first read)."""
+        first = {key: k for k, key in enumerate(self.cells)}
+        models = {m: k for k, (m, _, _) in reversed(list(enumerate(self.cells)))}
+        tasks = {t: k for k, (_, t, _) in reversed(list(enumerate(self.cells)))}
+        return sorted(
+            self.cells,
+            key=lambda key: (
+                self.model_rank.get(key[0], len(self.cells) + models[key[0]]),
+                self.task_rank.get(key[1], len(self.cells) + tasks[key[1]]),
+                first[key],
+            ),
+        )
+
+    def task_names(self) -> list[str]:
+        """The tasks in ranked order (then in the order first read)."""
+        first = list(dict.fromkeys(t for _, t, _ in self.cells))
+        return sorted(first, key=lambda t: (self.task_rank.get(t, len(first)), first.index(t)))
+
+
+def item_order(items: Iterable[str]) -> list[str]:
+    """Items in canonical order: numerically when every id is an integer, else as text."""
+    unique = list(dict.fromkeys(items))
+    if all(_INTEGER.match(i) for i in unique):
+        return sorted(unique, key=int)
+    return sorted(unique)
+
+
+def item_id(value: Any, origin: Origin, field_name: str = "item") -> str:
+    """An item id as text: strings and integers (a float only when it is whole)."""
+    if isinstance(value, bool) or value is None or isinstance(value, dict | list):
+        raise origin.error(
+            f"{field_name} must be a string or an integer, got {value!r:.40}", field_name
+        )
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise origin.error(
+                f"{field_name} must be a string or an integer, got {value!r}", field_name
+            )
+        value = int(value)
+    text = str(value)
+    if not text.strip():
+        raise origin.error(f"{field_name} is empty", field_name)
+    return text
+
+
+def score_value(value: Any, origin: Origin, field_name: str) -> float:
+    """A per-item score: a finite number (a bool counts as 0/1); anything else, NaN
+    included, is an error naming the field."""
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, int | float) and math.isfinite(value):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            number = math.nan
+        if math.isfinite(number):
+            return number
+    shown = "NaN" if isinstance(value, float) and math.isnan(value) else f"{value!r:.40}"
+    raise origin.error(f"score {field_name!r} must be a finite number, got {shown}", field_name)
+
+
+def label(value: Any, origin: Origin, field_name: str) -> str:
+    """A model, task or template name: non-empty text (numbers are written as text)."""
+    if isinstance(value, bool) or value is None or isinstance(value, dict | list):
+        raise origin.error(f"{field_name} must be text, got {value!r:.40}", field_name)
+    text = str(value)
+    if not text.strip():
+        raise origin.error(f"{field_name} is empty", field_name)
+    if len(text) > 500:
+        raise origin.error(f"{field_name} is longer than 500 characters", field_name)
+    return text
