@@ -1,7 +1,10 @@
 """The CPU threads an in-process model computes with (torch's intra-op threads): `--threads`,
 else the rule below. torch-free, so the runner records the number before any model loads.
 
-The rule, from `benchmarks/bench_threads.py` (docs/results/threads.md): PLACEHOLDER.
+The default is the CPUs this process may use (its affinity; torch's own count on a
+machine without a CPU set). It is kept until `benchmarks/bench_threads.py` has measured
+the settings quiet and under load (docs/results/threads.md): the one measurement so far,
+issue 37's under load, shows what a busy machine costs, not what a quiet one gains.
 """
 
 from __future__ import annotations
