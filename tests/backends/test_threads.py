@@ -27,6 +27,7 @@ def test_a_thread_count_outside_the_machine_is_one_line(bad: object) -> None:
 def test_the_default_is_within_the_cpus_this_process_may_use() -> None:
     assert 1 <= default_threads() <= usable_cpus()
     assert check_threads(default_threads()) == default_threads()
+    assert check_threads(None) is None  # not given: the rule decides
 
 
 def test_evaluate_refuses_bad_threads_before_any_model(tmp_path: Path) -> None:

@@ -28,7 +28,9 @@ def default_threads() -> int:
     return usable_cpus()
 
 
-def check_threads(value: object, option: str = "--threads") -> int:
+def check_threads(value: object, option: str = "--threads") -> int | None:
     """At least 1 and at most the machine's CPUs (more threads than CPUs only wait for
-    each other), else one line naming the option."""
+    each other), else one line naming the option; None (not given: the rule) passes."""
+    if value is None:
+        return None
     return checks.integer(value, option, low=1, high=max(os.cpu_count() or 1, usable_cpus()))

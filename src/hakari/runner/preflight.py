@@ -66,8 +66,7 @@ def check_options(opts: RunOptions) -> None:
     checks.bootstrap_replicates(opts.n_boot, "--n-boot")  # 0: no bootstrap
     if opts.batch_size is not None:  # None: the backend chooses
         checks.integer(opts.batch_size, "--batch-size", low=1)
-    if opts.threads is not None:  # None: the rule of `backends.cpu`
-        check_threads(opts.threads)
+    check_threads(opts.threads)  # None: the rule of `backends.cpu`
     opts.serving.check()
     if opts.data_dir is not None and not opts.data_dir.is_dir():
         # named at once, not after the hub was asked (and retried) for every task
