@@ -235,9 +235,10 @@ def test_an_unreachable_ray_head_is_one_line_before_any_model_loads(
         "--tasks", "demo_sentiment_en", "--limit", "1",
     )  # fmt: skip
     assert_one_line(code, out, "RAY_ADDRESS=127.0.0.1:", "no Ray head answers", "ray start --head")
-    monkeypatch.setenv("RAY_ADDRESS", "not an address")
-    with pytest.raises(HakariInputError, match="is not host:port"):
-        vllm_backend.check_cluster(ServingOptions(data_parallel_size=2))
+    for junk in ("not an address", "host:99999", "[::1", "ray://:6379"):  # [: urlsplit raises
+        monkeypatch.setenv("RAY_ADDRESS", junk)
+        with pytest.raises(HakariInputError, match="is not host:port"):
+            vllm_backend.check_cluster(ServingOptions(data_parallel_size=2))
     monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:1")  # one engine: Ray is not used
     vllm_backend.check_cluster(ServingOptions())
 

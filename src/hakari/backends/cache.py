@@ -28,11 +28,11 @@ import os
 import sqlite3
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import TypeVar, get_args, get_type_hints
+from typing import Any, TypeVar, get_args, get_type_hints
 
 import platformdirs
 
@@ -275,6 +275,14 @@ def _from_cache(
     return results
 
 
+def _report_cached(
+    report: Callable[[int], None] | None, found: Mapping[str, Any], results: Sequence[Any]
+) -> None:
+    """How many answers were read back from the cache (none looked up: no call)."""
+    if report is not None and found:
+        report(sum(r is not None for r in results))
+
+
 def cached_generate(
     backend: Backend,
     requests: Sequence[GenerationRequest],
@@ -313,10 +321,12 @@ def cached_generate_together(
     *,
     batch_size: int | None = None,
     on_progress: Callable[[int], None] | None = None,
+    on_cached: Callable[[int], None] | None = None,
 ) -> list[Generated]:
     """`cached_generate` of several lists of requests in one call to the backend, so
     that they share its batches (a prompt's greedy and constrained requests share its
-    prefill)."""
+    prefill). `on_progress(n)`: n more answers generated; those read back from the cache
+    are reported first, at once, to `on_cached(n)` when given (else to `on_progress`)."""
     requests = [r for group in groups for r in group]
     keys = [
         request_key("generate", backend.identity, backend.render_prompt(r), r.settings())
@@ -327,8 +337,7 @@ def cached_generate_together(
         without_keys(r) if r is not None else None
         for r in _from_cache(found, keys, generation_from_payload, cache)
     ]
-    if on_progress is not None and found:
-        on_progress(sum(r is not None for r in results))
+    _report_cached(on_cached or on_progress, found, results)
     missing = [i for i, r in enumerate(results) if r is None]
     unreadable = {i for i in missing if keys[i] in found}
     # Identical requests (same key) are generated once.
@@ -379,6 +388,7 @@ def cached_loglik(
     *,
     batch_size: int | None = None,
     on_progress: Callable[[int], None] | None = None,
+    on_cached: Callable[[int], None] | None = None,
 ) -> tuple[list[LoglikResult], int]:
     """The log-likelihood counterpart of `cached_generate`."""
     keys = [
@@ -392,8 +402,7 @@ def cached_loglik(
             results[i] = None  # a row of another shape: regenerated
             if cache is not None:
                 cache.misread()
-    if on_progress is not None and found:
-        on_progress(sum(r is not None for r in results))
+    _report_cached(on_cached or on_progress, found, results)
     todo = [i for i, r in enumerate(results) if r is None]
 
     def store(batch: list[tuple[int, LoglikResult]]) -> None:

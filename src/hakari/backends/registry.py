@@ -70,6 +70,8 @@ class SpecForm:
     load: Callable[[str, AdapterRef | None, LoadOptions], Backend]
     # whether the tokenizer has a chat template, known without loading (None: unknown)
     chat_template: Callable[[str], bool | None] = lambda spec: None
+    # the model's context in tokens, known without loading (None: unknown, e.g. a server)
+    context_length: Callable[[str, LoadOptions], int | None] = lambda spec, opts: None
     adapters: bool = False
     # computes with torch in this process (its threads: `--threads`, `cpu.default_threads`)
     torch_threads: bool = False
@@ -192,6 +194,7 @@ SPEC_FORMS: tuple[SpecForm, ...] = (
         _check_local,
         _load_local,
         weights.has_chat_template,
+        lambda spec, opts: weights.context_length(spec),
         adapters=True,
         torch_threads=True,
     ),
@@ -202,6 +205,7 @@ SPEC_FORMS: tuple[SpecForm, ...] = (
         _check_local,
         _load_local,
         weights.has_chat_template,
+        lambda spec, opts: weights.context_length(spec),
         adapters=True,
         torch_threads=True,
     ),
@@ -214,6 +218,9 @@ SPEC_FORMS: tuple[SpecForm, ...] = (
         _prefix("vllm:"),
         _check_vllm,
         _load_vllm,
+        context_length=lambda spec, opts: (
+            opts.serving.max_model_len or weights.context_length(spec)
+        ),
         adapters=True,
     ),
     SpecForm("fake", "fake:<answer>", _prefix("fake:"), _check_fake, _load_fake),
@@ -324,6 +331,17 @@ def has_chat_template(spec: str) -> bool | None:
     except ModelLoadError:
         return None
     return form.chat_template(base)
+
+
+def context_length(spec: str, serving: ServingOptions | None = None) -> int | None:
+    """The tokens (prompt and answer) a spec's model takes, known without loading it
+    (packaged models, local folders and cached hub configs; vLLM's `--max-model-len`);
+    None where it is not known before the model answers (a server applies its own)."""
+    try:
+        form, base, _ = spec_form(spec)
+    except ModelLoadError:
+        return None
+    return form.context_length(base, LoadOptions(serving=serving or ServingOptions()))
 
 
 def list_packaged_models() -> list[tuple[PackagedModel, bool]]:

@@ -4,6 +4,9 @@ come in groups (`cli.options.grouped`), each turned into its part of `EvalOption
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -32,6 +35,7 @@ from hakari.errors import HakariInputError
 
 if TYPE_CHECKING:
     from hakari.backends.serving import ServingOptions
+    from hakari.reports.live import RunView
     from hakari.runner.settings import LoadOptions
 
 
@@ -236,6 +240,41 @@ class Display:
     ] = False
 
 
+@contextmanager
+def _display(view: RunView) -> Iterator[Callable[..., Any] | None]:
+    """What a person at a terminal sees while the run goes: the progress bars, drawn on
+    the console the tables print on (a write that bypasses a live display is overwritten
+    by its next redraw), and a packaged model's first conversion as a status line.
+    Yields the progress hook; None with --quiet and --json (no bars)."""
+    if not view.shows_progress:
+        yield None
+        return
+    from hakari.backends.packaged import log as conversion
+    from hakari.runner.progress import progress_bars
+
+    with progress_bars(True, console=view.out) as hook, view.live_bars():
+        with _logged_as_status(conversion, view.status):
+            yield hook
+
+
+@contextmanager
+def _logged_as_status(logger: logging.Logger, status: Callable[[str], Any]) -> Iterator[None]:
+    """`logger`'s INFO records (a step a library announces) said as status lines."""
+
+    class Said(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            status(record.getMessage())
+
+    handler, level = Said(logging.INFO), logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+
+
 @grouped
 def run(
     *,
@@ -281,34 +320,35 @@ def run(
     )
 
     try:
-        options = EvalOptions(
-            load=loading.options(serving),
-            plan=PlanOptions(
-                decodings=split_csv(decoding),
-                templates="all" if templates == "all" else split_csv(templates),
-                limit=rows.limit,
-                sample=rows.sample,
-                seed=rows.seed,
-                alpha=statistics.alpha,
-                n_boot=statistics.n_boot,
-                qa_mode=statistics.qa_mode,  # type: ignore[arg-type]
-                data_dir=loading.data_dir,
-                grid_budget=grid.budget,
-                target_ci=grid.target_ci,
-                until_decided=grid.until_decided,
-            ),
-            output=OutputOptions(
-                output_dir=display.output,
-                new_run_under=RUNS_ROOT,
-                progress=view.shows_progress,
-                argv=recorded_argv(),
-                on_task_done=view.task_done,
-                on_status=view.status,
-            ),
-        )
-        results = evaluate(
-            model or [DEFAULT_MODEL], split_csv(tasks) if tasks else list(DEFAULT_TASKS), options
-        )
+        with _display(view) as on_progress:
+            options = EvalOptions(
+                load=loading.options(serving),
+                plan=PlanOptions(
+                    decodings=split_csv(decoding),
+                    templates="all" if templates == "all" else split_csv(templates),
+                    limit=rows.limit,
+                    sample=rows.sample,
+                    seed=rows.seed,
+                    alpha=statistics.alpha,
+                    n_boot=statistics.n_boot,
+                    qa_mode=statistics.qa_mode,  # type: ignore[arg-type]
+                    data_dir=loading.data_dir,
+                    grid_budget=grid.budget,
+                    target_ci=grid.target_ci,
+                    until_decided=grid.until_decided,
+                ),
+                output=OutputOptions(
+                    output_dir=display.output,
+                    new_run_under=RUNS_ROOT,
+                    progress=False,  # the view's bars (on_progress), or none
+                    on_progress=on_progress,
+                    argv=recorded_argv(),
+                    on_task_done=view.task_done,
+                    on_status=view.status,
+                ),
+            )
+            run_tasks = split_csv(tasks) if tasks else list(DEFAULT_TASKS)
+            results = evaluate(model or [DEFAULT_MODEL], run_tasks, options)
     except HakariInputError as exc:
         fail(exc)
     except KeyboardInterrupt as exc:

@@ -286,6 +286,20 @@ class TaskResult(Record):
     decodings: dict[str, DecodingResult] = Field(default_factory=dict)
     """Decoding -> its results, in run order."""
 
+    @model_validator(mode="after")
+    def _space_of_its_metrics(self, info: ValidationInfo) -> TaskResult:
+        # a space record of a metric the task lacks was shown as the task's own
+        if not read_from_file(info):
+            return self
+        for name, decoding in self.decodings.items():
+            unknown = sorted(set(decoding.space or {}) - set(self.metrics))
+            if unknown:
+                raise ValueError(
+                    f"decodings.{name}.space has a record for {unknown[0]!r}, which is not one "
+                    f"of the task's metrics ({', '.join(self.metrics)}): a hand-edited file"
+                )
+        return self
+
     @classmethod
     def for_task(cls, spec: _TaskFacts, n_instances: int, chance: dict[str, float]) -> TaskResult:
         """A task's result before any decoding has run."""

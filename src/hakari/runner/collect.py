@@ -72,18 +72,24 @@ def run_decodings(
     runs = {d: answers[d] for d in decodings}
     generating = [d for d in decodings if d != "loglik"]
     total = len(cells) * len(decodings)
-    hook(label, total, 0)
+    hook(label, total, 0, False)
+    advance = lambda n: hook(label, total, n, False)  # noqa: E731
+    from_cache = lambda n: hook(label, total, n, True)  # noqa: E731
     for chunk in iter_numbered_chunks(spec, templates, task_instances(task, opts), CHUNK_ROWS):
         chunk = [rp for rp in chunk if (rp.template_id, rp.index) in cells]
         if not chunk:
             continue
-        advance = lambda n: hook(label, total, n)  # noqa: E731
         answered: dict[Decoding, tuple[list[str], list[GenerationResult] | None]] = {}
         if generating:
             started = time.perf_counter()
             groups = [[generation_request(rp, d, use_chat) for rp in chunk] for d in generating]
             together = cached_generate_together(
-                backend, groups, cache, batch_size=opts.batch_size, on_progress=advance
+                backend,
+                groups,
+                cache,
+                batch_size=opts.batch_size,
+                on_progress=advance,
+                on_cached=from_cache,
             )
             seconds = time.perf_counter() - started
             shares = _time_shares(seconds, [done.tokens + done.generated for done in together])
@@ -96,7 +102,9 @@ def run_decodings(
         if "loglik" in runs:
             started = time.perf_counter()
             unreadable_before = cache.unreadable if cache is not None else 0
-            outputs, n_new = loglik_outputs(chunk, backend, cache, opts, use_chat, advance)
+            outputs, n_new = loglik_outputs(
+                chunk, backend, cache, opts, use_chat, advance, from_cache
+            )
             loglik = runs["loglik"]
             loglik.generated += n_new
             loglik.cached += len(chunk) - n_new

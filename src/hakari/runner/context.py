@@ -19,7 +19,7 @@ from hakari.runner.settings import TaskDone
 from hakari.tasks.loader import Task
 
 
-def no_progress(label: str, total: int, advanced: int) -> None:
+def no_progress(label: str, total: int, advanced: int, cached: bool = False) -> None:
     return None
 
 

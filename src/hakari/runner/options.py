@@ -6,6 +6,7 @@ defaults without importing the engine.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
@@ -45,7 +46,11 @@ BackendFactory = Callable[[str], Backend]
 """Model spec → a loaded backend. `evaluate(..., backend_factory=...)` takes one to plug
 in any `hakari.backends.base.Backend`; it is called once per model, after validation."""
 
-ProgressHook = Callable[[str, int, int], Any]  # (label, total, advanced) -> None
+ProgressHook = Callable[[str, int, int, bool], Any]
+"""(label, total, advanced, cached): `advanced` more answers of the pass `label` (of
+`total`); `cached`: they were read from the response cache (instant, so no measure of
+the pace). A caller's `on_progress` may take the first three only
+(`progress.caller_hook`)."""
 StatusHook = Callable[[str], Any]
 """What the run does now, in words, for the steps without a progress bar (reading a
 task's rows, loading a model)."""
@@ -144,8 +149,10 @@ def answer_limits(task: Task, opts: RunOptions) -> GenerationBudget:
         )
         for t in select_templates(task.spec, opts.templates)
     }
-    values = list(per_template.values())
-    common = max(values, key=values.count)
+    # the most common budget (counted by value: a prompt space has thousands of templates)
+    counts = Counter((b.max_new_chars, b.max_new_tokens) for b in per_template.values())
+    chars, tokens = counts.most_common(1)[0][0]
+    common = TemplateBudget(max_new_chars=chars, max_new_tokens=tokens)
     own = {tid: b for tid, b in per_template.items() if b != common}
     limits = GenerationBudget(
         max_new_chars=common.max_new_chars,

@@ -9,7 +9,7 @@ templates → results (results.json, samples.jsonl) → report.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,14 +28,13 @@ from hakari.runner.options import (
     DEFAULT_TASKS,
     BackendFactory,
     Decoding,
-    ProgressHook,
     RunOptions,
     StatusHook,
     parse_decodings,
     run_config,
 )
 from hakari.runner.plan import Plan, Schedule, make_plan, task_plan
-from hakari.runner.progress import progress_bars
+from hakari.runner.progress import caller_hook, progress_bars
 from hakari.runner.rundir import RunWriter, open_writer
 from hakari.runner.settings import EvalOptions
 from hakari.tasks.families import load_tasks
@@ -72,7 +71,7 @@ def evaluate(
     once per model spec, after validation, and the backend is closed when its model is
     done. This is the public way to evaluate a custom backend.
 
-    `on_progress(label, total, advanced)` replaces the progress bars; `on_task_done(model,
+    `on_progress(label, total, advanced[, cached])` replaces the progress bars; `on_task_done(model,
     task, {decoding: DecodingResult})` is called as each model × task's numbers are ready
     (`settings.OutputOptions`): the seams for a caller's own display.
 
@@ -143,6 +142,8 @@ def _prepare(
         preflight.running_decodings(loaded, decoding_list),
         builtin_loader=backend_factory is None,
     )
+    if backend_factory is None:
+        preflight.check_context(models, loaded, opts, decoding_list)
     baselines = _scan_rows(loaded, opts, decoding_list, options.output.on_status)
     preflight.check_bootstrap_memory(loaded, baselines, len(models), opts, decoding_list)
     plan = preflight.check_budget_floor(loaded, baselines, plan, opts)
@@ -161,7 +162,10 @@ def _prepare(
 
 
 def _run(
-    ctx: RunContext, plan: Plan, writer: RunWriter | None, on_progress: ProgressHook | None
+    ctx: RunContext,
+    plan: Plan,
+    writer: RunWriter | None,
+    on_progress: Callable[..., Any] | None,
 ) -> EvalResults:
     """Plan → schedule → the loop → the estimator's numbers, published; the failure
     policy (the finished models are saved) is the same for every plan."""
@@ -188,7 +192,7 @@ def _run(
     state = LoopState()
     try:
         with progress_bars(opts.progress and on_progress is None) as hook:
-            ctx.hook = on_progress or hook
+            ctx.hook = caller_hook(on_progress) if on_progress is not None else hook
             run_loop(ctx, schedule, grids, writer, state)
     except BaseException as exc:
         save_finished(results, ctx, state, grids, writer, exc)
@@ -247,6 +251,13 @@ def save_finished(
     results.failed = {failed_spec: f"failed: {reason}"} | {
         m: after for m in models[models.index(failed_spec) + 1 :]
     }
+    if failed_spec in ctx.identities:  # it loaded: what became of its answers
+        exc.add_note(  # (said here: the backend that failed knows no cache)
+            f"the answers {failed_spec} generated so far are in the response cache: the "
+            "same command goes on from them"
+            if ctx.opts.use_cache
+            else f"this run used --no-cache, so the answers {failed_spec} generated are lost"
+        )
     if writer is None:
         return
     spans = state.spans.get(failed_spec, [])
@@ -256,11 +267,6 @@ def save_finished(
     if not finished:
         writer.discard()
         exc.add_note(f"no model finished: no results were written to {writer.folder}")
-        if ctx.opts.use_cache:
-            exc.add_note(
-                "the answers generated so far are in the response cache: the same command "
-                "goes on from them"
-            )
         return
     try:
         finish(results, grids, ctx, finished, writer)

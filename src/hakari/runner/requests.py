@@ -66,6 +66,7 @@ def loglik_outputs(
     opts: RunOptions,
     use_chat: bool,
     advance: Callable[[int], Any],
+    from_cache: Callable[[int], Any] | None = None,
 ) -> tuple[list[str], int]:
     """The verbalisation with the highest log-likelihood, as if the model had said it."""
     requests = []
@@ -79,7 +80,12 @@ def loglik_outputs(
             )
         )
     results, n_new = cached_loglik(
-        backend, requests, cache, batch_size=opts.batch_size, on_progress=advance
+        backend,
+        requests,
+        cache,
+        batch_size=opts.batch_size,
+        on_progress=advance,
+        on_cached=from_cache,
     )
     outputs = []
     for req, res in zip(requests, results, strict=True):

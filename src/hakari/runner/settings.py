@@ -21,7 +21,7 @@ from hakari.backends.base import PromptFormat
 from hakari.backends.serving import ServingOptions
 from hakari.errors import HakariInputError
 from hakari.results import TaskResult
-from hakari.runner.options import DEFAULT_DECODINGS, ProgressHook, RunOptions, StatusHook
+from hakari.runner.options import DEFAULT_DECODINGS, RunOptions, StatusHook
 from hakari.tasks.extract import DEFAULT_QA_MODE, QAMode
 
 TaskDone = Callable[[str, str, TaskResult], Any]
@@ -72,7 +72,8 @@ class OutputOptions:
     new_run_under: str | Path | None = None  # a fresh folder <it>/<time>-<random>
     progress: bool = False
     argv: Sequence[str] | None = None  # the command line, secrets scrubbed (CLI)
-    on_progress: ProgressHook | None = None  # (label, total, advanced); else rich bars
+    # (label, total, advanced[, cached]), else rich bars: `progress.caller_hook`
+    on_progress: Callable[..., Any] | None = None
     on_task_done: TaskDone | None = None
     on_status: StatusHook | None = None  # "loading MODEL", "reading TASK": no bar
 
