@@ -30,7 +30,6 @@ from hakari._util import checks
 from hakari.aggregate import bootstrap_bytes
 from hakari.aggregate.budget.floor import grid_verdict
 from hakari.backends import registry
-from hakari.backends.cpu import check_threads
 from hakari.backends.serving import engine_options_given
 from hakari.errors import HakariInputError
 from hakari.runner.baselines import Baseline, task_baseline
@@ -70,7 +69,6 @@ def check_options(opts: RunOptions) -> None:
     checks.bootstrap_replicates(opts.n_boot, "--n-boot")  # 0: no bootstrap
     if opts.batch_size is not None:  # None: the backend chooses
         checks.integer(opts.batch_size, "--batch-size", low=1)
-    check_threads(opts.threads)  # None: the rule of `backends.cpu`
     opts.serving.check()
     if opts.data_dir is not None and not opts.data_dir.is_dir():
         # named at once, not after the hub was asked (and retried) for every task

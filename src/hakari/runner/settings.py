@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from hakari.backends.base import PromptFormat
+from hakari.backends.cpu import check_threads
 from hakari.backends.serving import ServingOptions
 from hakari.errors import HakariInputError
 from hakari.results import TaskResult
@@ -123,7 +124,7 @@ class EvalOptions:
             data_dir=_path(plan.data_dir, "--data-dir"),
             dtype=load.dtype,
             device=load.device,
-            threads=load.threads,
+            threads=check_threads(load.threads),  # None: the rule of `backends.cpu`
             n_boot=plan.n_boot,
             progress=output.progress,
             qa_mode=plan.qa_mode,
