@@ -33,6 +33,7 @@ from hakari._util.checks import did_you_mean
 from hakari.backends import weights
 from hakari.backends.adapters import AdapterRef, check_adapter_base, parse_adapter_spec
 from hakari.backends.base import Backend, Needs
+from hakari.backends.cpu import default_threads
 from hakari.backends.packaged import PACKAGED_MODELS, PackagedModel
 from hakari.backends.packaged import list_packaged_models as _list_packaged
 from hakari.backends.serving import ServingOptions
@@ -49,6 +50,7 @@ class LoadOptions:
     trust_remote_code: bool = False
     cache_dir: Path | None = None
     serving: ServingOptions = field(default_factory=ServingOptions)
+    threads: int | None = None  # torch's CPU threads (in-process models); None: the rule
     # what the run will ask for (checks only: what a server must be able to do)
     needs: Needs = field(default_factory=Needs)
 
@@ -71,6 +73,8 @@ class SpecForm:
     # the model's context in tokens, known without loading (None: unknown, e.g. a server)
     context_length: Callable[[str, LoadOptions], int | None] = lambda spec, opts: None
     adapters: bool = False
+    # computes with torch in this process (its threads: `--threads`, `cpu.default_threads`)
+    torch_threads: bool = False
 
 
 def _check_options(opts: LoadOptions) -> None:
@@ -100,6 +104,7 @@ def _load_local(spec: str, adapter: AdapterRef | None, opts: LoadOptions) -> Bac
         prompt_format=opts.prompt_format,
         trust_remote_code=opts.trust_remote_code,
         local_files_only=src.local_files_only,
+        threads=opts.threads or default_threads(),
     )
     if adapter is None:
         return backend
@@ -191,6 +196,7 @@ SPEC_FORMS: tuple[SpecForm, ...] = (
         weights.has_chat_template,
         lambda spec, opts: weights.context_length(spec),
         adapters=True,
+        torch_threads=True,
     ),
     SpecForm(
         "hf",
@@ -201,6 +207,7 @@ SPEC_FORMS: tuple[SpecForm, ...] = (
         weights.has_chat_template,
         lambda spec, opts: weights.context_length(spec),
         adapters=True,
+        torch_threads=True,
     ),
     SpecForm(
         "openai", "openai:<model>@<base url>", _prefix("openai:"), _check_openai, _load_openai
@@ -288,15 +295,32 @@ def load_backend(
     trust_remote_code: bool = False,
     cache_dir: Path | None = None,
     serving: ServingOptions | None = None,
+    threads: int | None = None,
 ) -> Backend:
-    """The backend for a model spec; raises `ModelLoadError` with one clear message."""
+    """The backend for a model spec; raises `ModelLoadError` with one clear message.
+    `threads`: torch's CPU threads of an in-process model (None: `cpu.default_threads`)."""
     form, base, adapter = spec_form(spec)
     if adapter is not None:  # trained on this model? known before the model loads
         check_adapter_base(adapter, base, weights.model_names(base))
     opts = LoadOptions(
-        dtype, device, prompt_format, trust_remote_code, cache_dir, serving or ServingOptions()
+        dtype,
+        device,
+        prompt_format,
+        trust_remote_code,
+        cache_dir,
+        serving or ServingOptions(),
+        threads,
     )
     return form.load(base, adapter, opts)
+
+
+def uses_torch_threads(spec: str) -> bool:
+    """Whether the spec's model computes with torch in this process (its CPU threads are
+    `--threads`); False for a spec no form knows (refused elsewhere)."""
+    try:
+        return spec_form(spec)[0].torch_threads
+    except ModelLoadError:
+        return False
 
 
 def has_chat_template(spec: str) -> bool | None:

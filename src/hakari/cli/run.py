@@ -133,6 +133,14 @@ class Loading:
         ),
     ] = None
     device: DeviceOption = "auto"
+    threads: Annotated[
+        int | None,
+        typer.Option(
+            "--threads",
+            help="CPU threads of an in-process (transformers) model's compute (default: "
+            "the CPUs this process may use; recorded in results.json's config).",
+        ),
+    ] = None
 
     def options(self, serving: Serving) -> LoadOptions:
         from hakari.runner.settings import LoadOptions
@@ -144,6 +152,7 @@ class Loading:
             prompt_format=check_prompt_format(self.prompt_format),
             dtype=self.dtype,
             device=self.device,
+            threads=self.threads,
             serving=serving.options(),
         )
 

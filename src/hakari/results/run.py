@@ -65,7 +65,7 @@ class RunConfig(Record):
     The budget keys are written for budgeted runs only.
     """
 
-    WRITTEN_WHEN_GIVEN = frozenset({"budget", "target_ci", "until_decided"})
+    WRITTEN_WHEN_GIVEN = frozenset({"threads", "budget", "target_ci", "until_decided"})
 
     models: list[str] | None = None
     """The model specs, in the order they ran (`--model`)."""
@@ -106,6 +106,10 @@ class RunConfig(Record):
     """`--dtype` of in-process models, e.g. "float32"."""
     device: str | None = None
     """`--device` of in-process models, e.g. "auto", "cpu", "cuda"."""
+    threads: int | None = None
+    """torch's CPU threads of in-process (transformers) models: `--threads`, else
+    hakari's rule (`hakari.backends.cpu.default_threads`). Written for runs with such a
+    model only."""
     n_boot: int | None = None
     """`--n-boot`: bootstrap replicates per aggregate; 0: no bootstrap (no CIs)."""
     data_dir: str | None = None

@@ -64,6 +64,7 @@ def default_factory(opts: RunOptions) -> BackendFactory:
             prompt_format=opts.prompt_format,
             cache_dir=opts.cache_dir,
             serving=opts.serving,
+            threads=opts.threads,
         )
 
     return factory

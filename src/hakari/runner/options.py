@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 from hakari._util.checks import did_you_mean
+from hakari.backends import registry
 from hakari.backends.base import Backend, PromptFormat
+from hakari.backends.cpu import default_threads
 from hakari.backends.serving import ServingOptions
 from hakari.errors import HakariInputError
 from hakari.results import GenerationBudget, RunConfig, TemplateBudget
@@ -67,6 +69,7 @@ class RunOptions:
     data_dir: Path | None = None
     dtype: str | None = None  # None: each backend's default (fp32 in-process, vLLM's auto)
     device: str = "auto"
+    threads: int | None = None  # torch's CPU threads of in-process models; None: the rule
     n_boot: int = 1000
     seed: int = 0
     progress: bool = True
@@ -94,8 +97,9 @@ def parse_decodings(value: str | Sequence[str]) -> list[Decoding]:
 def run_config(
     models: Sequence[str], tasks: Sequence[Task], decodings: Sequence[str], opts: RunOptions
 ) -> RunConfig:
-    """The run's configuration as recorded in results.json."""
-    return RunConfig(
+    """The run's configuration as recorded in results.json (`threads` where a model
+    computes with torch in this process)."""
+    config = RunConfig(
         models=list(models),
         tasks=[t.name for t in tasks],
         task_files={t.name: str(t.path) for t in tasks},
@@ -121,6 +125,9 @@ def run_config(
         argv=list(opts.argv) if opts.argv is not None else None,
         started=datetime.now().isoformat(timespec="seconds"),
     )
+    if any(registry.uses_torch_threads(spec) for spec in models):
+        config.threads = opts.threads or default_threads()
+    return config
 
 
 def _sampled_rows(tasks: Sequence[Task], opts: RunOptions) -> dict[str, list[int]] | None:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from hakari.backends.base import PromptFormat
+from hakari.backends.cpu import check_threads
 from hakari.backends.serving import ServingOptions
 from hakari.errors import HakariInputError
 from hakari.results import TaskResult
@@ -41,6 +42,7 @@ class LoadOptions:
     prompt_format: PromptFormat = "auto"
     dtype: str | None = None  # None: each backend's default
     device: str = "auto"
+    threads: int | None = None  # torch's CPU threads of in-process models; None: the rule
     serving: ServingOptions = field(default_factory=ServingOptions)
 
 
@@ -122,6 +124,7 @@ class EvalOptions:
             data_dir=_path(plan.data_dir, "--data-dir"),
             dtype=load.dtype,
             device=load.device,
+            threads=check_threads(load.threads),  # None: the rule of `backends.cpu`
             n_boot=plan.n_boot,
             progress=output.progress,
             qa_mode=plan.qa_mode,
