@@ -3,8 +3,16 @@ per-template scores, mean, std and Sharpe score land from the full grid's, wheth
 95% intervals cover the full-grid value, how wide they are, and whether two models are
 ranked as the full grid ranks them. Prints one table per metric family and the goals.
 
-Grids: the real complete grids under `tests/fixtures/grids/` (made by
-`make_budget_grids.py` with hakari's own runs) and simulated ones (`budget_grids`).
+Grids (`budget_grids`): the real complete grids under `tests/fixtures/grids/` (made by
+`make_budget_grids.py` with hakari's own runs), the external ones under
+`../shared/real-grids`, simulated ones, the skill-server grids of issue 38 (a stub that
+answers JMMLU marketing's first 40 questions under 20 templates, right with probability
+0.9, 0.6 or 0.3 shifted per template, by the hash of the prompt: source `skill 0.9` ...)
+and the fake grids of the hostile rounds (the demo task, 6 × 32, answered by the hash of
+the prompt: source `fake`). hakari's rows say which estimator it used
+(`budget.estimator.metrics`: the imputation, or the design-weighted cell mean where the
+imputation does not fit), and the skill and fake grids' table gives the mean error of the
+design-weighted mean of the cells run beside hakari's.
 Budgets are multiples of one template's run (N cells on a T × N grid). Estimators, all
 given the same number of cells:
 
@@ -31,7 +39,8 @@ are ordered as on the full grid, over the pairs whose full-grid paired Sharpe in
 excludes 0 (n = such repetitions).
 
     PYTHONPATH=src python benchmarks/bench_budget.py [--reps 20] [--sim-reps 20] [--n-boot 500] \\
-        [--no-real | --no-sim] [--budgets 2] [--grids jnli] [--scenarios spread]
+        [--no-real | --no-sim | --no-external | --no-skill | --no-fake] [--budgets 2]
+        [--grids jnli] [--scenarios spread] [--skills 0.9 0.6 0.3] [--skill-grids 1]
 """
 
 from __future__ import annotations
@@ -43,7 +52,6 @@ import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -54,13 +62,32 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from budget_grids import (
     SCENARIOS,
+    SKILL_LEVELS,
     FullGrid,
     Scenario,
-    describe,
+    SkillServer,
     external_grids,
+    fake_grid,
     population_truth,
     real_grids,
     simulate,
+    skill_grid,
+)
+from budget_tables import (
+    BY_GRID,
+    ESTIMATORS,
+    STATS,
+    Estimate,
+    Tallies,
+    Tally,
+    family,
+    print_by_grid,
+    print_features,
+    print_goals,
+    print_population,
+    print_skill,
+    print_summary,
+    print_tables,
 )
 from timing import add_smoke_flag
 
@@ -75,20 +102,7 @@ from hakari.aggregate.resampling import (
 )
 from hakari.aggregate.scorers import make_scorer
 
-STATS = ("mean", "std", "sharpe")
 BUDGETS = (1.0, 2.0, 3.0, 5.0)
-ESTIMATORS = ("hakari", "random subset", "random cells", "PromptEval")
-ROW_ORDER = (*ESTIMATORS, "full grid")
-ACCURACY_TYPE = ("accuracy", "exact_match", "f1")
-
-
-@dataclass
-class Estimate:
-    per_template: np.ndarray
-    stats: dict[str, float]
-    grid_ci: dict[str, tuple[float, float]] | None = None
-    pop_ci: dict[str, tuple[float, float]] | None = None
-    template_ci: np.ndarray | None = None  # (T, 2) full-grid intervals per template
 
 
 def stats_of(per_template: np.ndarray, alpha: float) -> dict[str, float]:
@@ -104,7 +118,7 @@ def run_hakari(
     # levels only when asked for, so that --no-covariates also runs an estimator from
     # before covariates (PYTHONPATH=<older src>): a baseline measured in the same way
     extra = {"template_levels": full.levels} if covariates and full.levels else {}
-    estimates, _ = budget_estimate(
+    estimates, completion = budget_estimate(
         observed,
         full.metrics,
         alpha=alpha,
@@ -113,6 +127,9 @@ def run_hakari(
         metric_options=options,
         **extra,
     )
+    # which estimator made each metric's numbers (estimators before version 4: the
+    # imputation, always)
+    chosen = getattr(completion, "estimators", {})
     out = {}
     for metric, est in estimates.items():
         pop = {
@@ -126,8 +143,31 @@ def run_hakari(
             grid_ci=dict(est.grid_ci),
             pop_ci=pop,  # type: ignore[arg-type]
             template_ci=np.array([est.per_template_ci[t] for t in full.template_ids]),
+            plain_mean=cells_run_mean(full, metric, mask),
+            used=chosen[metric].used if metric in chosen else "imputation",
         )
     return out
+
+
+def cells_run_mean(full: FullGrid, metric: str, mask: np.ndarray) -> float | None:
+    """The design-weighted mean of the cells run (the yardstick of issue 38): each
+    instance's mean over its cells, averaged per stratum, the strata weighted by their
+    share of the instances; None for a metric that is not a mean of item scores."""
+    if metric not in ("accuracy", "exact_match", "f1"):
+        return None
+    if full.kind == "label":
+        scores = (full.answers == full.golds[None, :]).astype(float)
+    else:
+        assert full.item_scores is not None
+        scores = full.item_scores[metric]
+    run = mask.sum(axis=0)
+    per_instance = np.where(mask, scores, 0.0).sum(axis=0) / np.maximum(run, 1)
+    strata = full.strata()
+    total = 0.0
+    for s in np.unique(strata):
+        members = (strata == s) & (run > 0)
+        total += float(np.mean(strata == s)) * float(per_instance[members].mean())
+    return total
 
 
 def _scorer(full: FullGrid, metric: str, rows: np.ndarray):
@@ -216,64 +256,6 @@ def run_prompteval(full: FullGrid, mask: np.ndarray, alpha: float) -> dict[str, 
         per_template = filled.mean(axis=1)
         out[metric] = Estimate(per_template=per_template, stats=stats_of(per_template, alpha))
     return out
-
-
-@dataclass
-class Tally:
-    """Errors and coverage of one (source, budget, estimator, metric family) row."""
-
-    template_errors: list[float] = field(default_factory=list)
-    template_cover: list[bool] = field(default_factory=list)
-    template_width: list[float] = field(default_factory=list)
-    errors: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
-    signed: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
-    grid_cover: dict[str, list[bool]] = field(default_factory=lambda: defaultdict(list))
-    pop_cover: dict[str, list[bool]] = field(default_factory=lambda: defaultdict(list))
-    grid_width: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
-    pop_width: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
-    rank: list[bool] = field(default_factory=list)
-    seconds: list[float] = field(default_factory=list)
-    # simulated grids: does the population interval cover the population value
-    population_cover: dict[str, list[bool]] = field(default_factory=lambda: defaultdict(list))
-
-    def add_population(self, est: Estimate, population: dict[str, float]) -> None:
-        if est.pop_ci is None:
-            return
-        for s in STATS:
-            low, high = est.pop_ci[s]
-            self.population_cover[s].append(low <= population[s] <= high)
-
-    def add(self, est: Estimate, truth_templates: np.ndarray, truth: dict[str, float]) -> None:
-        self.template_errors.extend(np.abs(est.per_template - truth_templates).tolist())
-        if est.template_ci is not None:
-            lows, highs = est.template_ci[:, 0], est.template_ci[:, 1]
-            inside = (lows - 1e-12 <= truth_templates) & (truth_templates <= highs + 1e-12)
-            self.template_cover.extend(inside.tolist())
-            self.template_width.extend((highs - lows).tolist())
-        for s in STATS:
-            self.errors[s].append(abs(est.stats[s] - truth[s]))
-            self.signed[s].append(est.stats[s] - truth[s])
-            if est.grid_ci is not None:
-                low, high = est.grid_ci[s]
-                self.grid_cover[s].append(low - 1e-12 <= truth[s] <= high + 1e-12)
-                self.grid_width[s].append(high - low)
-            if est.pop_ci is not None:
-                low, high = est.pop_ci[s]
-                self.pop_cover[s].append(low - 1e-12 <= truth[s] <= high + 1e-12)
-                self.pop_width[s].append(high - low)
-
-
-def family(metric: str) -> str:
-    return (
-        "accuracy-type (accuracy, EM, F1)"
-        if metric in ACCURACY_TYPE
-        else "corpus (MCC, Pearson, Spearman)"
-    )
-
-
-Tallies = dict[tuple[str, str, float, str], Tally]  # (family, source, budget, estimator)
-# real grids one by one: (grid, metric, budget, estimator)
-BY_GRID: dict[tuple[str, str, float, str], Tally] = defaultdict(Tally)
 
 
 def truth_of(full: FullGrid, alpha: float) -> dict[str, tuple[np.ndarray, dict[str, float]]]:
@@ -368,7 +350,7 @@ def bench_grids(
                         tally = tallies[(family(metric), source, budget, name)]
                         tally.add(est, *truth[metric])
                         tally.seconds.append(seconds)
-                        if source != "simulated":
+                        if source in ("real", "external"):
                             BY_GRID[(g.name, metric, budget, name)].add(est, *truth[metric])
                         if populations is not None:
                             tally.add_population(est, populations[grids.index(g)][metric])
@@ -400,187 +382,6 @@ def real_pairs(grids: Sequence[FullGrid]) -> list[tuple[int, int]]:
     return out
 
 
-def _q(values: Sequence[float], q: float) -> float:
-    return float(np.quantile(values, q)) if len(values) else math.nan
-
-
-def _signed(value: float) -> str:
-    return "—" if math.isnan(value) else f"{value:+.4f}"
-
-
-def _fmt(value: float, digits: int = 3) -> str:
-    return (
-        "—"
-        if value is None or (isinstance(value, float) and math.isnan(value))
-        else f"{value:.{digits}f}"
-    )
-
-
-def print_tables(tallies: Tallies, args: argparse.Namespace) -> None:
-    header = (
-        "| source | budget | estimator | template err med / p95 | mean err med / p95 | "
-        "std err med / p95 | std signed err med | Sharpe err med / p95 | "
-        "Sharpe signed err med | Sharpe cov grid / pop | "
-        "Sharpe CI width grid / pop | mean cov grid / pop | rank (n) | s/fit |"
-    )
-    for fam in sorted({k[0] for k in tallies}):
-        print(f"\n### {fam}\n")
-        print(header)
-        print("|" + "---|" * 14)
-        for (f, source, budget, name), t in sorted(
-            tallies.items(), key=lambda kv: (kv[0][1], kv[0][2], ROW_ORDER.index(kv[0][3]))
-        ):
-            if f != fam or not t.template_errors:
-                continue
-            cells = [
-                source,
-                f"{budget:g}x",
-                name,
-                f"{_fmt(_q(t.template_errors, 0.5))} / {_fmt(_q(t.template_errors, 0.95))}",
-            ]
-            for s in STATS:
-                cells.append(f"{_fmt(_q(t.errors[s], 0.5))} / {_fmt(_q(t.errors[s], 0.95))}")
-                if s != "mean":
-                    cells.append(_signed(_q(t.signed[s], 0.5)))
-            cov = lambda xs: _fmt(float(np.mean(xs)), 2) if xs else "—"  # noqa: E731
-            width = lambda xs: _fmt(float(np.mean(xs))) if xs else "—"  # noqa: E731
-            cells.append(f"{cov(t.grid_cover['sharpe'])} / {cov(t.pop_cover['sharpe'])}")
-            cells.append(f"{width(t.grid_width['sharpe'])} / {width(t.pop_width['sharpe'])}")
-            cells.append(f"{cov(t.grid_cover['mean'])} / {cov(t.pop_cover['mean'])}")
-            cells.append(f"{cov(t.rank)} ({len(t.rank)})" if t.rank else "—")
-            cells.append(_fmt(float(np.mean(t.seconds)), 2))
-            print("| " + " | ".join(cells) + " |")
-
-
-def print_summary(tallies: Tallies) -> None:
-    """The compact table the README shows: accuracy-type metrics, the Sharpe score."""
-    fam = family("accuracy")
-    print(f"\n### Summary: {fam}, Sharpe score\n")
-    print(
-        "| source | budget | estimator | per-template err med / p95 | per-template cov / width | "
-        "Sharpe err med / p95 | std signed err med | Sharpe cov grid / pop | "
-        "Sharpe CI width grid / pop | rank agrees (n) |"
-    )
-    print("|---|---|---|---|---|---|---|---|---|---|")
-    cov = lambda xs: _fmt(float(np.mean(xs)), 2) if xs else "—"  # noqa: E731
-    width = lambda xs: _fmt(float(np.mean(xs))) if xs else "—"  # noqa: E731
-    for (f, source, budget, name), t in sorted(
-        tallies.items(), key=lambda kv: (kv[0][1], kv[0][2], ROW_ORDER.index(kv[0][3]))
-    ):
-        if f != fam or not t.template_errors:
-            continue
-        print(
-            f"| {source} | {budget:g}x | {name} | "
-            f"{_fmt(_q(t.template_errors, 0.5))} / {_fmt(_q(t.template_errors, 0.95))} | "
-            f"{cov(t.template_cover)} / {width(t.template_width)} | "
-            f"{_fmt(_q(t.errors['sharpe'], 0.5))} / {_fmt(_q(t.errors['sharpe'], 0.95))} | "
-            f"{_signed(_q(t.signed['std'], 0.5))} | "
-            f"{cov(t.grid_cover['sharpe'])} / {cov(t.pop_cover['sharpe'])} | "
-            f"{width(t.grid_width['sharpe'])} / {width(t.pop_width['sharpe'])} | "
-            + (f"{cov(t.rank)} ({len(t.rank)})" if t.rank else "—")
-            + " |"
-        )
-
-
-def print_population(tallies: Tallies) -> None:
-    rows = [(k, t) for k, t in tallies.items() if t.population_cover]
-    if not rows:
-        return
-    print("\n### Simulated grids: coverage of the population value (a full run's target)\n")
-    print("| metrics | budget | estimator | mean | std | Sharpe | n |")
-    print("|---|---|---|---|---|---|---|")
-    for (fam, _source, budget, name), t in sorted(
-        rows, key=lambda kv: (kv[0][0], kv[0][2], ROW_ORDER.index(kv[0][3]))
-    ):
-        cov = [f"{np.mean(t.population_cover[s]):.2f}" for s in STATS]
-        label = "full" if math.isinf(budget) else f"{budget:g}x"
-        print(
-            f"| {fam} | {label} | {name} | {' | '.join(cov)} | {len(t.population_cover['mean'])} |"
-        )
-
-
-def print_by_grid(budget: float) -> None:
-    """The real grids one by one at one budget: where a goal is missed, which grid."""
-    rows = [(k, t) for k, t in BY_GRID.items() if k[2] == budget]
-    if not rows:
-        return
-    print(f"\n### Real grids one by one at {budget:g}x\n")
-    print(
-        "| grid | metric | estimator | template err med / p95 | template cov / width | "
-        "Sharpe err med / p95 | std signed err med | Sharpe cov grid / pop | "
-        "Sharpe CI width grid / pop |"
-    )
-    print("|---|---|---|---|---|---|---|---|---|")
-    for (grid, metric, _budget, name), t in sorted(
-        rows, key=lambda kv: (kv[0][0], kv[0][1], ROW_ORDER.index(kv[0][3]))
-    ):
-        cov = lambda xs: _fmt(float(np.mean(xs)), 2) if xs else "—"  # noqa: E731
-        width = lambda xs: _fmt(float(np.mean(xs))) if xs else "—"  # noqa: E731
-        print(
-            f"| {grid} | {metric} | {name} | "
-            f"{_fmt(_q(t.template_errors, 0.5))} / {_fmt(_q(t.template_errors, 0.95))} | "
-            f"{cov(t.template_cover)} / {width(t.template_width)} | "
-            f"{_fmt(_q(t.errors['sharpe'], 0.5))} / {_fmt(_q(t.errors['sharpe'], 0.95))} | "
-            f"{_signed(_q(t.signed['std'], 0.5))} | "
-            f"{cov(t.grid_cover['sharpe'])} / {cov(t.pop_cover['sharpe'])} | "
-            f"{width(t.grid_width['sharpe'])} / {width(t.pop_width['sharpe'])} |"
-        )
-
-
-def print_goals(tallies: Tallies) -> None:
-    """Issue 25's goals at 2x, accuracy-type metrics, per source."""
-    print("\n### Goals at 2x (accuracy-type metrics)\n")
-    print(
-        "| source | Sharpe err median ≤ 0.012 | Sharpe err p95 ≤ 0.04 | "
-        "Sharpe grid coverage ≥ 0.93 (pop) | Sharpe grid CI median width ≤ 0.07 | "
-        "std signed err median within ±0.005 | template err vs random subset |"
-    )
-    print("|---|---|---|---|---|---|---|")
-    fam = family("accuracy")
-    mark = lambda ok: "met" if ok else "MISSED"  # noqa: E731
-    for source in sorted({k[1] for k in tallies}):
-        ours = tallies.get((fam, source, 2.0, "hakari"))
-        base = tallies.get((fam, source, 2.0, "random subset"))
-        if ours is None or not ours.errors["sharpe"]:
-            continue
-        med, p95 = _q(ours.errors["sharpe"], 0.5), _q(ours.errors["sharpe"], 0.95)
-        grid_cov = float(np.mean(ours.grid_cover["sharpe"]))
-        pop_cov = float(np.mean(ours.pop_cover["sharpe"])) if ours.pop_cover["sharpe"] else math.nan
-        width = _q(ours.grid_width["sharpe"], 0.5)
-        signed = _q(ours.signed["std"], 0.5)
-        ratio = "—"
-        if base is not None:
-            ours_err, base_err = _q(ours.template_errors, 0.5), _q(base.template_errors, 0.5)
-            ratio = (
-                f"{ours_err:.4f} vs {base_err:.4f}: {100 * (1 - ours_err / base_err):.0f}% lower"
-            )
-        print(
-            f"| {source} | {med:.4f} {mark(med <= 0.012)} | {p95:.4f} {mark(p95 <= 0.04)} | "
-            f"{grid_cov:.2f} ({pop_cov:.2f}) {mark(grid_cov >= 0.93)} | "
-            f"{width:.3f} {mark(width <= 0.07)} | {signed:+.4f} {mark(abs(signed) <= 0.005)} | "
-            f"{ratio} |"
-        )
-
-
-def print_features(
-    real: Sequence[FullGrid], simulated: Sequence[tuple[Scenario, FullGrid]]
-) -> None:
-    print("\n### Grids: size and the features the simulation is calibrated on\n")
-    print(
-        "| grid | source | templates × instances | mean | std over templates | "
-        "top-answer share | ICC of correctness |"
-    )
-    print("|---|---|---|---|---|---|---|")
-    rows = [(g.name, g.source, g) for g in real] + [(s.name, "simulated", g) for s, g in simulated]
-    for name, source, g in rows:
-        f = describe(g)
-        print(
-            f"| {name} | {source} | {g.shape[0]} × {g.shape[1]} | {f['mean']:.3f} | "
-            f"{f['std']:.3f} | {_fmt(f.get('top_answer_share', math.nan), 2)} | "
-            f"{_fmt(f.get('icc', math.nan), 2)} |"
-        )
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -601,6 +402,15 @@ def main() -> None:
     parser.add_argument(
         "--no-covariates", action="store_true", help="do not give hakari the template levels"
     )
+    parser.add_argument(
+        "--no-skill", action="store_true", help="skip the skill-server grids (issue 38)"
+    )
+    parser.add_argument("--skills", type=float, nargs="+", default=list(SKILL_LEVELS))
+    parser.add_argument(
+        "--skill-grids", type=int, default=1, help="stub servers (salts) per skill level"
+    )
+    parser.add_argument("--no-fake", action="store_true", help="skip the fake 6 × 32 grids")
+    parser.add_argument("--fake-grids", type=int, default=10, help="salts of the fake stub")
     parser.add_argument("--alpha", type=float, default=1.0)
     parser.add_argument("--n-boot", type=int, default=500)
     parser.add_argument(
@@ -611,6 +421,7 @@ def main() -> None:
     if args.smoke:  # one real grid, one scenario, one budget, one repetition each
         args.reps, args.sim_reps, args.budgets, args.n_boot = 1, 1, [2.0], 40
         args.grids, args.scenarios = args.grids or ["demo_sentiment_en__greedy"], ["tiny"]
+        args.skills, args.skill_grids, args.no_fake = args.skills[:1], 1, True
     started = time.perf_counter()
     tallies: Tallies = defaultdict(Tally)
     real = [] if args.no_real else real_grids(args.grids)
@@ -620,6 +431,12 @@ def main() -> None:
     if external:
         pairs = real_pairs(external)
         bench_grids(external, pairs, "external", args.reps, args, tallies, seed_base=1)
+    for skill in [] if args.no_skill else args.skills:
+        grids = [skill_grid(SkillServer(skill), salt) for salt in range(args.skill_grids)]
+        bench_grids(grids, [], f"skill {skill:g}", args.reps, args, tallies, seed_base=1)
+    if not args.no_fake:
+        grids = [fake_grid(salt) for salt in range(args.fake_grids)]
+        bench_grids(grids, [], "fake", args.reps, args, tallies, seed_base=1)
     shown: list[tuple[Scenario, FullGrid]] = []
     if not args.no_sim:
         scenarios = [
@@ -640,6 +457,10 @@ def main() -> None:
     sources = (
         [] if args.no_real and not external else [f"{args.reps} design seeds per real grid"]
     ) + ([] if args.no_sim else [f"{args.sim_reps} simulated grid pairs per scenario"])
+    if not args.no_skill:
+        sources.append(f"{args.skill_grids} skill server(s) per skill level × {args.reps} seeds")
+    if not args.no_fake:
+        sources.append(f"{args.fake_grids} fake stub grids × {args.reps} seeds")
     print(
         f"Budgeted estimation against the full grid; alpha {args.alpha:g}, n_boot {args.n_boot}, "
         + ", ".join(sources)
@@ -649,6 +470,7 @@ def main() -> None:
     print_tables(tallies, args)
     print_population(tallies)
     print_by_grid(2.0)
+    print_skill(tallies)
     print_goals(tallies)
     print(f"\ntotal {time.perf_counter() - started:.0f} s")
 

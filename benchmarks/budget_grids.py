@@ -26,16 +26,23 @@ them for both.
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from statistics import NormalDist
 from typing import Any
 
 import numpy as np
+from scipy.special import expit
 
 from hakari.aggregate.budget.grid import AnswerGrid, label_grid, number_grid, score_grid
 from hakari.aggregate.resampling import template_scores
+from hakari.backends.fake import hash_choice
+from hakari.tasks.loader import load_task
+from hakari.tasks.prompts import iter_chunks
 
 # tests read them too: they live with the test fixtures
 GRID_DIR = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "grids"
@@ -413,3 +420,101 @@ def population_truth(
         mean, std = float(values.mean()), float(values.std())
         out[metric] = {"mean": mean, "std": std, "sharpe": mean / (alpha * std + 1.0)}
     return out
+
+
+# The gold letters of JMMLU marketing's first 40 questions (`--tasks jmmlu:marketing
+# --limit 40`): 13 A, 13 B, 10 C, 4 D, the strata the design balances.
+JMMLU_MARKETING_40 = "ACBADAACACCABCCDCCBCADBBBACBABAADAABBBBB"
+SKILL_LEVELS = (0.9, 0.6, 0.3)
+
+
+@dataclass(frozen=True)
+class SkillServer:
+    """A stub model whose answer is a fixed function of the prompt (template, item, salt)
+    and its skill, as an OpenAI-compatible stub server answers: correct with probability
+    `expit(logit(skill) + offset_t + ease_i)`, else one of the other letters, each
+    equally likely. `offset_t` (sd `template_sd` on the logit) makes the templates differ
+    as real ones do; `ease_i` (sd `item_sd`) is the items' difficulty (0: the issue's
+    stubs, whose cells are independent given the template)."""
+
+    skill: float
+    n_templates: int = 20
+    golds: str = JMMLU_MARKETING_40
+    letters: str = "ABCD"
+    template_sd: float = 0.4
+    item_sd: float = 0.0
+
+    @property
+    def name(self) -> str:
+        items = "" if self.item_sd == 0 else f", item sd {self.item_sd:g}"
+        return f"skill {self.skill:g}{items}"
+
+
+def _unit(*key: object) -> float:
+    """A uniform number in [0, 1) that is a fixed function of `key` (sha256)."""
+    digest = hashlib.sha256(repr(key).encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2.0**64
+
+
+def skill_grid(server: SkillServer, salt: int) -> FullGrid:
+    """The full grid the stub server `server` answers under salt `salt` (a stub's seed)."""
+    T, N, K = server.n_templates, len(server.golds), len(server.letters)
+    gold = np.array([server.letters.index(g) for g in server.golds], dtype=np.int64)
+    normal = NormalDist()
+    offset = np.array([normal.inv_cdf(_unit(salt, "template", t) or 0.5) for t in range(T)])
+    ease = np.array([normal.inv_cdf(_unit(salt, "item", i) or 0.5) for i in range(N)])
+    base = math.log(server.skill / (1.0 - server.skill))
+    p = expit(base + server.template_sd * offset[:, None] + server.item_sd * ease[None, :])
+    answers = np.empty((T, N), dtype=np.int64)
+    for t in range(T):
+        for i in range(N):
+            if _unit(salt, t, i, "correct") < p[t, i]:
+                answers[t, i] = gold[i]
+            else:
+                wrong = [k for k in range(K) if k != gold[i]]
+                answers[t, i] = wrong[int(_unit(salt, t, i, "wrong") * len(wrong))]
+    return FullGrid(
+        name=f"{server.name} (salt {salt})",
+        kind="label",
+        template_ids=tuple(f"space-{t}" for t in range(T)),
+        metrics=("accuracy",),
+        answers=answers,
+        golds=gold,
+        labels=tuple(server.letters),
+        source="skill",
+    )
+
+
+# What the hostile-input rounds' `fake:` stubs answer: one of these, by the prompt's hash.
+FAKE_ANSWERS = ("1", "2", "A", "B", "positive", "negative", "yes", "no")
+
+
+def fake_grid(salt: int, task: str = "demo_sentiment_en") -> FullGrid:
+    """The full grid of the demo task (6 templates × 32 reviews) as a hash-answering stub
+    answers it: `hash_choice` of the salted prompt over `FAKE_ANSWERS`; an answer that
+    is not one of the template's keys falls back to the task's fallback label (so every
+    template leans to "positive", as the stub's runs did)."""
+    spec = load_task(task).spec
+    assert spec.data.instances is not None and spec.labels is not None
+    labels = tuple(str(label) for label in spec.labels)
+    fallback = str(spec.fallback.value) if spec.fallback is not None else labels[0]
+    template_ids = tuple(t.id for t in spec.templates)
+    answers = np.zeros((len(template_ids), len(spec.data.instances)), dtype=np.int64)
+    golds = np.zeros(len(spec.data.instances), dtype=np.int64)
+    for chunk in iter_chunks(spec, spec.templates, spec.data.instances, 100):
+        for rp in chunk:
+            assert rp.answers is not None
+            said = hash_choice(f"{salt}{rp.text}", FAKE_ANSWERS)
+            label = str(rp.answers.get(said, fallback))
+            answers[template_ids.index(rp.template_id), rp.index] = labels.index(label)
+            golds[rp.index] = labels.index(str(rp.gold))
+    return FullGrid(
+        name=f"fake {task} (salt {salt})",
+        kind="label",
+        template_ids=template_ids,
+        metrics=tuple(str(m) for m in spec.metrics),
+        answers=answers,
+        golds=golds,
+        labels=labels,
+        source="fake",
+    )

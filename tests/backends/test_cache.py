@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
+
+import pytest
 
 from hakari.backends.base import GenerationRequest
 from hakari.backends.cache import ResponseCache, cached_generate, request_key
@@ -59,6 +62,34 @@ def test_a_crash_keeps_finished_batches(tmp_path: Path) -> None:
     b = FakeBackend(lambda r: r.prompt)
     out, n_new = cached_generate(b, reqs, cache, batch_size=2)
     assert n_new == 4 and [r.text for r in out] == [str(i) for i in range(8)]
+
+
+class _CommitInterrupted:
+    """A connection whose first COMMIT raises KeyboardInterrupt before it runs: Ctrl-C
+    landing between a write and its commit."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn, self.interrupted = conn, False
+
+    def execute(self, sql: str, *args: object) -> sqlite3.Cursor:
+        if sql == "COMMIT" and not self.interrupted:
+            self.interrupted = True
+            raise KeyboardInterrupt
+        return self.conn.execute(sql, *args)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.conn, name)
+
+
+def test_ctrl_c_between_a_write_and_its_commit_loses_nothing(tmp_path: Path) -> None:
+    """The interrupt leaves the transaction open; closing the cache (the run's `finally`,
+    before the CLI says the answers are cached) commits it."""
+    cache = ResponseCache(tmp_path / "c.sqlite3")
+    cache._conn = _CommitInterrupted(cache._conn)  # type: ignore[assignment]
+    with pytest.raises(KeyboardInterrupt):
+        cache.put_many("generate", [("k1", {"text": "a"}), ("k2", {"text": "b"})])
+    cache.close()
+    assert ResponseCache(tmp_path / "c.sqlite3").count() == 2
 
 
 def test_text_utf8_cannot_encode_is_keyed_stored_and_read_back_exactly(tmp_path: Path) -> None:

@@ -307,18 +307,40 @@ def test_the_live_rows_of_several_batches_decode_together(
 ) -> None:
     """Batches of two prompts each: each batch's rows join those still decoding (their
     caches left-padded to one width), up to the limit of four batches' rows, and every
-    row decodes what it would alone; each batch is reported once, when its rows have
-    ended."""
+    row decodes what it would alone; each row is reported once, as it ends."""
     requests = _long_and_short()
     reported: list[list[int]] = []
     with rows_per_forward(tiny_random_backend) as sizes:
         together = tiny_random_backend.generate(
-            requests, batch_size=2, on_batch=lambda b: reported.append([i for i, _ in b])
+            requests, batch_size=2, on_results=lambda b: reported.append([i for i, _ in b])
         )
     assert max(sizes) > 2 and max(sizes) <= 4 * 2  # rows of several batches in one step
     assert sorted(i for b in reported for i in b) == list(range(len(requests)))
-    assert all(len(b) == 2 for b in reported)
     assert together == [tiny_random_backend.generate([r])[0] for r in requests]
+
+
+def test_each_row_is_handed_on_in_the_step_it_ends(tiny_random_backend: HFBackend) -> None:
+    """Rows of one batch that end at different steps: each result reaches `on_results`
+    before the next forward pass (so the cache commits it then), not when the batch's
+    last row ends; the rows that end in one step come together."""
+    requests = [_free("a b c", 1), _free("Hello there", 4), _free("1, 2, 3,", 8)]
+    events: list[str | list[int]] = []
+    with rows_per_forward(tiny_random_backend) as sizes:
+        handle = tiny_random_backend.model.register_forward_pre_hook(
+            lambda *_: events.append("forward")
+        )
+        try:
+            results = tiny_random_backend.generate(
+                requests,
+                batch_size=3,
+                on_results=lambda ended: events.append(sorted(i for i, _ in ended)),
+            )
+        finally:
+            handle.remove()
+    assert sizes == [3, 2, 2, 2, 1, 1, 1, 1]
+    # the prefill's token ends row 0, the 4th token row 1, the 8th row 2
+    assert events == ["forward", [0], *["forward"] * 3, [1], *["forward"] * 4, [2]]
+    assert [r.n_tokens for r in results] == [1, 4, 8]
 
 
 @pytest.mark.parametrize("why", ["sliding-window layers", "over the bytes bound"])

@@ -69,7 +69,7 @@ def test_answers_in_order_each_committed_as_it_arrives(servers: list[StubServer]
     server = serve(servers, echo_prompt)
     b = backend(server.url)
     batches: list[list[int]] = []
-    results = b.generate(requests(20), on_batch=lambda done: batches.append([i for i, _ in done]))
+    results = b.generate(requests(20), on_results=lambda done: batches.append([i for i, _ in done]))
     assert [r.text for r in results] == [f" p{i}" for i in range(20)]
     assert all(len(batch) == 1 for batch in batches) and len(batches) == 20
     body = server.generations()[0].body
@@ -122,7 +122,7 @@ def test_retries_are_capped(servers: list[StubServer]) -> None:
     b = backend(server.url)
     done: list[int] = []
     with pytest.raises(ServerError, match=r"gave up on a request after 6 attempts.*HTTP 500"):
-        b.generate(requests(1), on_batch=lambda batch: done.extend(i for i, _ in batch))
+        b.generate(requests(1), on_results=lambda batch: done.extend(i for i, _ in batch))
     assert len(server.generations()) == 6 and not done
     b.close()
 

@@ -66,11 +66,11 @@ def test_prompts_go_in_lists_and_answers_follow_the_index(servers: list[StubServ
     server = start(servers, echo)
     b = backend(server.url)
     batches: list[list[int]] = []
-    results = b.generate(prompts(20), on_batch=lambda done: batches.append([i for i, _ in done]))
+    results = b.generate(prompts(20), on_results=lambda done: batches.append([i for i, _ in done]))
     assert [r.text for r in results] == [f" p{i}" for i in range(20)]
     sent = [s.body["prompt"] for s in server.generations()]
     assert sorted(map(len, sent)) == [4, 8, 8] and all(isinstance(p, list) for p in sent)
-    assert sorted(len(b) for b in batches) == [4, 8, 8]  # one on_batch call per answer list
+    assert sorted(len(b) for b in batches) == [4, 8, 8]  # one on_results call per answer list
     assert sorted(i for b in batches for i in b) == list(range(20))
     b.close()
 

@@ -25,7 +25,8 @@ from typing import Any
 import pytest
 
 import hakari.backends.vllm as vllm_backend
-from hakari.backends.base import GenerationRequest
+from hakari.backends.base import GenerationRequest, LoglikRequest
+from hakari.backends.cache import ResponseCache, cached_generate
 from hakari.backends.serving import ServingOptions
 from hakari.backends.vllm import Raw, VLLMBackend
 from hakari.errors import HakariInputError, ModelLoadError
@@ -90,7 +91,7 @@ def test_data_parallel_ranks_are_ray_actors(stand_in: ModuleType, smollm2_folder
         backend = load(f"vllm:{smollm2_folder}", options=opts)
         requests = [GenerationRequest(prompt="a " * n, max_new_tokens=8) for n in range(1, 8)]
         batches: list[list[int]] = []
-        results = backend.generate(requests, on_batch=lambda b: batches.append([i for i, _ in b]))
+        results = backend.generate(requests, on_results=lambda b: batches.append([i for i, _ in b]))
     finally:
         stand_in.RESPONDER = lambda ids, params: " positive\n"
     actors = [c[1] for c in ray.CALLS if c[0] == "actor"]
@@ -150,7 +151,7 @@ def test_a_failed_engine_is_taken_out_and_its_prompts_go_to_the_others(
     backend.engines.handles[1] = _Dead()
     requests = [GenerationRequest(prompt=f"q{n}", max_new_tokens=16) for n in range(7)]
     kept: list[int] = []
-    results = backend.generate(requests, on_batch=lambda b: kept.extend(i for i, _ in b))
+    results = backend.generate(requests, on_results=lambda b: kept.extend(i for i, _ in b))
     assert [r.text for r in results] == [" positive"] * 7 and sorted(kept) == list(range(7))
     (line,) = [x for x in capsys.readouterr().err.splitlines() if "failed" in x]
     assert "engine 1" in line and "RayActorError" in line and "go to engine(s) 0, 2" in line
@@ -166,6 +167,48 @@ def test_a_failed_engine_is_taken_out_and_its_prompts_go_to_the_others(
     assert "every data-parallel vLLM engine failed" in message and "\n" not in message
     assert all(f"engine {rank}" in message for rank in range(3))
     assert "the same command asks only the rest" in message
+    backend.close()
+
+
+class _Broken:
+    """An engine actor whose calls raise (a bug, not a lost node): the run stops."""
+
+    def __getattr__(self, name: str) -> Any:
+        import ray
+
+        def fail(*args: Any) -> Any:
+            raise RuntimeError("engine bug")
+
+        return SimpleNamespace(remote=lambda *a: ray._Ref(fail, a))
+
+
+def test_each_engines_answers_are_cached_as_it_finishes(
+    stand_in: ModuleType, smollm2_folder: Path, tmp_path: Path
+) -> None:
+    """Data parallel through the cache: an engine's answers are committed when that
+    engine finishes, so a run stopped by another engine's failure keeps them, and the
+    rerun asks only for the rest (issue 38, 2); log-likelihoods alike."""
+    opts = ServingOptions(data_parallel_size=3)
+    backend = load(f"vllm:{smollm2_folder}", options=opts)
+    working = backend.engines.handles[2]
+    backend.engines.handles[2] = _Broken()
+    cache = ResponseCache(tmp_path / "c.sqlite3")
+    requests = [GenerationRequest(prompt=f"q{n}", max_new_tokens=16) for n in range(7)]
+    with pytest.raises(RuntimeError, match="engine bug"):
+        cached_generate(backend, requests, cache)
+    assert cache.count() == 5  # ranks 0 and 1: prompts 0, 3, 6 and 1, 4
+    backend.engines.handles[2] = working
+    stand_in.CALLS.clear()
+    results, generated = cached_generate(backend, requests, cache)
+    assert generated == 2 and [r.text for r in results] == [" positive"] * 7
+    assert sorted(len(c["prompts"]) for kind, c in stand_in.CALLS if kind == "generate") == [1, 1]
+    pairs = [LoglikRequest(prompt=f"q{n}", continuations=(" yes", "", " no")) for n in range(5)]
+    batches: list[list[int]] = []
+    scored = backend.loglik(pairs, on_results=lambda b: batches.append([i for i, _ in b]))
+    assert sorted(batches) == [[0, 3], [1, 4], [2]]
+    assert all(r.n_tokens[1] == 0 and r.logprobs[1] == 0.0 for r in scored)
+    assert all(r.n_tokens[0] > 0 and r.n_tokens[2] > 0 for r in scored)
+    cache.close()
     backend.close()
 
 
@@ -192,9 +235,10 @@ def test_an_unreachable_ray_head_is_one_line_before_any_model_loads(
         "--tasks", "demo_sentiment_en", "--limit", "1",
     )  # fmt: skip
     assert_one_line(code, out, "RAY_ADDRESS=127.0.0.1:", "no Ray head answers", "ray start --head")
-    monkeypatch.setenv("RAY_ADDRESS", "not an address")
-    with pytest.raises(HakariInputError, match="is not host:port"):
-        vllm_backend.check_cluster(ServingOptions(data_parallel_size=2))
+    for junk in ("not an address", "host:99999", "[::1", "ray://:6379"):  # [: urlsplit raises
+        monkeypatch.setenv("RAY_ADDRESS", junk)
+        with pytest.raises(HakariInputError, match="is not host:port"):
+            vllm_backend.check_cluster(ServingOptions(data_parallel_size=2))
     monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:1")  # one engine: Ray is not used
     vllm_backend.check_cluster(ServingOptions())
 

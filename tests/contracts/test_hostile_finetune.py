@@ -168,10 +168,10 @@ def test_a_space_selection_on_a_task_without_a_space_is_one_line(
     tmp_path: Path, toy: Path, no_model_loads: list[str]
 ) -> None:
     code, out = finetune(tmp_path, "--tasks", str(toy), "--templates", "space:2")
-    assert_one_line(code, out, "has no template space", "--templates")
+    assert_one_line(code, out, "has no prompt space", "--templates")
     code, out = finetune(
         tmp_path, "--mixture", str(write_base_mixture(tmp_path / "m.jsonl", 20)),
         "--target", str(toy), "--templates", "space:2",
     )  # fmt: skip
-    assert_one_line(code, out, "has no template space", "--templates")
+    assert_one_line(code, out, "has no prompt space", "--templates")
     assert not no_model_loads

@@ -39,7 +39,7 @@ def test_prompt_tokens_are_the_evaluations_and_only_the_answer_is_learned(
     request = GenerationRequest(
         prompt=example.prompt, max_new_tokens=3, messages=(Message("user", example.prompt),)
     )
-    prompt_ids = smollm2_backend._encode([request])[0]
+    prompt_ids = smollm2_backend.encode([request])[0]
     n = len(prompt_ids)
     assert enc.input_ids[:n] == prompt_ids  # byte-identical to what evaluation feeds
     assert enc.labels[:n] == [IGNORE_INDEX] * n

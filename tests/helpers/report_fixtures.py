@@ -201,3 +201,54 @@ def make_meta(folder: Path, n_boot: int = 100) -> Path:
     path = folder / "meta.json"
     path.write_text(json.dumps(document, ensure_ascii=False, default=str), encoding="utf-8")
     return path
+
+
+PARROT, HONEST = "parrot-1b", "honest-1b"
+# answer formats of demo_sentiment_en's templates: (what says positive, what says negative)
+_FORMATS = {"Options: 0": ("0", "1"), "0 means": ("0", "1"), "Options: A": ("A", "B"),
+            "A means": ("A", "B"), "one word": ("positive", "negative"),
+            "yes or no": ("yes", "no")}  # fmt: skip
+
+
+def _share(text: str, salt: str) -> float:
+    """A number in [0, 1) fixed by the text (a fake model's coin)."""
+    return int(hash_choice(text + salt, [str(i) for i in range(1000)])) / 1000
+
+
+def _tied_responder(model: str, unparsed: float, right: float, labels: dict[str, str]):
+    def respond(req: GenerationRequest) -> str:
+        if _share(req.prompt, model + "u") < unparsed:
+            return "Hmm, hard to say."  # no template's regex reads this: the fallback
+        positive, negative = next(v for k, v in _FORMATS.items() if k in req.prompt)
+        gold = next(label for text, label in labels.items() if text in req.prompt)
+        correct = _share(req.prompt, model + "r") < right
+        return positive if (gold == "positive") == correct else negative
+
+    return respond
+
+
+def tied_pair_run(folder: Path) -> Path:
+    """Two models on demo_sentiment_en (greedy, 1000 replicates) whose Sharpe scores do
+    not differ (accuracy: 0.511 against 0.499, p = 0.88): parrot-1b leads on the point
+    estimate with 80% of its answers unparsed (scored as the fallback, a label right half
+    the time), honest-1b answers every prompt. The run folder."""
+    import yaml
+
+    from hakari.tasks.loader import builtin_task_paths
+
+    path = builtin_task_paths()["demo_sentiment_en"]
+    task = yaml.safe_load(path.read_text(encoding="utf-8"))
+    labels = {row["text"]: row["label"] for row in task["data"]["instances"]}
+    settings = {PARROT: (0.84, 0.6), HONEST: (0.0, 0.55)}
+    backends = {m: FakeBackend(_tied_responder(m, *s, labels), name=m) for m, s in settings.items()}
+    run = folder / "tied"
+    evaluate(
+        models=list(settings),
+        tasks=["demo_sentiment_en"],
+        decodings=["greedy"],
+        output_dir=run,
+        use_cache=False,
+        n_boot=1000,
+        backend_factory=lambda spec: backends[spec],
+    )
+    return run

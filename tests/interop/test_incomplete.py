@@ -114,6 +114,10 @@ def test_fill_estimates_the_missing_cells_and_marks_every_number(tmp_path: Path)
         assert all(t.estimated for t in dec.templates.values())
         assert dec.budget is not None and dec.budget.stopped == "imported"
         assert dec.budget.design.cells_run == sum(1 for r in rows if r["model"] == model)
+        # which estimator made the numbers, by the metric's results.json key (issue 38 §1)
+        (chosen,) = dec.budget.estimator.metrics.items()
+        assert chosen[0] == "score" and chosen[1].reason in ("fits", "instances uninformative")
+        assert dec.budget.estimator.version == 4
     assert all(d.filled and d.dropped_items == [] for d in results.imported.dropped)
     (comparison,) = results.paired["qa"]["imported"]
     assert comparison.estimated is True and comparison.metric == "score"

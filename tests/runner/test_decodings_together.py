@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from hakari.backends.base import GenerationRequest, GenerationResult, OnBatch
+from hakari.backends.base import GenerationRequest, GenerationResult, OnResults
 from hakari.backends.fake import FakeBackend
 from hakari.runner import evaluate
 from tests.helpers.oracle import TASK, half_oracle
@@ -27,10 +27,10 @@ class Recording(FakeBackend):
         requests: Sequence[GenerationRequest],
         *,
         batch_size: int | None = None,
-        on_batch: OnBatch[GenerationResult] | None = None,
+        on_results: OnResults[GenerationResult] | None = None,
     ) -> list[GenerationResult]:
         self.calls.append(list(requests))
-        return super().generate(requests, batch_size=batch_size, on_batch=on_batch)
+        return super().generate(requests, batch_size=batch_size, on_results=on_results)
 
 
 def _run(tmp_path: Path, decodings: list[str], backend: FakeBackend, name: str) -> Any:

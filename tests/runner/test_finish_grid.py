@@ -179,6 +179,9 @@ def test_missing_cells_go_to_the_imputed_estimator(native: tuple) -> None:
     assert dec.budget.design.cells_run == grid.size - len(gap)
     assert all(t.estimated and t.metrics_ci for t in dec.templates.values())
     assert dec.aggregate["accuracy"].estimated
+    chosen = dec.budget.estimator.metrics
+    assert set(chosen) == {"accuracy", "mcc"}
+    assert chosen["mcc"].reason == "not a mean of item scores"
     assert finished.paired and all(p.estimated for p in finished.paired)
     assert finished.model_groups["accuracy"].estimated
 
@@ -198,6 +201,10 @@ def test_given_scores_with_gaps_are_imputed_as_scores(native: tuple) -> None:
     # the same scores under two names: the same estimates (one completion, two views)
     assert dec.aggregate["acc"].to_dict() == dec.aggregate["acc_norm"].to_dict()
     assert {p.metric for p in finished.paired} == {"acc", "acc_norm"}
+    # which estimator made each metric's numbers, by key: two keys, one scorer, two records
+    assert dec.budget is not None
+    chosen = dec.budget.estimator.metrics
+    assert set(chosen) == {"acc", "acc_norm"} and chosen["acc"] == chosen["acc_norm"]
 
 
 def test_a_grid_with_gaps_built_by_hand_finishes_as_a_native_budgeted_run(

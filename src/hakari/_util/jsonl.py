@@ -123,6 +123,10 @@ def _parse_lines(
                 file=str(path),
                 field=field,
             ) from None
+        except RecursionError:  # json's C decoder recurses once per nesting level
+            raise HakariInputError(
+                f"line {lineno}: JSON nested too deeply to read", file=str(path), field=field
+            ) from None
         if not isinstance(obj, dict):
             raise HakariInputError(
                 f"line {lineno}: expected a JSON object, got {type(obj).__name__}",

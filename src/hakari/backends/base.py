@@ -3,7 +3,8 @@ OpenAI-compatible server, a test double) offers the engine.
 
 Requests are plain frozen dataclasses so that they hash stably into the response cache
 (see `hakari.backends.cache`). A backend receives a whole list of requests and is free to batch,
-sort and schedule them; it returns results in the order of the requests.
+sort and schedule them; it returns results in the order of the requests, and hands each
+result to the caller as soon as it ends (`Backend`), so that it is committed at once.
 """
 
 from __future__ import annotations
@@ -266,23 +267,27 @@ class ModelIdentity:
 
 
 R = TypeVar("R")
-OnBatch = Callable[[list[tuple[int, R]]], None]
+# Results as they end: (request index, result) pairs, those that ended together in one call
+OnResults = Callable[[list[tuple[int, R]]], None]
 
 
 class InOrder(Generic[R]):
-    """The results of `n` requests, gathered batch by batch in whatever order a backend
-    runs them and returned in request order; each batch goes to `on_batch` as it is
-    added, so the caller persists it at once (the `Backend` protocol's promise)."""
+    """The results of `n` requests, gathered in whatever order a backend finishes them
+    and returned in request order; each `add` goes to `on_results` at once, so the
+    caller persists those results before the backend goes on (the `Backend` protocol's
+    promise)."""
 
-    def __init__(self, n: int, on_batch: OnBatch[R] | None) -> None:
+    def __init__(self, n: int, on_results: OnResults[R] | None) -> None:
         self._results: list[R | None] = [None] * n
-        self._on_batch = on_batch
+        self._on_results = on_results
 
-    def add(self, batch: list[tuple[int, R]]) -> None:
-        for index, result in batch:
+    def add(self, ended: list[tuple[int, R]]) -> None:
+        if not ended:
+            return
+        for index, result in ended:
             self._results[index] = result
-        if self._on_batch is not None:
-            self._on_batch(batch)
+        if self._on_results is not None:
+            self._on_results(ended)
 
     def results(self) -> list[R]:
         missing = [i for i, r in enumerate(self._results) if r is None]
@@ -303,6 +308,13 @@ def move_trailing_space(context: str, continuation: str) -> tuple[str, str]:
 
 @runtime_checkable
 class Backend(Protocol):
+    """A backend receives a whole list of requests and is free to batch, sort and
+    schedule them. It hands each result to `on_results([(request_index, result), ...])`
+    as soon as that result is final, not when the rest of its batch is: those that end
+    together (a decode step's ended rows, a server's answer, an engine's whole call) in
+    one call, which the response cache commits in one transaction before the backend
+    goes on. A crash or a kill then loses only the results still being computed."""
+
     identity: ModelIdentity
 
     def generate(
@@ -310,11 +322,9 @@ class Backend(Protocol):
         requests: Sequence[GenerationRequest],
         *,
         batch_size: int | None = None,
-        on_batch: OnBatch[GenerationResult] | None = None,
+        on_results: OnResults[GenerationResult] | None = None,
     ) -> list[GenerationResult]:
-        """Results in request order. After each internal batch the backend calls
-        `on_batch([(request_index, result), ...])` so the caller can persist them: a
-        crash then loses at most the batch in flight."""
+        """Results in request order; each also to `on_results` as it ends."""
         ...
 
     def loglik(
@@ -322,7 +332,7 @@ class Backend(Protocol):
         requests: Sequence[LoglikRequest],
         *,
         batch_size: int | None = None,
-        on_batch: OnBatch[LoglikResult] | None = None,
+        on_results: OnResults[LoglikResult] | None = None,
     ) -> list[LoglikResult]: ...
 
     def render_prompt(self, request: GenerationRequest | LoglikRequest) -> str:

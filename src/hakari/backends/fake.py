@@ -20,7 +20,7 @@ from hakari.backends.base import (
     LoglikRequest,
     LoglikResult,
     ModelIdentity,
-    OnBatch,
+    OnResults,
 )
 from hakari.errors import ModelLoadError
 
@@ -70,10 +70,10 @@ class FakeBackend:
         requests: Sequence[GenerationRequest],
         *,
         batch_size: int | None = None,
-        on_batch: OnBatch[GenerationResult] | None = None,
+        on_results: OnResults[GenerationResult] | None = None,
     ) -> list[GenerationResult]:
         size = batch_size or 8
-        collected = InOrder(len(requests), on_batch)
+        collected = InOrder(len(requests), on_results)
         for start in range(0, len(requests), size):
             batch = range(start, min(start + size, len(requests)))
             collected.add([(i, self._answer(requests[i])) for i in batch])
@@ -89,9 +89,9 @@ class FakeBackend:
         requests: Sequence[LoglikRequest],
         *,
         batch_size: int | None = None,
-        on_batch: OnBatch[LoglikResult] | None = None,
+        on_results: OnResults[LoglikResult] | None = None,
     ) -> list[LoglikResult]:
-        collected = InOrder(len(requests), on_batch)
+        collected = InOrder(len(requests), on_results)
         for i, request in enumerate(requests):
             self.scored.append(request)
             scores = tuple(self.loglik_scorer(request, c) for c in request.continuations)

@@ -31,6 +31,8 @@ class LoadOptions:
     prompt_format: PromptFormat = "auto"
     dtype: str | None = None  # None: each backend's own (fp32 in-process; vLLM's auto)
     device: str = "auto"
+    # torch's CPU threads of in-process models (`--threads`); None: `cpu.default_threads`
+    threads: int | None = None
     serving: ServingOptions = field(default_factory=ServingOptions)
 
     @property

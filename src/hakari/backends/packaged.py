@@ -38,6 +38,9 @@ class PackagedModel:
     upstream: str  # the hub id of the original model, for results and docs
     chat_template: bool  # whether the GGUF carries one (checked before a run loads it)
     model_type: str  # the transformers architecture of the converted folder (config.json)
+    # tokens of prompt and answer (the converted config's max_position_embeddings): known
+    # before the package's GGUF is converted or the model loads (None: unknown)
+    context_length: int | None = None
     # Tokens the converted tokenizer leaves unflagged although they are control tokens:
     # marked special so that generation never emits them as text.
     control_tokens: tuple[str, ...] = ()
@@ -52,6 +55,7 @@ SMOLLM2 = PackagedModel(
     upstream="HuggingFaceTB/SmolLM2-135M-Instruct",
     chat_template=True,
     model_type="llama",
+    context_length=8192,
 )
 GEMMA3 = PackagedModel(
     name="gemma3-270m",
@@ -62,6 +66,7 @@ GEMMA3 = PackagedModel(
     upstream="google/gemma-3-270m",
     chat_template=False,
     model_type="gemma3_text",
+    context_length=32768,
     control_tokens=("<start_of_image>", "<end_of_image>", "[multimodal]"),
 )
 PACKAGED_MODELS: dict[str, PackagedModel] = {m.name: m for m in (SMOLLM2, GEMMA3)}
@@ -85,6 +90,9 @@ def converted_model(model: PackagedModel, cache_dir: Path) -> ConvertedModel:
     folder = cache_dir / "models" / f"{model.name}-{sha[:16]}"
     if _is_complete(folder, sha):
         return ConvertedModel(folder, sha)
+    # the step a view shows (`hakari run` at a terminal: a status line); the libraries'
+    # own bars (de-quantising) are the CLI's to silence (`cli.common.quiet_libraries`)
+    log.info("converting %s from its GGUF to a Hugging Face folder, once", model.name)
     with staged_folder(folder, complete=lambda found: _is_complete(found, sha)) as built:
         gguf = source.materialise(built / "gguf")
         _convert(model, gguf, built, sha)
@@ -107,7 +115,6 @@ def _convert(model: PackagedModel, gguf: Path, out: Path, sha: str) -> None:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    log.info("converting %s (%s) to a Hugging Face folder, once", model.name, gguf.name)
     tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
     lm = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
     # save_pretrained refuses a GGUF-quantised model; the weights are already fp32.

@@ -34,6 +34,7 @@ from hakari._util.checks import did_you_mean
 from hakari.backends import weights
 from hakari.backends.adapters import AdapterRef, check_adapter_base, parse_adapter_spec
 from hakari.backends.base import Backend, Needs
+from hakari.backends.cpu import default_threads
 from hakari.backends.options import LoadOptions
 from hakari.backends.packaged import PACKAGED_MODELS, PackagedModel
 from hakari.backends.packaged import list_packaged_models as _list_packaged
@@ -56,7 +57,11 @@ class SpecForm:
     load: Callable[[str, AdapterRef | None, LoadOptions], Backend]
     # whether the tokenizer has a chat template, known without loading (None: unknown)
     chat_template: Callable[[str], bool | None] = lambda spec: None
+    # the model's context in tokens, known without loading (None: unknown, e.g. a server)
+    context_length: Callable[[str, LoadOptions], int | None] = lambda spec, opts: None
     adapters: bool = False
+    # computes with torch in this process (its threads: `--threads`, `cpu.default_threads`)
+    torch_threads: bool = False
 
 
 def _check_options(opts: LoadOptions) -> None:
@@ -85,6 +90,7 @@ def _load_local(spec: str, adapter: AdapterRef | None, opts: LoadOptions) -> Bac
         device=opts.device,
         prompt_format=opts.prompt_format,
         local_files_only=src.local_files_only,
+        threads=opts.threads or default_threads(),
     )
     if adapter is None:
         return backend
@@ -173,7 +179,9 @@ SPEC_FORMS: tuple[SpecForm, ...] = (
         _check_local,
         _load_local,
         weights.has_chat_template,
+        lambda spec, opts: weights.context_length(spec),
         adapters=True,
+        torch_threads=True,
     ),
     SpecForm(
         "hf",
@@ -182,7 +190,9 @@ SPEC_FORMS: tuple[SpecForm, ...] = (
         _check_local,
         _load_local,
         weights.has_chat_template,
+        lambda spec, opts: weights.context_length(spec),
         adapters=True,
+        torch_threads=True,
     ),
     SpecForm(
         "openai", "openai:<model>@<base url>", _prefix("openai:"), _check_openai, _load_openai
@@ -193,6 +203,9 @@ SPEC_FORMS: tuple[SpecForm, ...] = (
         _prefix("vllm:"),
         _check_vllm,
         _load_vllm,
+        context_length=lambda spec, opts: (
+            opts.serving.max_model_len or weights.context_length(spec)
+        ),
         adapters=True,
     ),
     SpecForm("fake", "fake:<answer>", _prefix("fake:"), _check_fake, _load_fake),
@@ -268,6 +281,15 @@ def shared_memory(serving: ServingOptions, engines: int) -> ServingOptions:
     return replace(serving, gpu_memory_utilization=engine_share(engines))
 
 
+def uses_torch_threads(spec: str) -> bool:
+    """Whether the spec's model computes with torch in this process (its CPU threads are
+    `--threads`); False for a spec no form knows (refused elsewhere)."""
+    try:
+        return spec_form(spec)[0].torch_threads
+    except ModelLoadError:
+        return False
+
+
 def has_chat_template(spec: str) -> bool | None:
     """Whether a spec's tokenizer has a chat template, known without loading it; None for
     hub ids (known once downloaded) and serving specs (the server applies it)."""
@@ -276,6 +298,17 @@ def has_chat_template(spec: str) -> bool | None:
     except ModelLoadError:
         return None
     return form.chat_template(base)
+
+
+def context_length(spec: str, serving: ServingOptions | None = None) -> int | None:
+    """The tokens (prompt and answer) a spec's model takes, known without loading it
+    (packaged models, local folders and cached hub configs; vLLM's `--max-model-len`);
+    None where it is not known before the model answers (a server applies its own)."""
+    try:
+        form, base, _ = spec_form(spec)
+    except ModelLoadError:
+        return None
+    return form.context_length(base, LoadOptions(serving=serving or ServingOptions()))
 
 
 def list_packaged_models() -> list[tuple[PackagedModel, bool]]:

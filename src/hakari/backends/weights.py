@@ -147,6 +147,48 @@ def has_chat_template(spec: str) -> bool | None:
     return bool(config.get("chat_template")) if isinstance(config, dict) else None
 
 
+def context_length(spec: str) -> int | None:
+    """The tokens a packaged, `hf:` or `vllm:` spec's model takes (prompt and answer),
+    known without loading it: a packaged model's table, else the smaller of the config's
+    `max_position_embeddings` and the tokenizer's `model_max_length`, as the backends
+    read them once loaded (a local folder's files, or a hub id's cached ones); None
+    where neither is known (a hub id not downloaded yet)."""
+    if spec in PACKAGED_MODELS:
+        return PACKAGED_MODELS[spec].context_length
+    source, revision = parse_hf(HF_PREFIX + spec.removeprefix("vllm:").removeprefix(HF_PREFIX))
+    config = _json_file(source, "config.json", revision)
+    tokenizer = _json_file(source, "tokenizer_config.json", revision)
+    nested = config.get("text_config")
+    text = nested if isinstance(nested, dict) else {}
+    limits = [
+        config.get("max_position_embeddings"),
+        text.get("max_position_embeddings"),
+        tokenizer.get("model_max_length"),
+    ]
+    usable = [int(x) for x in limits if isinstance(x, int) and 0 < x < 10**8]
+    return min(usable) if usable else None
+
+
+def _json_file(source: str, name: str, revision: str | None) -> dict:
+    """A JSON file of a local model folder or of a hub id's local cache ({} if absent)."""
+    folder = Path(source).expanduser()
+    path = folder / name
+    if not folder.is_dir():
+        if not HUB_ID.match(source):
+            return {}
+        from huggingface_hub import try_to_load_from_cache
+
+        cached = try_to_load_from_cache(source, name, revision=revision)
+        if not isinstance(cached, str):
+            return {}
+        path = Path(cached)
+    try:
+        found = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
 def parse_hf(spec: str) -> tuple[str, str | None]:
     """`hf:<source>[@revision]` → (source, revision or None)."""
     body = spec[len(HF_PREFIX) :]

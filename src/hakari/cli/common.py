@@ -37,6 +37,9 @@ _invoked_args: list[str] = []  # the command line of this invocation, after "hak
 QUIET_LIBRARIES = {
     "HF_HUB_DISABLE_PROGRESS_BARS": "1",  # hub downloads, transformers' loading bars
     "HF_DATASETS_DISABLE_PROGRESS_BARS": "1",
+    # every other tqdm bar, e.g. transformers' GGUF de-quantising of a packaged model's
+    # first conversion (tqdm reads its TQDM_* defaults when it is imported)
+    "TQDM_DISABLE": "1",
     "TRANSFORMERS_VERBOSITY": "error",
     "TRANSFORMERS_NO_ADVISORY_WARNINGS": "1",
     "TOKENIZERS_PARALLELISM": "false",  # its fork warning

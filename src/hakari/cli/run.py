@@ -10,6 +10,9 @@ Every default is read from those records (`runner.settings`, `backends.options`,
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -167,6 +170,14 @@ class Loading:
         ),
     ] = LOAD.dtype
     device: DeviceOption = LOAD.device
+    threads: Annotated[
+        int | None,
+        typer.Option(
+            "--threads",
+            help="CPU threads of an in-process (transformers) model's compute (default: "
+            "the CPUs this process may use; recorded in results.json's config).",
+        ),
+    ] = LOAD.threads
 
     def options(self, serving: Serving) -> LoadOptions:
         return LoadOptions(
@@ -176,6 +187,7 @@ class Loading:
             prompt_format=check_prompt_format(self.prompt_format),
             dtype=self.dtype,
             device=self.device,
+            threads=self.threads,
             serving=serving.options(),
         )
 
@@ -271,17 +283,53 @@ class Display:
         ),
     ] = False
 
-    def options(self, view: RunView) -> OutputOptions:
+    def options(self, view: RunView, on_progress: Callable[..., Any] | None) -> OutputOptions:
         from hakari.runner.rundir import RUNS_ROOT
 
         return OutputOptions(
             output_dir=self.output,
             new_run_under=RUNS_ROOT,
-            progress=view.shows_progress,
+            progress=False,  # the view's bars (`on_progress`), or none
+            on_progress=on_progress,
             argv=recorded_argv(),
             on_task_done=view.task_done,
             on_status=view.status,
         )
+
+
+@contextmanager
+def _display(view: RunView) -> Iterator[Callable[..., Any] | None]:
+    """What a person at a terminal sees while the run goes: the progress bars, drawn on
+    the console the tables print on (a write that bypasses a live display is overwritten
+    by its next redraw), and a packaged model's first conversion as a status line.
+    Yields the progress hook; None with --quiet and --json (no bars)."""
+    if not view.shows_progress:
+        yield None
+        return
+    from hakari.backends.packaged import log as conversion
+    from hakari.runner.progress import progress_bars
+
+    with progress_bars(True, console=view.out) as hook, view.live_bars():
+        with _logged_as_status(conversion, view.status):
+            yield hook
+
+
+@contextmanager
+def _logged_as_status(logger: logging.Logger, status: Callable[[str], Any]) -> Iterator[None]:
+    """`logger`'s INFO records (a step a library announces) said as status lines."""
+
+    class Said(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            status(record.getMessage())
+
+    handler, level = Said(logging.INFO), logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
 
 
 @grouped
@@ -328,14 +376,14 @@ def run(
     )
 
     try:
-        options = EvalOptions(
-            load=loading.options(serving),
-            plan=plan_options(templates, decoding, rows, statistics, grid),
-            output=display.options(view),
-        )
-        results = evaluate(
-            model or [DEFAULT_MODEL], split_csv(tasks) if tasks else list(DEFAULT_TASKS), options
-        )
+        with _display(view) as on_progress:
+            options = EvalOptions(
+                load=loading.options(serving),
+                plan=plan_options(templates, decoding, rows, statistics, grid),
+                output=display.options(view, on_progress),
+            )
+            run_tasks = split_csv(tasks) if tasks else list(DEFAULT_TASKS)
+            results = evaluate(model or [DEFAULT_MODEL], run_tasks, options)
     except HakariInputError as exc:
         fail(exc)
     except KeyboardInterrupt as exc:

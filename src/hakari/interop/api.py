@@ -10,10 +10,13 @@ the run folder published whole. Nothing is written when any input is bad.
 from __future__ import annotations
 
 import importlib
+import json
+import os
 from pathlib import Path
 
 from hakari._util.atomic import check_output_folder
 from hakari._util.checks import bootstrap_replicates, choice, number, seed
+from hakari._util.outputs import RESULTS_FILE
 from hakari.errors import HakariInputError
 from hakari.interop.finish import Settings
 from hakari.interop.options import SOURCES, ImportOptions, Reading
@@ -64,7 +67,7 @@ def import_run(
     options = options or ImportOptions()
     settings = settings or Settings()
     check_settings(settings)
-    check_output_folder(output, "--output")
+    check_import_output(output, paths)
     reading = read_source(source, paths, options)
     record = ImportRecord(
         source=source,
@@ -74,6 +77,37 @@ def import_run(
         notes=reading.notes,
     )
     return write_run(reading.grid, record, settings, output, argv)
+
+
+def check_import_output(output: Path, paths: list[Path]) -> None:
+    """`--output` is a new folder or an earlier import: never one of the inputs, never
+    inside an input folder (a rerun would read the run as input), never a native run
+    (importing over it would lose its answers)."""
+    check_output_folder(output, "--output", inputs=[p for p in paths if p.is_dir()])
+    where = Path(os.path.realpath(output))
+    for given in paths:
+        if given.is_dir() and Path(os.path.realpath(given)) in where.parents:
+            raise HakariInputError(
+                f"lies inside the input folder {given}: a rerun would read the run as input; "
+                "choose a folder outside it",
+                file=str(output),
+                field="--output",
+            )
+    results = output / RESULTS_FILE
+    if results.is_file() and not _is_import(results):
+        raise HakariInputError(
+            "holds a run that was not imported (its results.json has no 'imported'): "
+            "importing over it would lose its answers; choose another folder",
+            file=str(output),
+            field="--output",
+        )
+
+
+def _is_import(results: Path) -> bool:
+    try:
+        return "imported" in json.loads(results.read_text(encoding="utf-8"))
+    except (OSError, ValueError, TypeError):
+        return False
 
 
 def export_run(run: Path, format: str, output: Path) -> str:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -242,4 +243,18 @@ def label(value: Any, origin: Origin, field_name: str) -> str:
         raise origin.error(f"{field_name} is empty", field_name)
     if len(text) > 500:
         raise origin.error(f"{field_name} is longer than 500 characters", field_name)
+    hidden = next((c for c in text if unicodedata.category(c) in _HIDDEN), None)
+    if hidden is not None:
+        raise origin.error(
+            f"{field_name} {text!r:.60} holds the invisible character U+{ord(hidden):04X} "
+            f"({unicodedata.name(hidden, 'a control character')}): two names that print "
+            "alike would be different templates",
+            field_name,
+        )
     return text
+
+
+# Control characters (NUL, newline, ...) and format characters (zero-width spaces and
+# joiners, bidirectional overrides): a name holding one prints like another name, or
+# reorders the text around it in a report.
+_HIDDEN = frozenset({"Cc", "Cf"})

@@ -124,7 +124,15 @@ def _add_log(
         if (options.templates or "").startswith("metadata:")
         else None
     )
+    errored = [sample.id for sample in samples if sample.error is not None]
+    if errored:
+        reading.notes.append(
+            f"{path.name}: {len(errored)} sample(s) ended in an error and are missing cells "
+            f"(first: {errored[0]!r})"
+        )
     for k, sample in enumerate(samples, start=1):
+        if sample.error is not None:
+            continue  # no answer to score: the cell is missing, as a failed row is
         origin = Origin(str(path), k)  # the k-th sample of the log
         values = _scores(sample, to_float, origin)
         if chosen is None:

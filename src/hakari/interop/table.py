@@ -227,7 +227,7 @@ def _add_row(
     if names["fallback"] in row:
         cell.extra["fallback"] = _flag(row[names["fallback"]], origin, names["fallback"])
     levels = {
-        k[len(LEVEL_PREFIX) :]: label(v, origin, k)
+        label(k[len(LEVEL_PREFIX) :], origin, f"{k} (its dimension)"): label(v, origin, k)
         for k, v in row.items()
         if k.startswith(LEVEL_PREFIX)
     } or None

@@ -7,6 +7,8 @@ nothing else)."""
 from __future__ import annotations
 
 import shlex
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal
 
@@ -25,16 +27,33 @@ class RunView:
     def __init__(self, out: Console, err: Console, *, mode: Mode = "full") -> None:
         self.out, self.err, self.mode = out, err, mode
         self.shown: set[tuple[str, str]] = set()
+        # the progress bars are live on `out`: everything goes through it, above them
+        self.bars_live = False
 
     @property
     def shows_progress(self) -> bool:
         return self.mode == "full"
 
+    @contextmanager
+    def live_bars(self) -> Iterator[None]:
+        """While progress bars are drawn on `out` (a terminal): status lines go there too,
+        so that the display's redraws never overwrite them."""
+        self.bars_live = self.out.is_terminal
+        try:
+            yield
+        finally:
+            self.bars_live = False
+
     def status(self, text: str) -> None:
         """A step without a progress bar, for a person at a terminal (a log or a test
         keeps errors on their one line)."""
-        if self.mode == "full" and self.err.is_terminal:
-            self.err.print(Text(text + " …", "dim"))
+        if self.mode != "full":
+            return
+        line = Text(text + " …", "dim")
+        if self.bars_live:
+            self.out.print(line)
+        elif self.err.is_terminal:
+            self.err.print(line)
 
     def task_done(self, model: str, task_name: str, task: TaskResult) -> None:
         if self.mode == "full":

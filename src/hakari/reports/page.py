@@ -23,15 +23,17 @@ from hakari.reports.meta import meta_sections
 from hakari.reports.rows import SPACE_NOTE
 from hakari.reports.samples import filter_css, sample_browser
 from hakari.reports.style import CSS
+from hakari.reports.verdict import decided, verdict_lines
 from hakari.reports.views import (
     PerModel,
     dimension_panels,
+    labelled_results,
     per_model,
     run_command,
     sweep_panels,
     template_panels,
 )
-from hakari.results import DecodingResult, RunConfig, TaskResult
+from hakari.results import EvalResults, RunConfig, TaskResult
 from hakari.results.paired import ModelGroups, PairedComparison
 
 SHOWN_ELSEWHERE = {"models", "tasks", "decodings", "task_files", "command", "argv"}
@@ -124,13 +126,25 @@ def _template_order(models: PerModel) -> list[str]:
     return list(seen)
 
 
-def _sharpe(dec: DecodingResult, metric: str) -> float | None:
-    stats = dec.aggregate.get(metric)
-    return stats.sharpe if stats is not None else None
+def _verdict(results: EvalResults) -> str:
+    """The verdict paragraph and the warnings (`reports.verdict`), as `hakari run` ends."""
+    lines = verdict_lines(results)
+    if not lines:
+        return ""
+    said = [line for line in lines if not line.startswith("warning: ")]
+    warned = [line.removeprefix("warning: ") for line in lines if line.startswith("warning: ")]
+    items = "".join(f"<li>{esc(w)}</li>" for w in warned)
+    return (
+        '<div class="overall">'
+        + "".join(f"<p><b>{esc(line)}</b></p>" for line in said)
+        + (f'<ul class="warnings">{items}</ul>' if items else "")
+        + "</div>"
+    )
 
 
-def _overview(data: ReportData) -> str:
-    """Per decoding: models × tasks, the Sharpe score of each task's first metric."""
+def _overview(data: ReportData, results: EvalResults) -> str:
+    """Per decoding: models × tasks, the Sharpe score of each task's first metric; bold
+    where the paired tests find the model better than every other one."""
     parts = []
     decodings: dict[str, None] = {}
     for task in data.tasks:
@@ -154,8 +168,8 @@ def _overview(data: ReportData) -> str:
                     continue
                 metric = pm[label][0].metrics[0]
                 s = pm[label][1].aggregate.get(metric)
-                best = max((_sharpe(v[1], metric) or -9e9) for v in pm.values())
-                mark = " best" if _sharpe(pm[label][1], metric) == best and len(pm) > 1 else ""
+                cell = decided(results, t, decoding, metric)
+                mark = " best" if cell is not None and cell.winner() == label else ""
                 sharpe, mean, std = (s.sharpe, s.mean, s.std) if s is not None else (None,) * 3
                 row.append(
                     f'<span class="ov{mark}">{num(sharpe)}</span>'
@@ -168,54 +182,22 @@ def _overview(data: ReportData) -> str:
                 rows,
                 cls="overview",
                 caption=f"{esc(decoding)} decoding: Sharpe score (α as run) of each task's "
-                "first metric; mean ± std across templates below; bold = best",
+                "first metric; mean ± std across templates below; bold: better than every "
+                "other model (paired test, 95%)",
             )
         )
     return "".join(parts)
 
 
-def _paired(data: ReportData, task: str, decoding: str, metric: str) -> list[PairedComparison]:
-    """`paired[TASK][DECODING]` items of every run for this metric, with report labels."""
-    rows: list[PairedComparison] = []
-    for run in data.runs:
-        items = (run.results.paired or {}).get(task, {}).get(decoding, [])
-        for item in items:
-            if item.metric == metric:
-                labels = {
-                    "model_a": run.labels.get(item.model_a, item.model_a),
-                    "model_b": run.labels.get(item.model_b, item.model_b),
-                }
-                rows.append(item.model_copy(update=labels))
-    return rows
-
-
-def _groups(data: ReportData, task: str, decoding: str, metric: str) -> list[ModelGroups]:
-    """`model_groups[TASK][DECODING][METRIC]` of every run, with report labels."""
-    out: list[ModelGroups] = []
-    for run in data.runs:
-        groups = (run.results.model_groups or {}).get(task, {}).get(decoding, {}).get(metric)
-        if groups is None:
-            continue
-        label = run.labels
-        tests = [
-            t.model_copy(
-                update={
-                    "model_a": label.get(t.model_a, t.model_a),
-                    "model_b": label.get(t.model_b, t.model_b),
-                }
-            )
-            for t in groups.tests
-        ]
-        out.append(
-            groups.model_copy(
-                update={
-                    "tests": tests,
-                    "scores": {label.get(m, m): v for m, v in groups.scores.items()},
-                    "groups": [[label.get(m, m) for m in g] for g in groups.groups],
-                }
-            )
-        )
-    return out
+def _comparisons(
+    results: EvalResults, task: str, decoding: str, metric: str
+) -> tuple[list[PairedComparison], ModelGroups | None]:
+    """The paired comparisons and the model groups of one cell (report labels)."""
+    paired = [
+        c for c in (results.paired or {}).get(task, {}).get(decoding, []) if c.metric == metric
+    ]
+    groups = (results.model_groups or {}).get(task, {}).get(decoding, {}).get(metric)
+    return paired, groups
 
 
 def _template_figure(
@@ -279,7 +261,9 @@ def _space_figures(data: ReportData, models: PerModel, metric: str, key: str) ->
     )
 
 
-def _decoding_section(data: ReportData, task: str, decoding: str, n: int) -> str:
+def _decoding_section(
+    data: ReportData, results: EvalResults, task: str, decoding: str, n: int
+) -> str:
     models = per_model(data, task, decoding)
     head = f'<h3 id="{anchor(task, decoding)}">{esc(task)} · {esc(decoding)}</h3>'
     if not models:
@@ -298,14 +282,14 @@ def _decoding_section(data: ReportData, task: str, decoding: str, n: int) -> str
     ]
     for metric in info.metrics:
         parts.append(f'<h4 id="{anchor(task, decoding, metric)}">{esc(metric)}</h4>')
-        parts.append(tables.leaderboard(models, metric))
+        parts.append(tables.leaderboard(models, metric, decided(results, task, decoding, metric)))
         parts.append(tables.heatmap(models, metric, templates))
         parts.append(_space_figures(data, models, metric, anchor(task, decoding, metric, n)))
-        paired = _paired(data, task, decoding, metric)
+        paired, groups = _comparisons(results, task, decoding, metric)
         if paired:
             parts.append("<h5>paired differences (same templates and instances)</h5>")
             parts.append(tables.paired_differences(paired))
-        for groups in _groups(data, task, decoding, metric):
+        if groups is not None:
             parts.append("<h5>which models differ (corrected for the number of pairs)</h5>")
             parts.append(tables.model_groups(groups))
     panels = sweep_panels(models, info.metrics)
@@ -322,7 +306,12 @@ def _decoding_section(data: ReportData, task: str, decoding: str, n: int) -> str
 
 
 def _task_section(
-    data: ReportData, task: str, samples: Sequence[SampleBlock], per_template: int, n: int
+    data: ReportData,
+    results: EvalResults,
+    task: str,
+    samples: Sequence[SampleBlock],
+    per_template: int,
+    n: int,
 ) -> str:
     info = _task_info(data, task)
     decodings = data.decodings(task)
@@ -334,7 +323,8 @@ def _task_section(
         f"{len(templates)} templates · metrics: {esc(', '.join(info.metrics))}"
     )
     body = [
-        _decoding_section(data, task, decoding, n * 10 + i) for i, decoding in enumerate(decodings)
+        _decoding_section(data, results, task, decoding, n * 10 + i)
+        for i, decoding in enumerate(decodings)
     ]
     if samples:
         box = anchor(task, "samples")
@@ -361,18 +351,21 @@ def build_html(
     if data.meta:
         nav += '<a href="#meta">meta-evaluation</a>'
     runs = "".join(_run_header(run, i + 1, len(data.runs)) for i, run in enumerate(data.runs))
+    results = labelled_results(data) if data.runs else None
     tasks = "".join(
-        _task_section(data, t, samples.get(t, []), samples_per_template, i)
+        _task_section(data, results, t, samples.get(t, []), samples_per_template, i)
         for i, t in enumerate(data.tasks)
+        if results is not None
     )
-    overview = _overview(data)
+    overview = _overview(data, results) if results is not None else ""
     notes = "".join(f"<p class=note>{esc(note)}</p>" for note in data.notes)
     sections = [
         f'<header class="top"><h1>{esc(title)}</h1>'
         f'<p class="meta">{len(data.models)} models · {len(data.tasks)} tasks · '
         f"{len(data.runs)} run(s)</p>{notes}<nav>{nav}</nav></header>",
-        f'<section id="overview"><h2>Overview</h2>{overview}{_reading_guide()}</section>'
-        if overview
+        f'<section id="overview"><h2>Overview</h2>{_verdict(results)}{overview}'
+        f"{_reading_guide()}</section>"
+        if overview and results is not None
         else "",
         tasks,
         meta_sections(data.meta),
@@ -397,7 +390,9 @@ def _reading_guide() -> str:
         "score depends less on the template wording ranks higher as α grows.</li>"
         "<li><b>95% CI</b>: bootstrap over templates and instances jointly, so it covers "
         "both prompt and sampling variance.</li>"
-        "<li><b>rank</b>: by Sharpe score; ▲/▼ n shows the rank by mean where it differs.</li>"
+        "<li><b>rank</b>: a model ranks above another only where the paired test of the "
+        "Sharpe scores finds it better (95%), tied otherwise; hover a rank for the order of "
+        "the point estimates, by Sharpe score and by mean.</li>"
         "<li><b>chance</b> (the paper's): the score of always giving the task's fallback "
         "answer on the same instances, i.e. of a model whose every output fails to parse; "
         "<b>uniform guess</b>: the expected score of a random choice (the mean of 1/k, k each "

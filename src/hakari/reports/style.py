@@ -41,8 +41,8 @@ td.n,th.n{{text-align:right}}
 .leaderboard td{{white-space:nowrap}}
 .ci{{color:var(--muted);font-size:11.5px}}
 .model{{font-weight:600;word-break:break-all}}
-.up{{color:var(--ok);font-size:11px}}
-.down{{color:var(--bad);font-size:11px}}
+div.overall{{margin:8px 0 14px}} div.overall p{{margin:4px 0}}
+ul.warnings{{margin:4px 0;padding-left:20px;color:#7a4b00}}
 .flag{{display:inline-block;background:#fff4e0;color:#7a4b00;border:1px solid #f0c36d;
 border-radius:3px;padding:0 4px;font-size:11px;margin:1px 2px;white-space:normal}}
 .heatmap td,.heatmap th{{padding:2px 3px;border-bottom:none}}

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 
 from hakari.reports.markup import ci, esc, num, pct, table
 from hakari.reports.rows import LEVEL_HEADER, SPACE_HEADER, mean_fallback, space_sections
+from hakari.reports.verdict import FALLBACK_WIN, Decided
 from hakari.results import DecodingResult, TaskResult
 from hakari.results.paired import ModelGroups, PairedComparison, PairedStatistic, Verdict
 from hakari.results.stats import AggregateStats
@@ -32,14 +33,26 @@ def ranks(values: Mapping[str, float | None]) -> dict[str, int]:
     return out
 
 
-def _rank_cell(by_mean: int, by_sharpe: int) -> str:
-    if by_mean == by_sharpe:
-        return str(by_sharpe)
-    arrow = "▲" if by_sharpe < by_mean else "▼"
-    cls = "up" if by_sharpe < by_mean else "down"
-    return (
-        f'{by_sharpe} <span class="{cls}" title="rank by mean: {by_mean}">{arrow}{by_mean}</span>'
-    )
+def _rank_cell(model: str, decided: Decided | None, order: str, others: Sequence[str]) -> str:
+    """The model's rank where the tests tell it from others ("tied" where they do not),
+    the order of the point estimates on hover; "–" for a model no test compared."""
+    if not others:
+        return "1"
+    rank = decided.rank(model) if decided is not None else None
+    if decided is None or rank is None:
+        why = "not compared: no paired test with the other models (another run, or no bootstrap)"
+        return f'<span class="na" title="{esc(why + "; " + order)}">–</span>'
+    shared = any(decided.rank(m) == rank for m in others)
+    text = ("tied" if rank == 1 else f"{rank} (tied)") if shared else str(rank)
+    return f'<span title="{esc(order)}">{text}</span>'
+
+
+def _fallback_flag(dec: DecodingResult) -> str:
+    """Beside a model whose outputs mostly did not parse: its score is the fallback's."""
+    rate = mean_fallback(dec)
+    if rate is None or rate < FALLBACK_WIN:
+        return ""
+    return f'<span class="flag">{pct(rate)} of outputs unparsed: scored as the fallback</span>'
 
 
 def _flags(stats: AggregateStats) -> str:
@@ -83,21 +96,28 @@ def _statistics_cells(s: AggregateStats | None) -> list[str]:
     ]
 
 
-def leaderboard(models: Mapping[str, tuple[TaskResult, DecodingResult]], metric: str) -> str:
-    """One row per model, ordered by Sharpe score."""
+def leaderboard(
+    models: Mapping[str, tuple[TaskResult, DecodingResult]],
+    metric: str,
+    decided: Decided | None = None,
+) -> str:
+    """One row per model, ranked where the paired tests (`decided`) say one model is
+    better than another, tied otherwise; within a rank, by Sharpe score."""
     stats = {m: dec.aggregate.get(metric) for m, (_, dec) in models.items()}
     by_mean = ranks({m: s.mean if s else None for m, s in stats.items()})
     by_sharpe = ranks({m: s.sharpe if s else None for m, s in stats.items()})
-    order = sorted(models, key=lambda m: (by_sharpe[m], by_mean[m], m))
+    tested = {m: decided.rank(m) if decided else None for m in models}
+    order = sorted(models, key=lambda m: (tested[m] or len(models) + 1, by_sharpe[m], m))
     alpha = next((s.alpha for s in stats.values() if s is not None), 1.0)
     rows = []
     for model in order:
         task, dec = models[model]
         s = stats[model]
+        estimate = f"by point estimate: Sharpe #{by_sharpe[model]}, mean #{by_mean[model]}"
         rows.append(
             [
-                _rank_cell(by_mean[model], by_sharpe[model]),
-                f'<span class="model">{esc(model)}</span>',
+                _rank_cell(model, decided, estimate, [m for m in models if m != model]),
+                f'<span class="model">{esc(model)}</span>{_fallback_flag(dec)}',
                 *_statistics_cells(s),
                 num(task.chance.get(metric)),
                 pct(mean_fallback(dec)),
@@ -117,7 +137,12 @@ def leaderboard(models: Mapping[str, tuple[TaskResult, DecodingResult]], metric:
         "templates",
         "notes",
     ]
-    return table(header, rows, cls="leaderboard", numeric_from=2)
+    caption = (
+        "rank: a model ranks above another only where the paired test of the Sharpe "
+        "scores (95%) finds it better, tied otherwise; hover a rank for the order of the "
+        "point estimates"
+    )
+    return table(header, rows, cls="leaderboard", caption=caption, numeric_from=2)
 
 
 def _colour(value: float, low: float, high: float) -> tuple[str, str]:

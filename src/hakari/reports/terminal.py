@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from hakari.reports.labels import label_key, model_labels
 from hakari.reports.rows import (
     BASELINE_NOTE,
     COMPACT_SUMMARY_HEADER,
@@ -42,6 +43,9 @@ from hakari.results import DecodingResult, EvalResults, TaskResult
 
 
 def print_report(results: EvalResults, console: Console | None = None) -> None:
+    """A finished run again: every model × task's tables, the α sweep, the paired
+    differences, the corrected groups, the task families, then what `hakari run` ends
+    with: the summary, the verdict and the warnings."""
     console = console or Console()
     for model, mres in results.models.items():
         for task_name, tres in mres.tasks.items():
@@ -52,6 +56,7 @@ def print_report(results: EvalResults, console: Console | None = None) -> None:
         print_paired(results, console)
     print_groups(results, console)
     print_families(results, console)
+    print_summary(results, console)
 
 
 def print_families(results: EvalResults, console: Console) -> None:
@@ -149,10 +154,15 @@ def print_decoding(title: str, tres: TaskResult, dec: DecodingResult, console: C
 
 
 def print_summary(results: EvalResults, console: Console) -> None:
-    """The run's result, one table per task × decoding that fits 80 columns (a row per
-    model × metric: mean, std, Sharpe with its interval, min–max, fallback rate; the
-    baselines beneath), then the verdict paragraph and the warnings (`reports.verdict`)."""
-    for (task_name, decoding), rows in summary_by_section(results).items():
+    """The run's result, one table per task × decoding that fits 80 columns (a model's
+    label, then a row per metric: mean, std, Sharpe with its interval, min–max, fallback
+    rate; the baselines beneath; a long model spec shortened to a label, the full spec
+    listed after the tables), then the verdict paragraph and the warnings
+    (`reports.verdict`)."""
+    sections = summary_by_section(results)
+    models = [row[0] for rows in sections.values() for row in rows]
+    labels = model_labels(models, _label_width(sections, console.width))
+    for (task_name, decoding), rows in sections.items():
         table = Table(
             title=Text(f"summary · {task_name} · {decoding}"),
             title_justify="left",
@@ -160,22 +170,38 @@ def print_summary(results: EvalResults, console: Console) -> None:
             pad_edge=False,
             collapse_padding=True,
         )
-        for i, name in enumerate(COMPACT_SUMMARY_HEADER):
-            if i == 0:  # the model gives way, the numbers never wrap
-                table.add_column(name, overflow="fold", ratio=1)
-            else:
-                table.add_column(name, justify="right" if i >= 2 else "left", no_wrap=True)
-        for row in rows:
-            table.add_row(*map(Text, row))
+        table.add_column("model", overflow="fold", ratio=1)
+        for name in COMPACT_SUMMARY_HEADER[2:]:  # the numbers never wrap
+            table.add_column(name, justify="right", no_wrap=True)
+        shown = None
+        for model, metric, *numbers in rows:
+            if model != shown:
+                table.add_row(Text(labels[model], "bold"), *("" for _ in numbers))
+                shown = model
+            table.add_row(Text("  " + metric), *map(Text, numbers))
         console.print(table)
         for line in section_baselines(results, task_name):
             console.print(Text(line, "dim"))
+    for line in label_key(labels):
+        console.print(Text(f"  {line}", "dim"))
     console.print(Text(BASELINE_NOTE, "dim"))
     if has_estimates(results):
         console.print(Text(ESTIMATED_NOTE, "dim"))
     for line in verdict_lines(results):
         style = "bold yellow" if line.startswith("warning:") else "bold"
         console.print(Text(line, style))
+
+
+def _label_width(sections: dict[tuple[str, str], list[list[str]]], width: int) -> int:
+    """What the summary's first column has left beside its numbers (each column as wide
+    as its widest cell, a space on either side; the table's two edges)."""
+    numbers = [row[2:] for rows in sections.values() for row in rows]
+    header = COMPACT_SUMMARY_HEADER[2:]
+    used = sum(
+        max(len(cell) for cell in [name, *(row[i] for row in numbers)]) + 2
+        for i, name in enumerate(header)
+    )
+    return width - used - 2
 
 
 def print_groups(results: EvalResults, console: Console) -> None:

@@ -10,8 +10,8 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from hakari.reports.rows import best_baseline
-from hakari.results import DecodingResult, EvalResults
+from hakari.reports.rows import best_baseline, mean_fallback
+from hakari.results import EvalResults
 from hakari.results.paired import ModelGroups
 
 FALLBACK_WIN = 0.5  # a winner whose outputs fell back this often won by not answering
@@ -68,6 +68,51 @@ def cells(results: EvalResults) -> list[Cell]:
     return out
 
 
+@dataclass(frozen=True)
+class Decided:
+    """What the tests of one task × decoding × metric tell apart: (better, worse) pairs,
+    and the models some test compared."""
+
+    better: frozenset[tuple[str, str]]
+    compared: frozenset[str]
+
+    def rank(self, model: str) -> int | None:
+        """1 + the models found better than `model`; None when no test compared it."""
+        if model not in self.compared:
+            return None
+        return 1 + sum(worse == model for _, worse in self.better)
+
+    def winner(self) -> str | None:
+        """The model found better than every other compared model, if any."""
+        for model in self.compared:
+            if all((model, other) in self.better for other in self.compared - {model}):
+                return model
+        return None
+
+
+def decided(results: EvalResults, task: str, decoding: str, metric: str) -> Decided | None:
+    """The verdicts on one cell, as `cells` reads them: the corrected tests of
+    `model_groups` where present, else the paired comparisons (Sharpe score); None when
+    no test covers the cell (one model, no bootstrap, models of separate runs)."""
+    groups = (results.model_groups or {}).get(task, {}).get(decoding, {}).get(metric)
+    verdicts: list[tuple[str, str, str]]
+    if groups is not None:
+        verdicts = [(t.model_a, t.model_b, t.verdict) for t in groups.tests]
+    else:
+        comparisons = (results.paired or {}).get(task, {}).get(decoding, [])
+        verdicts = [
+            (c.model_a, c.model_b, c.sharpe.verdict) for c in comparisons if c.metric == metric
+        ]
+    if not verdicts:
+        return None
+    better = {
+        (a, b) if verdict == "a_better" else (b, a)
+        for a, b, verdict in verdicts
+        if verdict in ("a_better", "b_better")
+    }
+    return Decided(frozenset(better), frozenset(m for a, b, _ in verdicts for m in (a, b)))
+
+
 def overall(results: EvalResults, found: list[Cell]) -> str:
     """One sentence: the model better overall (most cells won), or why none is."""
     n = len(found)
@@ -97,11 +142,6 @@ def overall(results: EvalResults, found: list[Cell]) -> str:
     return f"{best} is better overall: better on {k} of {cells_word}{rest}{tail}."
 
 
-def _fallback_rate(dec: DecodingResult) -> float:
-    rates = [t.fallback_rate for t in dec.templates.values()]
-    return sum(rates) / len(rates) if rates else 0.0
-
-
 def warnings(results: EvalResults, found: list[Cell]) -> Iterator[str]:
     """A line per model × task × decoding below a trivial baseline (every metric whose
     mean is), then per cell won mostly through fallback answers."""
@@ -122,7 +162,7 @@ def warnings(results: EvalResults, found: list[Cell]) -> Iterator[str]:
         if cell.winner is None:
             continue
         dec = results.models[cell.winner].tasks[cell.task].decodings[cell.decoding]
-        rate = _fallback_rate(dec)
+        rate = mean_fallback(dec) or 0.0
         if rate >= FALLBACK_WIN:
             yield (
                 f"{cell.winner} wins {cell.name} with {rate:.0%} fallback answers: its "

@@ -8,12 +8,15 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from hakari.reports.inputs import ReportData
 from hakari.results import DecodingResult, EvalResults, RunConfig, TaskResult
+from hakari.results.paired import ModelGroups, PairedComparison
 from hakari.results.sweep import AlphaSweepPoint, alpha_sweep
 
 PerModel = dict[str, tuple[TaskResult, DecodingResult]]
+Comparison = TypeVar("Comparison", PairedComparison, ModelGroups)
 
 
 def _run_flags(config: RunConfig) -> list[tuple[str, str | float | list[str] | None]]:
@@ -152,12 +155,53 @@ def sweep_panels(
     return panels
 
 
+def _relabelled(item: Comparison, labels: dict[str, str]) -> Comparison:
+    """A paired comparison or a model group with the report's labels for its models."""
+    if isinstance(item, PairedComparison):
+        names = {"model_a": item.model_a, "model_b": item.model_b}
+        return item.model_copy(update={k: labels.get(v, v) for k, v in names.items()})
+    tests = [
+        t.model_copy(update={"model_a": labels.get(t.model_a, t.model_a),
+                             "model_b": labels.get(t.model_b, t.model_b)})
+        for t in item.tests
+    ]  # fmt: skip
+    return item.model_copy(
+        update={
+            "tests": tests,
+            "scores": {labels.get(m, m): v for m, v in item.scores.items()},
+            "groups": [[labels.get(m, m) for m in g] for g in item.groups],
+        }
+    )
+
+
+def labelled_results(data: ReportData) -> EvalResults:
+    """Every run's models under their report labels in one EvalResults, with the paired
+    comparisons and model groups each run made, relabelled likewise (models of separate
+    runs were never compared): what the verdict and the ranks read."""
+    first = data.runs[0].results
+    out = EvalResults(config=first.config, versions=first.versions, models=data.models)
+    paired: dict[str, dict[str, list[PairedComparison]]] = {}
+    groups: dict[str, dict[str, dict[str, ModelGroups]]] = {}
+    for run in data.runs:
+        for task, per_dec in (run.results.paired or {}).items():
+            for decoding, items in per_dec.items():
+                found = paired.setdefault(task, {}).setdefault(decoding, [])
+                found += [_relabelled(item, run.labels) for item in items]
+        for task, per_dec_groups in (run.results.model_groups or {}).items():
+            for decoding, per_metric in per_dec_groups.items():
+                for metric, cell in per_metric.items():
+                    cells = groups.setdefault(task, {}).setdefault(decoding, {})
+                    cells.setdefault(metric, _relabelled(cell, run.labels))
+    out.paired = paired or None
+    out.model_groups = groups or None
+    return out
+
+
 def merged_results(data: ReportData) -> EvalResults:
     """One EvalResults for the terminal and Markdown views of several runs."""
     if len(data.runs) == 1:
         return data.runs[0].results
-    first = data.runs[0].results
-    merged = EvalResults(config=first.config, versions=first.versions, models=data.models)
+    merged = labelled_results(data)
     sweeps: dict[str, dict[str, dict[str, list[AlphaSweepPoint]]]] = {}
     for task in data.tasks:
         for decoding in data.decodings(task):

@@ -4,7 +4,7 @@ runner; typed here so that reading a results.json does not import scipy."""
 
 from __future__ import annotations
 
-from pydantic import ValidationInfo, model_validator
+from pydantic import Field, ValidationInfo, model_validator
 
 from hakari._util.records import Record, read_from_file
 
@@ -41,11 +41,38 @@ class DesignRecord(Record):
         return self
 
 
+class MetricEstimatorRecord(Record):
+    """Which estimator made one metric's numbers, and the check that chose it
+    (`budget.estimator.metrics[METRIC]`; `hakari.aggregate.budget.fallback`)."""
+
+    used: str
+    """"latent-class multiple imputation", or "design-weighted cell mean" (the cells run
+    and their design alone, where the imputation does not fit)."""
+    reason: str
+    """Why: "fits" (the imputation passed both checks), "instances uninformative" (no
+    model predicted held-out cells from their instances' other cells better than from
+    their template and gold label alone), "mean departs" (the imputed mean lay further
+    from the design-weighted mean of the cells run than that mean's 99% interval allows),
+    or "not a mean of item scores" (MCC, Pearson, Spearman: only the imputation
+    estimates them)."""
+    imputed_mean: float
+    """The imputation's mean over templates."""
+    design_mean: float | None
+    """The design-weighted mean of the cells run (null for a metric that is not a mean of
+    item scores)."""
+    design_se: float | None
+    """Its design-based standard error."""
+    design_df: float | None
+    """Its degrees of freedom (Student's t)."""
+
+
 class EstimatorRecord(Record):
     """How a budgeted run's numbers were estimated (`budget.estimator`)."""
 
     name: str
-    """The estimator: "latent-class multiple imputation" (`hakari.aggregate.budget`)."""
+    """The estimator: "latent-class multiple imputation" (`hakari.aggregate.budget`); from
+    version 4 with its checks and its fallback, the design-weighted cell mean, where the
+    imputation does not fit: `metrics` says which made each metric's numbers, and why."""
     version: int
     """Its version: numbers of one version are comparable with each other."""
     model: str
@@ -57,6 +84,19 @@ class EstimatorRecord(Record):
     """Completed grids drawn (the multiple imputations behind every number)."""
     cells_observed: int
     """Cells the estimate was made from."""
+    instance_evidence: float | None = None
+    """How far (in standard errors, capped at 1000) the best latent model predicted
+    held-out cells better than the stratified one: below 2, an instance's other cells
+    tell nothing the imputation can use (null when no instance was seen twice; absent
+    before version 4)."""
+    pooled_share: float | None = None
+    """How much of the unseen cells' calibration rests on the model's prior rather than
+    on each template's own cells run in the gold label (0: none; absent before version
+    4). Above 0.25 with instance_evidence below 2, the imputation has nothing to stand on
+    and the metrics that are means of item scores fall back to the design-weighted cell
+    mean."""
+    metrics: dict[str, MetricEstimatorRecord] = Field(default_factory=dict)
+    """Metric -> which estimator made its numbers and why (absent before version 4)."""
 
 
 class BudgetRound(Record):

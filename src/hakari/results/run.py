@@ -65,7 +65,9 @@ class RunConfig(Record):
     The budget keys are written for budgeted runs only.
     """
 
-    WRITTEN_WHEN_GIVEN = frozenset({"budget", "target_ci", "until_decided", "run_in_full"})
+    WRITTEN_WHEN_GIVEN = frozenset(
+        {"threads", "budget", "target_ci", "until_decided", "run_in_full"}
+    )
 
     models: list[str] | None = None
     """The model specs, in the order they ran (`--model`)."""
@@ -106,6 +108,10 @@ class RunConfig(Record):
     """`--dtype` of in-process models, e.g. "float32"."""
     device: str | None = None
     """`--device` of in-process models, e.g. "auto", "cpu", "cuda"."""
+    threads: int | None = None
+    """torch's CPU threads of in-process (transformers) models: `--threads`, else
+    hakari's rule (`hakari.backends.cpu.default_threads`). Written for runs with such a
+    model only."""
     n_boot: int | None = None
     """`--n-boot`: bootstrap replicates per aggregate; 0: no bootstrap (no CIs)."""
     data_dir: str | None = None
@@ -286,6 +292,20 @@ class TaskResult(Record):
     from the split's); written only when there are some."""
     decodings: dict[str, DecodingResult] = Field(default_factory=dict)
     """Decoding -> its results, in run order."""
+
+    @model_validator(mode="after")
+    def _space_of_its_metrics(self, info: ValidationInfo) -> TaskResult:
+        # a space record of a metric the task lacks was shown as the task's own
+        if not read_from_file(info):
+            return self
+        for name, decoding in self.decodings.items():
+            unknown = sorted(set(decoding.space or {}) - set(self.metrics))
+            if unknown:
+                raise ValueError(
+                    f"decodings.{name}.space has a record for {unknown[0]!r}, which is not one "
+                    f"of the task's metrics ({', '.join(self.metrics)}): a hand-edited file"
+                )
+        return self
 
     @classmethod
     def for_task(cls, spec: _TaskFacts, n_instances: int, chance: dict[str, float]) -> TaskResult:

@@ -1,11 +1,41 @@
 """results.json's `space[METRIC]`: what a prompt space tells (built by
-`hakari.aggregate.dimensions`, which documents how each number is computed)."""
+`hakari.aggregate.dimensions`, which documents how each number is computed).
+
+Read from a file, every number must be one the computation can give (finite; a share at
+most 1, eta² and the best-minus-worst difference not below 0): a hand-edited share of
+1e308, inf or NaN is refused in one line naming the file and the field, not shown as a
+normal number.
+"""
 
 from __future__ import annotations
 
-from pydantic import ConfigDict
+import math
 
-from hakari._util.records import Record
+from pydantic import ConfigDict, ValidationInfo, field_validator
+
+from hakari._util.records import Record, read_from_file
+
+_ROUNDING = 1e-9  # a share computed as 1 may come out 1 + 4e-15
+
+
+def _number(
+    value: float | None, info: ValidationInfo, low: float | None, high: float | None
+) -> float | None:
+    """`value` when it is a number the space record can hold (checked on files only)."""
+    if value is None or not read_from_file(info):
+        return value
+    if (
+        math.isfinite(value)
+        and (low is None or value >= low - _ROUNDING)
+        and (high is None or value <= high + _ROUNDING)
+    ):
+        return value
+    bounds = [f"≥ {low:g}"] if low is not None else []
+    bounds += [f"≤ {high:g}"] if high is not None else []
+    raise ValueError(
+        f"{info.field_name} is {value!r}, not a finite number {' and '.join(bounds)}".rstrip()
+        + ": a damaged or hand-edited space record"
+    )
 
 
 class LevelMean(Record):
@@ -26,6 +56,11 @@ class LevelMean(Record):
     it existed)."""
     ci_high: float | None = None
     """Upper end of that interval."""
+
+    @field_validator("mean", "ci_low", "ci_high")
+    @classmethod
+    def _finite(cls, value: float | None, info: ValidationInfo) -> float | None:
+        return _number(value, info, None, None)
 
 
 class DimensionEffect(Record):
@@ -58,6 +93,26 @@ class DimensionEffect(Record):
     diff_ci_high: float | None = None
     """Upper end of that interval."""
 
+    @field_validator("share", "share_ci_low", "share_ci_high")
+    @classmethod
+    def _a_share(cls, value: float | None, info: ValidationInfo) -> float | None:
+        return _number(value, info, None, 1.0)  # omega² can fall below 0, never above 1
+
+    @field_validator("eta_squared")
+    @classmethod
+    def _a_proportion(cls, value: float | None, info: ValidationInfo) -> float | None:
+        return _number(value, info, 0.0, 1.0)
+
+    @field_validator("best_minus_worst")
+    @classmethod
+    def _not_negative(cls, value: float, info: ValidationInfo) -> float | None:
+        return _number(value, info, 0.0, None)
+
+    @field_validator("diff_ci_low", "diff_ci_high")
+    @classmethod
+    def _finite(cls, value: float | None, info: ValidationInfo) -> float | None:
+        return _number(value, info, None, None)
+
 
 class Percentile(Record):
     """A percentile of the template scores with its interval."""
@@ -73,6 +128,11 @@ class Percentile(Record):
     bootstrap)."""
     ci_high: float | None = None
     """Upper end of that interval."""
+
+    @field_validator("q", "value", "ci_low", "ci_high")
+    @classmethod
+    def _finite(cls, value: float | None, info: ValidationInfo) -> float | None:
+        return _number(value, info, None, None)
 
 
 class SpaceSummary(Record):
@@ -95,3 +155,8 @@ class SpaceSummary(Record):
     """True when the template scores behind these numbers were estimated from part of
     the grid (a budgeted run: the estimated template scores, the intervals from the
     imputed replicates of the aggregate); written for such runs only."""
+
+    @field_validator("confidence")
+    @classmethod
+    def _a_level(cls, value: float | None, info: ValidationInfo) -> float | None:
+        return _number(value, info, 0.0, 1.0)

@@ -61,15 +61,21 @@ def run_decodings(step: Pass, ctx: ModelContext) -> None:
     generating = [d for d in step.decodings if d != "loglik"]
     total = len(step.cells) * len(step.decodings)
     hook, label = run.hook, step.label
-    hook(label, total, 0)
+    hook(label, total, 0, False)
+    advance = lambda n: hook(label, total, n, False)  # noqa: E731
+    from_cache = lambda n: hook(label, total, n, True)  # noqa: E731
     for chunk in _chunks(step, run.plan):
-        advance = lambda n: hook(label, total, n)  # noqa: E731
         answered: dict[Decoding, tuple[list[str], list[GenerationResult] | None]] = {}
         if generating:
             started = time.perf_counter()
             groups = [[generation_request(rp, d, ctx.use_chat) for rp in chunk] for d in generating]
             together = cached_generate_together(
-                backend, groups, run.cache, batch_size=run.load.batch_size, on_progress=advance
+                backend,
+                groups,
+                run.cache,
+                batch_size=run.load.batch_size,
+                on_progress=advance,
+                on_cached=from_cache,
             )
             seconds = time.perf_counter() - started
             shares = _time_shares(seconds, [done.tokens + done.generated for done in together])
@@ -83,7 +89,7 @@ def run_decodings(step: Pass, ctx: ModelContext) -> None:
             started = time.perf_counter()
             cache = run.cache
             unreadable_before = cache.unreadable if cache is not None else 0
-            outputs, n_new = loglik_outputs(chunk, ctx, advance)
+            outputs, n_new = loglik_outputs(chunk, ctx, advance, from_cache)
             loglik = runs["loglik"]
             loglik.generated += n_new
             loglik.cached += len(chunk) - n_new

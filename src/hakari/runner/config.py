@@ -7,10 +7,13 @@ run ran in full) and when it started. Nothing patches it afterwards.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict
 from datetime import datetime
 
+from hakari.backends import registry
+from hakari.backends.cpu import default_threads
 from hakari.results import GenerationBudget, RunConfig, TemplateBudget
 from hakari.runner.plan import Plan
 from hakari.runner.sampling import sampled_rows
@@ -26,7 +29,8 @@ def run_config(
     plan: Plan,
 ) -> RunConfig:
     """The run's configuration as recorded in results.json (`options` checked by
-    `preflight.check_options`; `plan` settled: `Plan.in_full` known)."""
+    `preflight.check_options`; `plan` settled: `Plan.in_full` known). `threads` where
+    a model computes with torch in this process."""
     load, asked = options.load, options.plan
     config = RunConfig(
         models=list(models),
@@ -54,6 +58,8 @@ def run_config(
         argv=list(options.output.argv) if options.output.argv is not None else None,
         started=datetime.now().isoformat(timespec="seconds"),
     )
+    if any(registry.uses_torch_threads(spec) for spec in models):
+        config.threads = load.threads or default_threads()
     if plan.budgeted:
         config.budget = str(plan.grid_budget) if plan.grid_budget else None
         config.target_ci = plan.target_ci
@@ -81,8 +87,10 @@ def answer_limits(task: Task, plan: PlanOptions) -> GenerationBudget:
         )
         for t in select_templates(task.spec, plan.templates)
     }
-    values = list(per_template.values())
-    common = max(values, key=values.count)
+    # the most common budget (counted by value: a prompt space has thousands of templates)
+    counts = Counter((b.max_new_chars, b.max_new_tokens) for b in per_template.values())
+    chars, tokens = counts.most_common(1)[0][0]
+    common = TemplateBudget(max_new_chars=chars, max_new_tokens=tokens)
     own = {tid: b for tid, b in per_template.items() if b != common}
     limits = GenerationBudget(
         max_new_chars=common.max_new_chars,

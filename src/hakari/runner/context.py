@@ -23,7 +23,7 @@ from hakari.tasks.loader import Task
 SampleWriter = Callable[[dict[str, Any]], None]
 
 
-def no_progress(label: str, total: int, advanced: int) -> None:
+def no_progress(label: str, total: int, advanced: int, cached: bool = False) -> None:
     return None
 
 

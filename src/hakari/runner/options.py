@@ -36,7 +36,11 @@ BackendFactory = Callable[[str], Backend]
 in any `hakari.backends.base.Backend`; it is called once per model and run, after
 validation, and the backend is closed when the run no longer needs it."""
 
-ProgressHook = Callable[[str, int, int], Any]  # (label, total, advanced) -> None
+ProgressHook = Callable[[str, int, int, bool], Any]
+"""(label, total, advanced, cached): `advanced` more answers of the pass `label` (of
+`total`); `cached`: they were read from the response cache (instant, so no measure of
+the pace). A caller's `on_progress` may take the first three only
+(`progress.caller_hook`)."""
 StatusHook = Callable[[str], Any]
 """What the run does now, in words, for the steps without a progress bar (reading a
 task's rows, loading a model)."""

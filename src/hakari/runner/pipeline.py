@@ -25,7 +25,7 @@ from hakari.runner.grids import RunGrids
 from hakari.runner.loop import LoopState, run_loop
 from hakari.runner.options import DEFAULT_MODEL, DEFAULT_TASKS, BackendFactory
 from hakari.runner.plan import Plan, Schedule, check_budget_floor, make_plan, task_plan
-from hakari.runner.progress import progress_bars
+from hakari.runner.progress import caller_hook, progress_bars
 from hakari.runner.rundir import RunWriter, open_writer
 from hakari.runner.settings import EvalOptions
 from hakari.tasks.families import load_tasks
@@ -62,7 +62,7 @@ def evaluate(
     once per model spec, after validation, and the backend is closed when its model is
     done. This is the public way to evaluate a custom backend.
 
-    `on_progress(label, total, advanced)` replaces the progress bars; `on_task_done(model,
+    `on_progress(label, total, advanced[, cached])` replaces the progress bars; `on_task_done(model,
     task, {decoding: DecodingResult})` is called as each model × task's numbers are ready
     (`settings.OutputOptions`): the seams for a caller's own display.
 
@@ -123,6 +123,8 @@ def _prepare(
         _check_estimable(loaded)
     running = preflight.running_decodings(loaded, decodings)
     preflight.check_models(models, load, running, builtin_loader=backend_factory is None)
+    if backend_factory is None:
+        preflight.check_context(models, loaded, options)
     baselines = _scan_rows(loaded, options)
     preflight.check_bootstrap_memory(loaded, baselines, len(models), asked)
     plan = check_budget_floor(loaded, baselines, plan, asked)
@@ -162,7 +164,8 @@ def _run(ctx: RunContext, schedule: Schedule, writer: RunWriter | None) -> EvalR
     state = LoopState()
     try:
         with progress_bars(output.progress and output.on_progress is None) as hook:
-            ctx.hook = output.on_progress or hook
+            on_progress = output.on_progress
+            ctx.hook = caller_hook(on_progress) if on_progress is not None else hook
             run_loop(ctx, schedule, grids, writer, state)
     except BaseException as exc:
         save_finished(results, ctx, state, grids, writer, exc)
@@ -221,6 +224,13 @@ def save_finished(
     results.failed = {failed_spec: f"failed: {reason}"} | {
         m: after for m in models[models.index(failed_spec) + 1 :]
     }
+    if failed_spec in ctx.identities:  # it loaded: what became of its answers
+        exc.add_note(  # (said here: the backend that failed knows no cache)
+            f"the answers {failed_spec} generated so far are in the response cache: the "
+            "same command goes on from them"
+            if ctx.load.use_cache
+            else f"this run used --no-cache, so the answers {failed_spec} generated are lost"
+        )
     if writer is None:
         return
     spans = state.spans.get(failed_spec, [])
@@ -230,11 +240,6 @@ def save_finished(
     if not finished:
         writer.discard()
         exc.add_note(f"no model finished: no results were written to {writer.folder}")
-        if ctx.load.use_cache:
-            exc.add_note(
-                "the answers generated so far are in the response cache: the same command "
-                "goes on from them"
-            )
         return
     try:
         finish(results, grids, ctx, finished, writer)

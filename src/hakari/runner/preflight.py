@@ -7,7 +7,8 @@ seconds, not a model load or an hour of generation, and ends as one `HakariInput
   memory its bootstraps will hold (once the rows are counted);
 * models: every `--model` spec resolved without loading weights, no duplicates; a
   server that cannot serve a decoding the run asks for (log-likelihood through a chat
-  endpoint, a regex field it rejects or ignores, ...) is refused before any prompt;
+  endpoint, a regex field it rejects or ignores, ...) is refused before any prompt; an
+  answer budget that leaves no room for a prompt in a model's known context;
 * tasks: no two with the same name, templates selected, regexes usable as constraints,
   every answer key reachable by its template's regex;
 * rows: every row the run will use (not just the first), streamed once: the target
@@ -28,6 +29,7 @@ from typing import Any
 from hakari._util import checks
 from hakari.aggregate import bootstrap_bytes
 from hakari.backends import registry
+from hakari.backends.cpu import check_threads
 from hakari.backends.options import LoadOptions
 from hakari.backends.serving import ServingOptions, engine_options_given
 from hakari.errors import HakariInputError
@@ -38,14 +40,17 @@ from hakari.runner.requests import request_needs
 from hakari.runner.sampling import check_sampling, task_instances
 from hakari.runner.settings import EvalOptions, PlanOptions
 from hakari.tasks.chance import instance_guess_rate
-from hakari.tasks.data import Row, get_path, resolve_split_file
+from hakari.tasks.data import get_path, resolve_split_file
+from hakari.tasks.duplicates import DuplicateRows
 from hakari.tasks.extract import gold_answer
 from hakari.tasks.loader import (
     Task,
     check_answer_keys,
     check_constraints,
     check_rendered_answers,
+    check_row_field,
     check_task_data,
+    gold_problem,
     rendered_regex,
 )
 from hakari.tasks.prompts import render, select_templates
@@ -61,6 +66,7 @@ def check_options(options: EvalOptions) -> None:
     if not isinstance(load.serving, ServingOptions):
         raise HakariInputError("must be a ServingOptions", field="serving")
     checks.folder(load.cache_dir, "--cache-dir")
+    check_threads(load.threads)  # None: the rule of `backends.cpu`
     checks.choice(plan.qa_mode, "--qa-mode", QA_MODES)
     checks.flag(load.use_cache, "--no-cache")
     checks.optional_integer(plan.limit, "--limit", low=1)
@@ -120,6 +126,28 @@ def check_models(
                     f"--prompt-format chat: model {spec!r} has no chat template; use auto "
                     "(chat where a model has a template) or completion",
                     field="--prompt-format",
+                )
+
+
+def check_context(models: Sequence[str], tasks: Sequence[Task], options: EvalOptions) -> None:
+    """A task's answer budget leaves room for a prompt in each model's context, where
+    it is known before the model loads (`registry.context_length`)."""
+    generating = [d for d in options.plan.decoding_list if d != "loglik"]
+    for model in models:
+        context = registry.context_length(model, options.load.serving)
+        for task in tasks:
+            spec = task.spec
+            if context is None or all(skip_reason(d, spec.answer_type) for d in generating):
+                continue
+            templates = select_templates(spec, options.plan.templates)
+            tokens = max(spec.max_tokens_for(t) for t in templates)
+            if tokens >= context:
+                raise HakariInputError(
+                    f"max_new_tokens {tokens} leaves no room for a prompt in the {context:,}-"
+                    f"token context of {model} (give the answer fewer tokens, or run "
+                    "--decoding loglik)",
+                    file=str(task.path),
+                    field="max_new_tokens",
                 )
 
 
@@ -196,16 +224,18 @@ def scan_rows(task: Task, plan: PlanOptions, decodings: Sequence[Decoding]) -> B
     positions: list[int] = []
     guess_rates: list[float] = []  # each instance's 1/k_i
     filled_regexes = {t.id for t in templates if INSTANCE_REF.search(t.regex)}
+    repeats = DuplicateRows(spec, list(fields))
     for index, row in task_instances(task, plan):
         where: dict[str, Any] = {"file": source, "row": index}
         for name, template_id in fields.items():
-            _check_value(task, row, name, template_id, where)
+            check_row_field(task, row, name, template_id, where)
+        repeats.add(index, row)
         value = get_path(row, spec.field_path(spec.target))
         try:
             golds.append(gold_answer(spec, value))
         except (ValueError, TypeError) as exc:
             raise HakariInputError(
-                _gold_problem(task, value, exc), field="target", **where
+                gold_problem(task, value, exc), field="target", **where
             ) from None
         guess_rates.append(instance_guess_rate(spec, row))
         positions.append(index)
@@ -229,7 +259,12 @@ def scan_rows(task: Task, plan: PlanOptions, decodings: Sequence[Decoding]) -> B
                 )
     if not golds:
         raise HakariInputError("no instances to evaluate", file=source, field="data")
-    return task_baseline(task, golds, plan, guess_rates, positions)
+    baseline = task_baseline(task, golds, plan, guess_rates, positions)
+    repeated = repeats.note(source)
+    if repeated is not None:
+        log.warning("%s: %s", task.name, repeated)
+        baseline = baseline._replace(notes=(*baseline.notes, repeated))
+    return baseline
 
 
 def data_source(task: Task, plan: PlanOptions) -> str:
@@ -256,35 +291,3 @@ def _fields_read(task: Task, templates: Sequence[Template]) -> dict[str, str | N
         for name in (*template.placeholders(), *sorted(template.instance_refs())):
             fields.setdefault(name, template.id)
     return fields
-
-
-def _check_value(
-    task: Task, row: Row, name: str, template_id: str | None, where: dict[str, Any]
-) -> None:
-    spec = task.spec
-    dotted = spec.field_path(name)
-    role = "the target" if template_id is None else f"{{{name}}}"
-    mapped = f" (mapped to {dotted!r})" if dotted != name else ""
-    field = "target" if template_id is None else dotted
-    try:
-        value = get_path(row, dotted)
-    except KeyError:
-        raise HakariInputError(
-            f"{role}{mapped} is not in this row (its fields: {', '.join(sorted(map(str, row)))})",
-            template=template_id,
-            field=field,
-            **where,
-        ) from None
-    if value is None:
-        raise HakariInputError(
-            f"{role}{mapped} is null", template=template_id, field=field, **where
-        )
-
-
-def _gold_problem(task: Task, value: Any, exc: Exception) -> str:
-    spec = task.spec
-    if spec.answer_type == "label":
-        return f"gold {value!r} is not one of the labels {spec.labels}"
-    if spec.answer_type == "number":
-        return f"gold {value!r} is not a number"
-    return f"gold {value!r} is not a string or a list of strings ({exc})"

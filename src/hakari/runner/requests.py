@@ -63,7 +63,10 @@ def generation_request(rp: RenderedPrompt, decoding: Decoding, use_chat: bool) -
 
 
 def loglik_outputs(
-    chunk: list[RenderedPrompt], ctx: ModelContext, advance: Callable[[int], Any]
+    chunk: list[RenderedPrompt],
+    ctx: ModelContext,
+    advance: Callable[[int], Any],
+    from_cache: Callable[[int], Any] | None = None,
 ) -> tuple[list[str], int]:
     """The verbalisation with the highest log-likelihood, as if the model had said it."""
     requests = []
@@ -78,7 +81,12 @@ def loglik_outputs(
         )
     run = ctx.run
     results, n_new = cached_loglik(
-        ctx.backend, requests, run.cache, batch_size=run.load.batch_size, on_progress=advance
+        ctx.backend,
+        requests,
+        run.cache,
+        batch_size=run.load.batch_size,
+        on_progress=advance,
+        on_cached=from_cache,
     )
     outputs = []
     for req, res in zip(requests, results, strict=True):

@@ -28,7 +28,6 @@ from hakari.results.vocab import DEFAULT_QA_MODE, QAMode
 from hakari.runner.options import (
     DEFAULT_DECODINGS,
     Decoding,
-    ProgressHook,
     StatusHook,
     parse_decodings,
 )
@@ -79,7 +78,8 @@ class OutputOptions:
     new_run_under: str | Path | None = None  # a fresh folder <it>/<time>-<random>
     progress: bool = False  # rich progress bars (the CLI: unless --quiet or --json)
     argv: Sequence[str] | None = None  # the command line, secrets scrubbed (CLI)
-    on_progress: ProgressHook | None = None  # (label, total, advanced); else rich bars
+    # (label, total, advanced[, cached]), else rich bars: `progress.caller_hook`
+    on_progress: Callable[..., Any] | None = None
     on_task_done: TaskDone | None = None
     on_status: StatusHook | None = None  # "loading MODEL", "reading TASK": no bar
 

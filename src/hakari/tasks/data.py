@@ -207,20 +207,42 @@ def not_utf8_message(path: Path, exc: UnicodeDecodeError) -> str:
     )
 
 
+# The longest CSV cell read (characters): Python's csv module stops at 131,072 with an
+# error of its own; a question with a long passage can pass that, and no model's context
+# holds a cell of 16 Mi characters (about 4 M tokens).
+CSV_CELL_LIMIT = 1 << 24
+
+
 def _iter_csv(path: Path, columns: list[str] | None = None) -> Iterator[Row]:
+    if csv.field_size_limit() < CSV_CELL_LIMIT:  # process-wide; never lowered here
+        csv.field_size_limit(CSV_CELL_LIMIT)
     with path.open(newline="", encoding="utf-8-sig") as fh:
         reader = csv.DictReader(fh, fieldnames=columns)
-        header = reader.fieldnames or []
         named = "given" if columns else "header's"
-        for row in reader:
-            if None in row or any(v is None for v in row.values()):
-                line = reader.line_num
-                raise HakariInputError(
-                    f"line {line} has {'more' if None in row else 'fewer'} values than the "
-                    f"{named} {len(header)} columns",
-                    file=str(path),
-                )
-            yield row
+        rows = 0
+        try:
+            header = reader.fieldnames or []
+            for row in reader:
+                if None in row or any(v is None for v in row.values()):
+                    line = reader.line_num
+                    raise HakariInputError(
+                        f"line {line} has {'more' if None in row else 'fewer'} values than the "
+                        f"{named} {len(header)} columns",
+                        file=str(path),
+                    )
+                yield row
+                rows += 1
+        except csv.Error as exc:
+            problem = str(exc)
+            if "field larger than field limit" in problem:
+                problem = f"a cell is longer than {csv.field_size_limit():,} characters"
+            in_header = columns is None and reader.line_num == 0
+            line = reader.line_num + 1  # the line being read when it failed
+            raise HakariInputError(
+                f"line {line}{' (the header)' if in_header else ''}: {problem}",
+                file=str(path),
+                row=None if in_header else rows,
+            ) from None
 
 
 def _iter_jsonl(path: Path) -> Iterator[Row]:

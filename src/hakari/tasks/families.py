@@ -56,6 +56,12 @@ def load_tasks(names: Sequence[str | Path]) -> list[Task]:
             out.append(load_task(name))
             continue
         raw, members = family_members(path)
+        if ":" in text and not member.strip():
+            raise HakariInputError(
+                f"{text!r} names no subject: write {family} for all {len(members)} subjects "
+                f"or {family}:SUBJECT",
+                field="--tasks",
+            )
         for m in [member.strip()] if member else members:
             if m not in members:
                 raise HakariInputError(

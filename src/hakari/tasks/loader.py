@@ -118,7 +118,46 @@ def read_task_file(path: Path) -> dict[str, Any]:
         raise HakariInputError(f"cannot read: {exc.strerror or exc}", file=str(path)) from exc
     if not isinstance(raw, dict):
         raise HakariInputError("a task file must be a YAML mapping", file=str(path))
+    where = unencodable_text(raw)
+    if where is not None:
+        raise HakariInputError(
+            "text that is not Unicode (a lone surrogate such as \\ud800, written as a YAML "
+            "escape): no tokenizer can encode it",
+            file=str(path),
+            field=where,
+        )
     return raw
+
+
+def unencodable_text(value: Any, where: str = "") -> str | None:
+    """The dotted path of the first string (key or value) in a YAML or JSON value that
+    UTF-8 cannot encode (a lone surrogate: YAML's and JSON's `\\ud800` escapes make
+    one), or None."""
+    if isinstance(value, str):
+        return None if _encodable(value) else where or "."
+    if isinstance(value, dict):
+        for key, item in value.items():
+            name = str(key).encode("utf-8", "backslashreplace").decode("utf-8")
+            path = f"{where}.{name}" if where else name
+            if isinstance(key, str) and not _encodable(key):
+                return path
+            found = unencodable_text(item, path)
+            if found is not None:
+                return found
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            found = unencodable_text(item, f"{where}[{i}]")
+            if found is not None:
+                return found
+    return None
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def validated_spec(raw: dict[str, Any], path: Path) -> TaskSpec:
@@ -218,7 +257,11 @@ def check_constraints(task: Task) -> None:
     dialect differs from Python's: no look-arounds or back-references)."""
     from hakari.backends.constrained import validate_regex
 
+    seen: set[str] = set()
     for template in task.spec.templates:
+        if template.regex in seen:  # a prompt space's templates share a few regexes
+            continue
+        seen.add(template.regex)
         problem = validate_regex(INSTANCE_REF.sub("x", template.regex))
         if problem is not None:
             raise HakariInputError(
@@ -254,10 +297,15 @@ def check_answer_keys(task: Task, templates: Sequence[Template], *, constrained:
     spec = task.spec
     if spec.answer_type != "label":
         return
+    checked: set[tuple[str, tuple[tuple[str, LabelValue], ...]]] = set()
     for template in templates:
         if template.answers is None or template.instance_refs():
             continue
-        _check_answers(task, template.id, template.regex, template.answers, constrained, None)
+        # a prompt space's templates share a few regexes and answer maps: each once
+        key = (template.regex, tuple(template.answers.items()))
+        if key not in checked:
+            checked.add(key)
+            _check_answers(task, template.id, template.regex, template.answers, constrained, None)
 
 
 def check_rendered_answers(
@@ -316,3 +364,45 @@ def _check_answers(
             field="answers",
             row=row,
         )
+
+
+def check_row_field(
+    task: Task, row: Row, name: str, template_id: str | None, where: dict[str, Any]
+) -> None:
+    """A field a template reads (None: the target) is in the row, not null, and text
+    that can be encoded; `where` names the file and row."""
+    spec = task.spec
+    dotted = spec.field_path(name)
+    role = "the target" if template_id is None else f"{{{name}}}"
+    mapped = f" (mapped to {dotted!r})" if dotted != name else ""
+    field = "target" if template_id is None else dotted
+    try:
+        value = get_path(row, dotted)
+    except KeyError:
+        raise HakariInputError(
+            f"{role}{mapped} is not in this row (its fields: {', '.join(sorted(map(str, row)))})",
+            template=template_id,
+            field=field,
+            **where,
+        ) from None
+    if value is None:
+        raise HakariInputError(
+            f"{role}{mapped} is null", template=template_id, field=field, **where
+        )
+    if unencodable_text(value) is not None:  # a JSON "\ud800": no tokenizer encodes it
+        raise HakariInputError(
+            f"{role}{mapped} holds text that is not Unicode (a lone surrogate)",
+            template=template_id,
+            field=field,
+            **where,
+        )
+
+
+def gold_problem(task: Task, value: Any, exc: Exception) -> str:
+    """Why a row's gold cannot be read, in words."""
+    spec = task.spec
+    if spec.answer_type == "label":
+        return f"gold {value!r} is not one of the labels {spec.labels}"
+    if spec.answer_type == "number":
+        return f"gold {value!r} is not a number"
+    return f"gold {value!r} is not a string or a list of strings ({exc})"

@@ -1,22 +1,20 @@
-"""Templates built from a task's `space:` (see `spacespec.py` for the task format).
+"""Templates built from a task's prompt space (`space:`; the task format is in
+`spacespec.py`, the kinds of level in `spacelevels.py`, which templates a run takes in
+`spacesample.py`).
 
-`--templates space:N` takes a seeded balanced sample of N templates (every level of every
-dimension about equally often, no template twice), `space:all` the whole product (up to
-`ALL_CAP` templates; above it, ask for the count: `space:<size>`), and generated ids can
-be named like hand-written ones. Each template is derived from its levels: the prompt
-(few-shot examples written into it), the answer regex (the enumerator's symbols) and the
-answers map (symbol -> the original index of the choice it shows, so the gold is
-remapped under every choice order). Expansion happens here, before the run: the runner,
-extraction, constrained decoding and log-likelihood see ordinary templates.
+Each template is derived from its levels: the prompt (few-shot examples written into
+it), the answer regex (the enumerator's symbols) and the answers map (symbol -> the
+original index of the choice it shows, so the gold is remapped under every choice
+order). Expansion happens here, before the run: the runner, extraction, constrained
+decoding and log-likelihood see ordinary templates. Generated ids can be named like
+hand-written ones.
 """
 
 from __future__ import annotations
 
-import random
-import re
-from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -27,22 +25,17 @@ from hakari.errors import HakariInputError
 from hakari.tasks.choices import GOLD_FIELD, choice_field
 from hakari.tasks.data import Row, get_path, iter_rows
 from hakari.tasks.loader import Task, check_answer_keys
+from hakari.tasks.spacelevels import ChoiceOrder, Enumerator, Level, Levels
+from hakari.tasks.spacesample import select_levels
 from hakari.tasks.spacespec import (
-    BUILTIN_ENUMERATORS,
-    DEFAULT_BLOCK,
-    DEFAULT_PREFIX,
-    Enumerator,
+    SLOT,
     SpaceSelection,
     SpaceSpec,
     parse_selection,
     selection_text,
+    slots_of,
 )
 from hakari.tasks.spec import TaskSpec, Template
-
-ALL_CAP = 1000  # `space:all` above this many templates must be asked for by count
-_SLOT = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)\}(?!\})")
-_DEFAULT_SLOTS = _SLOT.findall(DEFAULT_PREFIX + DEFAULT_BLOCK)
-_DEFAULT_ENUM = Enumerator(symbols=BUILTIN_ENUMERATORS["upper"][0], builtin=True)
 
 
 def expand_task(
@@ -56,7 +49,7 @@ def expand_task(
     if space is None:
         if selection is not None:
             raise HakariInputError(
-                f"task {spec.name} has no template space (--templates {selection_text(wanted)})",
+                f"task {spec.name} has no prompt space (--templates {selection_text(wanted)})",
                 file=str(task.path),
                 field="--templates",
             )
@@ -64,19 +57,20 @@ def expand_task(
     check_space(task)
     ids = [wanted] if isinstance(wanted, str) else list(wanted or ["all"])
     kept: list[Template] = []
+    where = {"task": task.name, "file": str(task.path)}
     if selection is not None:
-        combos = select_levels(space, selection, task)
+        chosen = select_levels(space, selection, **where)
     elif ids == ["all"]:
         if spec.templates:
             return task
-        combos = select_levels(space, SpaceSelection(space.default, None), task)
+        chosen = select_levels(space, SpaceSelection(space.default_count(), None), **where)
     else:
         own = {t.id for t in spec.templates}
-        combos = [levels_of_id(space, i, task) for i in ids if i not in own]
-        if not combos:
+        chosen = [levels_of_id(space, i, task) for i in ids if i not in own]
+        if not chosen:
             return task
         kept = [t for t in spec.templates if t.id in ids]
-    return _with_templates(task, kept + build_templates(task, combos, data_dir=data_dir))
+    return _with_templates(task, kept + build_templates(task, chosen, data_dir=data_dir))
 
 
 def check_space(task: Task) -> None:
@@ -93,98 +87,43 @@ def check_space(task: Task) -> None:
             field="choices.min_count",
         )
     for name, enum in spec.space.dimensions.get("enumerator", {}).items():
+        assert isinstance(enum, Enumerator)
         if enum.for_count(k) is None:
             raise HakariInputError(
                 f"enumerator {name!r} has {len(enum.symbols)} symbols, the task has {k} choices",
                 file=str(task.path),
                 field="space.dimensions.enumerator",
             )
+    for dim, levels in spec.space.dimensions.items():
+        _check_levels_differ(task, dim, levels, k)
 
 
-def select_levels(space: SpaceSpec, selection: SpaceSelection, task: Task) -> list[dict[str, str]]:
-    size = space.size()
-    if selection.count is None:
-        if size > ALL_CAP:
+def _check_levels_differ(task: Task, dim: str, levels: dict[str, Level], k: int) -> None:
+    """Two levels of a dimension that do the same (`rotate0` and `given`, shots `3` and
+    `03`, two texts alike) would make templates that are one prompt counted as two: the
+    spread over templates would be wrong."""
+    assert task.spec.space is not None
+    seen: dict[object, str] = {}
+    for name, level in levels.items():
+        effect = level.effect(k, task.spec.space.seed)
+        if effect in seen:
+            given = f" with {k} choices" if isinstance(level, Enumerator | ChoiceOrder) else ""
             raise HakariInputError(
-                f"space:all asks for {size:,} templates of task {task.name}, more than "
-                f"{ALL_CAP:,}: sample with space:N, or ask for all with space:{size}",
+                f"levels {seen[effect]!r} and {name!r} of {dim} make the same prompts{given}: "
+                "two templates would be one prompt counted twice; keep one",
                 file=str(task.path),
-                field="--templates",
+                field=f"space.dimensions.{dim}",
             )
-        return all_levels(space)
-    if selection.count > size:
-        raise HakariInputError(
-            f"space:{selection.count} asks for more templates than the space of task "
-            f"{task.name} holds ({size:,}); use space:all or space:N with N ≤ {size}",
-            file=str(task.path),
-            field="--templates",
-        )
-    if selection.count == size:
-        return all_levels(space)
-    seed = space.seed if selection.seed is None else selection.seed
-    return balanced_sample(space, selection.count, seed)
+        seen[effect] = name
 
 
-def all_levels(space: SpaceSpec) -> list[dict[str, str]]:
-    combos: list[dict[str, str]] = [{}]
-    for dim, levels in space.dimensions.items():
-        combos = [{**c, dim: name} for c in combos for name in levels]
-    return combos
-
-
-def balanced_sample(space: SpaceSpec, n: int, seed: int) -> list[dict[str, str]]:
-    """n distinct level combinations; each dimension's levels appear n/L times (±1).
-
-    Each dimension's column is its levels repeated to n and shuffled; repeated
-    combinations are then repaired by swapping one dimension's entries between rows,
-    which keeps every column's counts."""
-    rng = random.Random(f"hakari-space:{seed}")
-    dims = list(space.dimensions)
-    columns: list[list[str]] = []
-    for dim in dims:
-        names = list(space.dimensions[dim])
-        rng.shuffle(names)  # which levels get the extra appearance when L does not divide n
-        col = [names[i % len(names)] for i in range(n)]
-        rng.shuffle(col)
-        columns.append(col)
-    rows = [tuple(col[i] for col in columns) for i in range(n)]
-    for _ in range(200 * n):
-        counts = Counter(rows)
-        dup = next((i for i, r in enumerate(rows) if counts[r] > 1), None)
-        if dup is None:
-            break
-        j, d = rng.randrange(n), rng.randrange(len(dims))
-        a, b = list(rows[dup]), list(rows[j])
-        a[d], b[d] = b[d], a[d]
-        rows[dup], rows[j] = tuple(a), tuple(b)
-    else:
-        rows = _fill_distinct(space, rows, rng)
-    return [dict(zip(dims, r, strict=True)) for r in rows]
-
-
-def _fill_distinct(
-    space: SpaceSpec, rows: list[tuple[str, ...]], rng: random.Random
-) -> list[tuple[str, ...]]:
-    """Swaps did not separate every repeat (n close to the space's size): replace the
-    repeats by combinations not yet taken (balance then holds only approximately)."""
-    seen: set[tuple[str, ...]] = set()
-    unique = [r for r in rows if not (r in seen or seen.add(r))]  # type: ignore[func-returns-value]
-    pool = [tuple(c.values()) for c in all_levels(space)]
-    rng.shuffle(pool)
-    unique.extend(p for p in pool if p not in seen)
-    return unique[: len(rows)]
-
-
-def levels_of_id(space: SpaceSpec, template_id: str, task: Task) -> dict[str, str]:
+def levels_of_id(space: SpaceSpec, template_id: str, task: Task) -> Levels:
     parts = template_id.split(".")
-    dims = list(space.dimensions)
-    if len(parts) == len(dims) and all(
-        p in space.dimensions[d] for d, p in zip(dims, parts, strict=True)
-    ):
-        return dict(zip(dims, parts, strict=True))
+    if space.is_levels(parts):
+        return dict(zip(space.dimensions, parts, strict=True))
     raise HakariInputError(
         f"unknown template id {template_id!r} for task {task.name}: a generated id is one "
-        f"level of each dimension joined by '.' ({'.'.join(dims)})",
+        f"level of each dimension joined by '.' ({'.'.join(space.dimensions)})",
         file=str(task.path),
         field="--templates",
     )
@@ -200,17 +139,36 @@ def _with_templates(task: Task, templates: list[Template]) -> Task:
 
 
 def build_templates(
-    task: Task, combos: Sequence[dict[str, str]], *, data_dir: Path | None = None
+    task: Task, chosen: Sequence[Levels], *, data_dir: Path | None = None
 ) -> list[Template]:
-    spec = task.spec
-    assert spec.space is not None
-    n_shots = max(
-        (int(spec.space.dimensions["shots"][c["shots"]]) for c in combos if "shots" in c), default=0
-    )
+    """The templates of these levels (each template's levels one item of `chosen`)."""
+    space = task.spec.space
+    assert space is not None
+    n_shots = max((space.shots_of(levels) for levels in chosen), default=0)
     shots = _shot_rows(task, n_shots, data_dir)
-    templates = [build_template(task, levels, shots) for levels in combos]
+    examples: dict[tuple[Any, ...], str] = {}  # templates that show the examples alike
+    templates = [build_template(task, levels, shots, examples) for levels in chosen]
+    _check_templates_differ(task, templates)
     check_answer_keys(task, templates, constrained=True)
     return templates
+
+
+def _check_templates_differ(task: Task, templates: Sequence[Template]) -> None:
+    """No two templates are the same prompt (same text, regex and answers): levels of
+    different dimensions can still add up to the same text (an instruction ending in
+    "Q: " and an empty question tag, against the reverse)."""
+    seen: dict[tuple[Any, ...], str] = {}
+    for t in templates:
+        key = (t.prompt, t.regex, tuple((t.answers or {}).items()))
+        if key in seen:
+            raise HakariInputError(
+                f"templates {seen[key]} and {t.id} are the same prompt: their levels add up "
+                "to the same text; make the levels differ (else one prompt counts as two "
+                "templates)",
+                file=str(task.path),
+                field="space",
+            )
+        seen[key] = t.id
 
 
 def _shot_rows(task: Task, n: int, data_dir: Path | None) -> list[Row]:
@@ -238,56 +196,43 @@ def _shot_rows(task: Task, n: int, data_dir: Path | None) -> list[Row]:
     return rows
 
 
-def order_of(name: str, k: int, seed: int) -> list[int]:
-    """Position -> original choice index under a choice-order level."""
-    if name == "given":
-        return list(range(k))
-    if name == "reversed":
-        return list(range(k))[::-1]
-    shift = int(name.removeprefix("rotate")) if name != "rotated" else None
-    if shift is None:
-        shift = 1 + random.Random(f"hakari-rotation:{seed}").randrange(k - 1)
-    return [(j + shift) % k for j in range(k)]
-
-
-def build_template(task: Task, levels: dict[str, str], shots: Sequence[Row]) -> Template:
-    """The template of one level combination (its id: the levels joined by '.')."""
+def build_template(
+    task: Task,
+    levels: Levels,
+    shots: Sequence[Row],
+    examples: dict[tuple[Any, ...], str] | None = None,
+) -> Template:
+    """The template of one level of every dimension (its id: the level names joined by
+    '.'). `examples` keeps the few-shot text already written for other templates."""
     spec = task.spec
     space, choices = spec.space, spec.choices
     assert space is not None and choices is not None
     k = choices.k
     labels = spec.labels or list(range(k))
-    values: dict[str, Any] = {d: space.dimensions[d][lvl] for d, lvl in levels.items()}
-    enum: Enumerator = values.get("enumerator", _DEFAULT_ENUM)
+    parts = space.parts(levels)
+    enum = parts.enumerator
     symbols = enum.for_count(k)
     assert symbols is not None  # check_space
-    order = order_of(values.get("choice_order", "given"), k, space.seed)
-    sep = values.get("separator", "\n")
-    # the built-in layouts' slots of dimensions this space does not have stay empty
-    texts = dict.fromkeys(_DEFAULT_SLOTS, "")
-    texts.update({d: v for d, v in values.items() if isinstance(v, str) and d != "choice_order"})
+    order = parts.order.positions(k, space.seed)
 
     def block(question: str, options: Sequence[str]) -> str:
-        listed = sep.join(f"{symbols[j]}{enum.delimiter}{options[order[j]]}" for j in range(k))
-        return _fill(space.block, {**texts, "question": question, "choices": listed})
+        listed = parts.separator.join(
+            f"{_literal(symbols[j])}{enum.delimiter}{options[order[j]]}" for j in range(k)
+        )
+        return _fill(space.block, {**parts.texts, "question": question, "choices": listed})
 
-    examples = []
-    for row in shots[: int(values.get("shots", 0))]:
-        if GOLD_FIELD not in row:
-            raise HakariInputError(
-                "a few-shot example row has no readable choices or gold",
-                file=str(task.path),
-                field="space.shots_split",
-            )
-        question = _literal(str(get_path(row, spec.field_path(space.question))))
-        shown = block(question, [_literal(str(row[choice_field(j)])) for j in range(k)])
-        symbol = symbols[order.index(int(row[GOLD_FIELD]))]
-        joiner = " " if shown and shown[-1].isascii() and not shown[-1].isspace() else ""
-        examples.append(f"{shown}{joiner}{_literal(symbol)}\n\n")
+    # what the examples' text depends on: the block's text slots and the choice lines
+    block_texts = tuple(parts.texts.get(slot) for slot in slots_of(space.block))
+    key = (parts.shots, block_texts, parts.separator, enum, tuple(order))
+    if examples is None or key not in examples:
+        shown = "".join(_example(task, row, block, symbols, order) for row in shots[: parts.shots])
+        if examples is None:
+            examples = {}
+        examples[key] = shown
     question_block = block(
         "{" + space.question + "}", ["{" + choice_field(j) + "}" for j in range(k)]
     )
-    prompt = _fill(space.prefix, {**texts, "shots": "".join(examples)}) + question_block
+    prompt = _fill(space.prefix, {**parts.texts, "shots": examples[key]}) + question_block
     try:
         return Template(
             id=".".join(levels.values()),
@@ -306,7 +251,32 @@ def build_template(task: Task, levels: dict[str, str], shots: Sequence[Row]) -> 
         ) from None
 
 
-def answer_regex(symbols: Sequence[str]) -> str:
+def _example(
+    task: Task,
+    row: Row,
+    block: Callable[[str, Sequence[str]], str],
+    symbols: Sequence[str],
+    order: list[int],
+) -> str:
+    """One worked example: the block filled with the row, the answer cue and the row's
+    symbol under the template's enumerator and choice order, then a blank line."""
+    spec = task.spec
+    assert spec.space is not None
+    if GOLD_FIELD not in row:
+        raise HakariInputError(
+            "a few-shot example row has no readable choices or gold",
+            file=str(task.path),
+            field="space.shots_split",
+        )
+    question = _literal(str(get_path(row, spec.field_path(spec.space.question))))
+    shown = block(question, [_literal(str(row[choice_field(j)])) for j in range(len(symbols))])
+    symbol = symbols[order.index(int(row[GOLD_FIELD]))]
+    joiner = " " if shown and shown[-1].isascii() and not shown[-1].isspace() else ""
+    return f"{shown}{joiner}{_literal(symbol)}\n\n"
+
+
+@lru_cache(maxsize=64)
+def answer_regex(symbols: tuple[str, ...]) -> str:
     """The regex accepting exactly the symbols: a class for single characters, else an
     alternation, longest first (`ii` before `i`)."""
     if all(len(s) == 1 for s in symbols):
@@ -320,11 +290,28 @@ def _literal(text: str) -> str:
 
 
 def _fill(layout: str, slots: dict[str, str]) -> str:
-    return _SLOT.sub(lambda m: slots.get(m.group(1), m.group(0)), layout)
+    return SLOT.sub(lambda m: slots.get(m.group(1), m.group(0)), layout)
 
 
-def levels_field(spec: TaskSpec, template_id: str) -> dict[str, Any]:
-    """`{"levels": …}` for a generated template's results, `{}` for a hand-written one
-    (results.json writes `levels` only where there are some)."""
-    levels = next((t.levels for t in spec.templates if t.id == template_id), None)
-    return {"levels": dict(levels)} if levels is not None else {}
+def template_levels(spec: TaskSpec, template_ids: Iterable[str]) -> dict[str, Levels]:
+    """The levels of the generated templates among `template_ids` (the one lookup of a
+    template's levels; hand-written templates have none and are left out)."""
+    by_id = _levels_index(spec.templates)
+    return {tid: dict(by_id[tid]) for tid in template_ids if tid in by_id}
+
+
+_INDEXES: dict[int, tuple[list[Template], dict[str, Levels]]] = {}
+_KEPT_INDEXES = 16
+
+
+def _levels_index(templates: list[Template]) -> dict[str, Levels]:
+    """Template id -> levels of one task's templates, built once per list (callers ask
+    template by template: a lookup each would cost O(T²) over a space's thousands). An
+    entry holds its list, so its id cannot be reused while it is kept."""
+    key = id(templates)
+    if key not in _INDEXES:
+        if len(_INDEXES) >= _KEPT_INDEXES:
+            del _INDEXES[next(iter(_INDEXES))]
+        index = {t.id: t.levels for t in templates if t.levels is not None}
+        _INDEXES[key] = (templates, index)
+    return _INDEXES[key][1]

@@ -1,160 +1,159 @@
-"""The `space:` block of a task file and the built-in levels it can name.
+"""The `space:` block of a task file: named dimensions, each a list of levels
+(`tasks/spacelevels.py`: one type per kind of dimension), the layouts they are put into,
+and the `--templates space:N` selection.
 
-A space is named dimensions, each a list of levels; a template of the space is one level
-of every dimension (`tasks/space.py` builds it). Most dimensions are text put into the
-prompt where the layout names them (`{instruction}`, `{answer_cue}`, or any dimension a
-user adds); three have a meaning of their own: `enumerator` (the choice symbols, which
-become the answer regex and the answers map), `choice_order` (a permutation of the
-choices, the gold remapped) and `shots` (how many worked examples precede the question),
-and `separator` joins the choice lines. See docs/prompt-spaces.md.
-
-A level is written as a built-in level's name (`ja_plain`, `upper`, `reversed`, `3`) or
-as a one-key mapping `{name: value}` of the user's own.
+A template of the space is one level of every dimension (`tasks/space.py` builds it):
+most dimensions are text put into the prompt where the layout names them
+(`{instruction}`, `{answer_cue}`, or any dimension a user adds); `enumerator`,
+`choice_order` and `shots` have a meaning of their own. See docs/prompt-spaces.md.
 """
 
 from __future__ import annotations
 
+import math
 import re
+import string
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    ValidationError,
-    field_validator,
-    model_validator,
-)
+from pydantic import BaseModel, ConfigDict, Field, SkipValidation, field_validator, model_validator
 
 from hakari.errors import HakariInputError
+from hakari.tasks.spacelevels import (
+    KINDS,
+    Level,
+    Levels,
+    Shots,
+    TemplateParts,
+    empty_parts,
+    parse_level,
+)
 
-LEVEL_NAME = re.compile(r"^[0-9A-Za-z_]+$")
-DIMENSION_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
-SPECIAL = ("enumerator", "choice_order", "shots", "separator")
+DIMENSION_NAME = re.compile(r"[a-z][a-z0-9_]*")  # matched whole
+SPECIAL = (*KINDS, "separator")  # dimensions that need no slot in a layout
 RESERVED_SLOTS = ("question", "choices", "shots")  # layout slots that are not text levels
 
-# --- built-in levels ------------------------------------------------------------------
-
-_ROMAN = ["i", "ii", "iii", "iv", "v", "vi", "vii", "viii", "ix", "x"]
-_KANA = ["ア", "イ", "ウ", "エ", "オ", "カ", "キ", "ク", "ケ", "コ"]
-_UPPER = [chr(ord("A") + i) for i in range(26)]
-
-# name -> (symbols for up to N choices, text between the symbol and the choice)
-BUILTIN_ENUMERATORS: dict[str, tuple[list[str], str]] = {
-    "upper": (_UPPER, ". "),
-    "lower": ([c.lower() for c in _UPPER], ". "),
-    "number": ([str(i + 1) for i in range(26)], ". "),
-    "paren": ([f"({c})" for c in _UPPER], " "),
-    "roman": (_ROMAN, ". "),
-    "kana": (_KANA, "．"),
-    "fullwidth": ([chr(ord("Ａ") + i) for i in range(26)], "．"),
-}
-
-BUILTIN_TEXT: dict[str, dict[str, str]] = {
-    "instruction": {
-        "en_plain": "Answer the following multiple-choice question.\n\n",
-        "en_label": "Choose the correct answer to the question below. "
-        "Reply with the label of the option only.\n\n",
-        "en_exam": "The following is a multiple-choice question from an exam. "
-        "Select the single best answer.\n\n",
-        "en_none": "",
-        "ja_plain": "次の多肢選択問題に答えてください。\n\n",
-        "ja_label": "以下の質問に対して、正しい選択肢の記号のみで答えてください。\n\n",
-        "ja_exam": "以下は試験の多肢選択問題です。最も適切な答えを一つ選んでください。\n\n",
-        "ja_terse": "次の問題に答えよ。\n\n",
-    },
-    "question_tag": {
-        "none": "",
-        "question": "Question: ",
-        "q": "Q: ",
-        "mondai": "問題：",
-        "shitsumon": "質問：",
-    },
-    "choice_tag": {
-        "none": "",
-        "options": "Options:\n",
-        "choices": "Choices:\n",
-        "sentakushi": "選択肢：\n",
-    },
-    "separator": {"newline": "\n", "semicolon": "; ", "pipe": " | ", "touten": "、"},
-    "answer_cue": {
-        "answer": "Answer:",
-        "answer_is": "The answer is",
-        "kotae": "答え：",
-        "seikai": "正解は",
-    },
-}
-
-CHOICE_ORDERS = re.compile(r"^(given|reversed|rotated|rotate[0-9]+)$")
+# `{name}` in a layout or a level's text (`{{`/`}}` are literal braces)
+SLOT = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)\}(?!\})")
 
 DEFAULT_PREFIX = "{instruction}{shots}"
 DEFAULT_BLOCK = "{question_tag}{question}\n{choice_tag}{choices}\n{answer_cue}"
+DEFAULT_COUNT = 20  # `--templates all` on a task with no hand-written template
 
 
-class Enumerator(BaseModel):
-    """Choice symbols and the text between a symbol and its choice."""
+def slots_of(layout: str) -> list[str]:
+    """The `{name}` slots of a layout (or a level's text), in order."""
+    return SLOT.findall(layout)
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    symbols: list[str] = Field(min_length=2)
-    delimiter: str = ". "
-    builtin: bool = False  # built-in symbols are cut to the task's choice count
 
-    def for_count(self, k: int) -> list[str] | None:
-        """The first k symbols (built-in), or the symbols when there are exactly k."""
-        if self.builtin:
-            return self.symbols[:k] if len(self.symbols) >= k else None
-        return self.symbols if len(self.symbols) == k else None
+# the built-in layouts' slots: those of dimensions a space does not have stay empty
+DEFAULT_SLOTS = slots_of(DEFAULT_PREFIX + DEFAULT_BLOCK)
 
 
 class SpaceSpec(BaseModel):
-    """`space:` of a task file, levels resolved to their values (the names kept)."""
+    """`space:` of a task file, each level parsed to its kind (`spacelevels`)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    dimensions: dict[str, dict[str, Any]]
+    # dimension -> level name -> level, in the file's order
+    dimensions: SkipValidation[dict[str, dict[str, Level]]]
     question: str = "question"  # the field holding the question text
     prefix: str = DEFAULT_PREFIX  # what comes before the shots' and the question's block
     block: str = DEFAULT_BLOCK  # one question: its own and every shot's
     shots_split: str | None = None  # where few-shot examples come from
     seed: int = Field(default=0, ge=0)  # of `space:N` samples and of `rotated`
-    default: int = Field(default=20, ge=1)  # templates of `--templates all` with no others
+    default: int = Field(default=DEFAULT_COUNT, ge=1)  # templates of `--templates all`
 
     @field_validator("dimensions", mode="before")
     @classmethod
-    def _resolve(cls, raw: Any) -> dict[str, dict[str, Any]]:
+    def _parse(cls, raw: Any) -> dict[str, dict[str, Level]]:
         if not isinstance(raw, dict) or not raw:
             raise ValueError("`dimensions` must be a mapping of dimension name to levels")
         return {str(name): _levels(str(name), levels) for name, levels in raw.items()}
 
     @model_validator(mode="after")
     def _slots(self) -> SpaceSpec:
-        used = set(_slots_of(self.prefix)) | set(_slots_of(self.block))
+        block = slots_of(self.block)
+        used = set(slots_of(self.prefix)) | set(block)
         for slot in ("question", "choices"):
-            if slot not in _slots_of(self.block):
+            if slot not in block:
                 raise ValueError(f"`block` must contain {{{slot}}}")
+        if "shots" in block:
+            raise ValueError(
+                "{shots} goes into `prefix`: `block` is repeated for every example, the "
+                "examples come before the question's block"
+            )
         for name in self.dimensions:
             if name not in SPECIAL and name not in used:
                 raise ValueError(
                     f"dimension {name!r} is not placed: put {{{name}}} into `prefix` or `block`"
                 )
         if "shots" in self.dimensions:
-            if self.shots_split is None and any(self.dimensions["shots"].values()):
+            if self.shots_split is None and self.max_shots():
                 raise ValueError(
                     "the `shots` dimension needs `shots_split` (where examples come from)"
                 )
             if "shots" not in used:
                 raise ValueError("the `shots` dimension is not placed: put {shots} into `prefix`")
+        if "default" in self.model_fields_set and self.default > self.size():
+            raise ValueError(
+                f"`default` asks for {self.default} templates; the space holds {self.size():,}"
+            )
         return self
 
     def size(self) -> int:
-        n = 1
-        for levels in self.dimensions.values():
-            n *= len(levels)
-        return n
+        return math.prod(len(levels) for levels in self.dimensions.values())
+
+    def default_count(self) -> int:
+        """Templates `--templates all` samples: `default` as written, else 20 or the whole
+        space when it is smaller."""
+        if "default" in self.model_fields_set:
+            return self.default
+        return min(self.default, self.size())
 
     def max_shots(self) -> int:
-        return max(self.dimensions.get("shots", {"0": 0}).values())
+        """The most examples a template of the space shows."""
+        return max(
+            (self.shots_of({"shots": name}) for name in self.dimensions.get("shots", {})), default=0
+        )
+
+    def shots_of(self, levels: Levels) -> int:
+        """How many examples the template of these levels shows."""
+        if "shots" not in levels:
+            return 0
+        level = self.level("shots", levels["shots"])
+        return level.count if isinstance(level, Shots) else 0
+
+    def fields_read(self) -> list[tuple[str, str]]:
+        """Each row field the space's templates read, with where it is read: the question,
+        a layout's `{field}` that no dimension fills, a `{field}` in a level's text (text
+        levels, separators and delimiters are template text; symbols are literal)."""
+        filled = {*self.dimensions, *RESERVED_SLOTS, *DEFAULT_SLOTS}
+        out = [("space.question", self.question)]
+        for where, layout in (("space.prefix", self.prefix), ("space.block", self.block)):
+            out += [(where, name) for name in slots_of(layout) if name not in filled]
+        for dim, levels in self.dimensions.items():
+            for name, level in levels.items():
+                for text in level.format_texts():
+                    out += [(f"space.dimensions.{dim} (level {name!r})", f) for f in _fields(text)]
+        return out
+
+    def level(self, dim: str, name: str) -> Level:
+        """The level a template's levels name (the one lookup)."""
+        return self.dimensions[dim][name]
+
+    def parts(self, levels: Levels) -> TemplateParts:
+        """What a template's levels decide, each rendered into the parts in order."""
+        parts = empty_parts(DEFAULT_SLOTS)
+        for dim, name in levels.items():
+            self.level(dim, name).render(dim, parts)
+        return parts
+
+    def is_levels(self, parts: Sequence[str]) -> bool:
+        """Whether `parts` name one level of every dimension, in order."""
+        return len(parts) == len(self.dimensions) and all(
+            p in levels for p, levels in zip(parts, self.dimensions.values(), strict=True)
+        )
 
 
 @dataclass(frozen=True)
@@ -165,7 +164,7 @@ class SpaceSelection:
     seed: int | None  # None: the space's own
 
 
-_SELECTION = re.compile(r"^space:(all|[0-9]+)(?:@([0-9]+))?$")
+_SELECTION = re.compile(r"space:(all|[0-9]+)(?:@([0-9]+))?")  # matched whole
 
 
 def parse_selection(wanted: str | Sequence[str] | None) -> SpaceSelection | None:
@@ -180,7 +179,7 @@ def parse_selection(wanted: str | Sequence[str] | None) -> SpaceSelection | None
             "templates; name generated templates by their ids instead",
             field="--templates",
         )
-    m = _SELECTION.match(spaced[0])
+    m = _SELECTION.fullmatch(spaced[0])
     if m is None or m.group(1) == "0":
         raise HakariInputError(
             f"{spaced[0]!r}: write space:N (N ≥ 1 templates sampled), space:N@SEED or space:all",
@@ -194,90 +193,27 @@ def selection_text(wanted: str | Sequence[str] | None) -> str:
     return wanted if isinstance(wanted, str) else ",".join(wanted or [])
 
 
-def _slots_of(layout: str) -> list[str]:
-    return re.findall(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)\}(?!\})", layout)
+def _fields(text: str) -> list[str]:
+    """The `{field}` names of a piece of template text (one that does not parse is
+    refused when its template is built)."""
+    try:
+        return [name for _, name, _, _ in string.Formatter().parse(text) if name]
+    except ValueError:
+        return []
 
 
-def _levels(dim: str, raw: Any) -> dict[str, Any]:
-    """A dimension's levels as {name: value}, built-in names looked up."""
-    if not DIMENSION_NAME.match(dim):
+def _levels(dim: str, raw: Any) -> dict[str, Level]:
+    """A dimension's levels as {name: level}."""
+    if not DIMENSION_NAME.fullmatch(dim):
         raise ValueError(f"dimension name {dim!r} must be lower-case letters, digits and _")
     if dim in RESERVED_SLOTS and dim != "shots":
         raise ValueError(f"{{{dim}}} is filled by hakari; choose another dimension name")
     if not isinstance(raw, list) or not raw:
         raise ValueError(f"dimension {dim!r} is empty: give it a list of at least one level")
-    out: dict[str, Any] = {}
+    out: dict[str, Level] = {}
     for item in raw:
-        if isinstance(item, dict) and len(item) == 1:
-            ((name, value),) = item.items()
-            name = str(name)
-            value = _own_value(dim, name, value)
-        elif isinstance(item, str | int) and not isinstance(item, bool):
-            name = str(item)
-            value = _builtin_value(dim, name)
-        else:
-            raise ValueError(
-                f"dimension {dim!r}: a level is a built-in name or a one-key mapping "
-                f"{{name: value}}, not {item!r}"
-            )
-        if not LEVEL_NAME.match(name):
-            raise ValueError(f"dimension {dim!r}: level name {name!r} must be letters, digits, _")
-        if name in out:
-            raise ValueError(f"dimension {dim!r}: level {name!r} is given twice")
-        out[name] = value
+        level = parse_level(dim, item)
+        if level.name in out:
+            raise ValueError(f"dimension {dim!r}: level {level.name!r} is given twice")
+        out[level.name] = level
     return out
-
-
-def _builtin_value(dim: str, name: str) -> Any:
-    if dim == "enumerator":
-        if name not in BUILTIN_ENUMERATORS:
-            known = ", ".join(BUILTIN_ENUMERATORS)
-            raise ValueError(f"unknown built-in enumerator {name!r} (built-in: {known})")
-        symbols, delimiter = BUILTIN_ENUMERATORS[name]
-        return Enumerator(symbols=symbols, delimiter=delimiter, builtin=True)
-    if dim == "choice_order":
-        if not CHOICE_ORDERS.match(name):
-            raise ValueError(f"unknown choice order {name!r} (given, reversed, rotated, rotateN)")
-        return name
-    if dim == "shots":
-        if not name.isdigit() or int(name) > 64:
-            raise ValueError(f"shots level {name!r} must be a count of examples from 0 to 64")
-        return int(name)
-    builtin = BUILTIN_TEXT.get(dim, {})
-    if name not in builtin:
-        known = f" (built-in: {', '.join(builtin)})" if builtin else ""
-        raise ValueError(
-            f"dimension {dim!r}: {name!r} is not a built-in level{known}; "
-            f"write your own as {{{name}: text}}"
-        )
-    return builtin[name]
-
-
-def _own_value(dim: str, name: str, value: Any) -> Any:
-    if dim == "enumerator":
-        if isinstance(value, list):
-            value = {"symbols": value}
-        if not isinstance(value, dict):
-            raise ValueError(
-                f"enumerator {name!r}: give a list of symbols or {{symbols, delimiter}}"
-            )
-        symbols = value.get("symbols")
-        if not isinstance(symbols, list) or not all(isinstance(s, str) for s in symbols):
-            raise ValueError(f"enumerator {name!r}: `symbols` must be a list of strings")
-        bad = [s for s in symbols if not s.strip() or s != s.strip() or "\n" in s]
-        if bad or len(set(symbols)) != len(symbols):
-            raise ValueError(
-                f"enumerator {name!r}: symbols must be distinct, non-empty, without "
-                f"surrounding spaces (got {symbols!r})"
-            )
-        try:
-            return Enumerator(**value)
-        except ValidationError as exc:
-            problem = exc.errors()[0]
-            where = ".".join(map(str, problem["loc"]))
-            raise ValueError(f"enumerator {name!r}: {where}: {problem['msg']}") from None
-    if dim in ("choice_order", "shots"):
-        raise ValueError(f"dimension {dim!r} takes built-in level names only, not {name!r}")
-    if not isinstance(value, str):
-        raise ValueError(f"dimension {dim!r}: level {name!r} must be text, not {value!r}")
-    return value

@@ -11,14 +11,22 @@ import re
 import string
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from hakari._util.regex import RegexError, compile_regex
 from hakari.backends.base import tokens_for_chars
 from hakari.results.vocab import AnswerType, Language
 from hakari.scoring import corpus
 from hakari.tasks.choices import ChoiceSpec, expand_raw
-from hakari.tasks.spacespec import LEVEL_NAME, SpaceSpec
+from hakari.tasks.spacelevels import LEVEL_NAME
+from hakari.tasks.spacespec import SpaceSpec
 
 LabelValue = str | int | float
 
@@ -26,7 +34,7 @@ LabelValue = str | int | float
 # (regex-escaped in the regex), for answer sets that differ per instance (e.g. the
 # option texts of a multiple-choice question). Single braces keep their regex meaning.
 INSTANCE_REF = re.compile(r"\{\{([A-Za-z_][A-Za-z0-9_]*)\}\}")
-TEMPLATE_ID = re.compile(r"^[0-9A-Za-z]+-[0-9A-Za-z]+$")
+TEMPLATE_ID = re.compile(r"[0-9A-Za-z]+-[0-9A-Za-z]+")  # matched whole
 
 DEFAULT_MAX_NEW_TOKENS = 8  # when a task sets neither budget
 
@@ -124,12 +132,12 @@ class Template(_Strict):
     @model_validator(mode="after")
     def _id_form(self) -> Template:
         if self.levels is None:
-            if not TEMPLATE_ID.match(self.id):
+            if not TEMPLATE_ID.fullmatch(self.id):
                 raise ValueError(
                     f"template id {self.id!r} must look like '<prompt type>-<answer format>'"
                 )
         elif self.id != ".".join(self.levels.values()) or not all(
-            LEVEL_NAME.match(v) for v in self.levels.values()
+            LEVEL_NAME.fullmatch(v) for v in self.levels.values()
         ):
             raise ValueError(f"template id {self.id!r} must be its levels joined by '.'")
         return self
@@ -184,6 +192,15 @@ class Template(_Strict):
         return refs
 
 
+def _gold_paths(target: str, fields: dict[str, str], choices: ChoiceSpec | None) -> set[str]:
+    """The row fields that hold the gold: the target, and a choice task's own gold column
+    (its target is the derived `gold_index`)."""
+    paths = {fields.get(target, target)}
+    if choices is not None and choices.gold_field:
+        paths.add(choices.gold_field)
+    return paths
+
+
 class TaskSpec(_Strict):
     name: str = Field(pattern=r"^[a-z0-9][a-z0-9_\-]*$")
     language: Language
@@ -197,13 +214,35 @@ class TaskSpec(_Strict):
     labels: list[LabelValue] | None = None
     # hand-written templates; a task with a `space` may have none
     templates: list[Template] = Field(default_factory=list)
-    # generated templates (`tasks/space.py`): named dimensions, each a list of levels
-    space: SpaceSpec | None = None
     # multiple choice (`answer_type: choice`, expanded to a label task: `tasks/choices.py`)
     choices: ChoiceSpec | None = None
+    # generated templates (`tasks/space.py`): named dimensions, each a list of levels
+    space: SpaceSpec | None = None
     fallback: Fallback
     # corpus metrics by name (`hakari.scoring.corpus`): each must score this answer type
     metrics: list[str] = Field(min_length=1)
+
+    @field_validator("space")
+    @classmethod
+    def _space_hides_the_gold(
+        cls, space: SpaceSpec | None, info: ValidationInfo
+    ) -> SpaceSpec | None:
+        """No text of the space reads the gold (else every prompt hands the model the
+        answer): the question field, a layout's or a level's `{field}`."""
+        if space is None or "target" not in info.data:
+            return space
+        fields, choices = info.data.get("fields", {}), info.data.get("choices")
+        gold = _gold_paths(info.data["target"], fields, choices)
+        for where, name in space.fields_read():
+            if fields.get(name, name) in gold:
+                raise ValueError(
+                    f"{where} reads {{{name}}}, the gold field {fields.get(name, name)!r}: "
+                    "it hands the model the answer"
+                    if where != "space.question"
+                    else f"space.question is the gold field {name!r}: it hands the model the "
+                    "answer (name the field that holds the question)"
+                )
+        return space
 
     @field_validator("metrics")
     @classmethod
@@ -277,12 +316,12 @@ class TaskSpec(_Strict):
                 f"template {t.id}: the prompt uses no field of the instance, so every "
                 "prompt is the same"
             )
-        gold = self.field_path(self.target)
+        gold = _gold_paths(self.target, self.fields, self.choices)
         for name in placeholders:
-            if self.field_path(name) == gold:
+            if self.field_path(name) in gold:
                 raise ValueError(
                     f"template {t.id}: the prompt's {{{name}}} is the target field "
-                    f"{gold!r}: it hands the model the answer"
+                    f"{self.field_path(name)!r}: it hands the model the answer"
                 )
 
     # --- derived helpers -------------------------------------------------------------

@@ -6,7 +6,9 @@ cells as codes the completion model reads: answer labels, item-score classes, nu
 bins), `completion` (the latent-class model and its Gibbs draws: multiple imputations of
 the missing cells, calibrated per template × stratum), `estimate` (every metric on every
 imputed grid with hakari's scorers, template shrinkage, full-grid and population
-intervals, paired differences). The runner's side (rounds, the cache, stopping) is
+intervals, paired differences), `design_based` (the design-weighted mean of the cells
+run and its design-based interval) and `fallback` (which of the two makes a metric's
+numbers: the imputation where it fits). The runner's side (rounds, the cache, stopping) is
 `hakari.runner.plan`, `runner.stopping` and `runner.estimators.imputed`; the measurements are
 `benchmarks/bench_budget.py`. The package
 imports nothing itself (its records, `records`, are read with every results.json).

@@ -49,6 +49,9 @@ THIN = 2
 # Share of multiply-seen instances whose held-out cell scores a candidate model.
 _HOLDOUT_SWEEPS = 60
 _RAKE_STEPS = 30
+# How far (in standard errors) a latent model must predict held-out cells better than
+# the stratified one for the instances to count as informative (`HeldOut`).
+EVIDENCE_Z = 2.0
 
 
 @dataclass(frozen=True, eq=False)
@@ -227,29 +230,8 @@ class _Sampler:
         makes the imputations carry that estimate's sampling variance."""
         strata = self.grid.strata
         n_strata = self.grid.n_strata
-        t, i, k = self.obs_t, self.obs_i, self.obs_k
-        # Predictions use each template's posterior-mean answer distributions; an observed
-        # cell is predicted as if it had not been seen: its own count taken out of its
-        # template's distribution, its own evidence out of its instance's class posterior
-        # (else the residuals would be too small and the intervals too narrow).
-        alpha = self.kappa * self.phibar[None, :, :] + self._counts()  # (T, C, K)
-        phi_mean = alpha / alpha.sum(axis=2, keepdims=True)
-        if self.choice.stratified:
-            post_mean = post
-        else:
-            logp = np.log(self.pi[strata])
-            log_phi = np.log(phi_mean[t, :, k])  # (n_obs, C)
-            for c in range(self.C):
-                logp[:, c] += np.bincount(i, weights=log_phi[:, c], minlength=self.N)
-            post_mean = _normalise(logp)
-        own = np.log(phi_mean[t, :, k])  # (n_obs, C)
-        loo_post = _normalise(np.log(np.maximum(post_mean[i], 1e-300)) - own)
-        alpha_loo = alpha[t].copy()  # (n_obs, C, K)
-        alpha_loo[np.arange(t.size), self.z[i], k] -= 1.0
-        alpha_loo = np.maximum(alpha_loo, 1e-12)
-        phi_loo = alpha_loo / alpha_loo.sum(axis=2, keepdims=True)
-        loo = np.einsum("nc,nck->nk", loo_post, phi_loo)  # (n_obs, K)
-        residual = np.eye(self.K)[k] - loo
+        t, i = self.obs_t, self.obs_i
+        phi_mean, post_mean, own, loo, residual = self._held_out_residuals(post)
         group_obs = t * n_strata + strata[i]
         n_groups = self.T * n_strata
         weights = self.rng.gamma(1.0, size=t.size)
@@ -279,6 +261,13 @@ class _Sampler:
         pseudo_code = _draw_codes(mean_loo, self.rng)
         pseudo_weight = self.rng.gamma(1.0, size=n_groups)
         weighted += pseudo_weight[:, None] * (np.eye(self.K)[pseudo_code] - mean_loo)
+        # A template with no cell run in a stratum is calibrated to the stratum's own
+        # difference estimate (the mean residual of every template's cells in it, with
+        # the same Bayesian bootstrap weights): left to the model alone, its cells kept
+        # the model's bias (a strong stub's accuracy pulled to the labels' uniform prior,
+        # -0.05 of the mean with 4 labels over 20 templates and 80 cells)
+        stratum_residual = _group_sums(strata[i], weights[:, None] * residual, n_strata)
+        stratum_residual /= np.maximum(np.bincount(strata[i], weights, n_strata), 1e-300)[:, None]
         weight_sum = weight_sum + pseudo_weight
         mean_residual = weighted / weight_sum[:, None]
         missing = ~self.grid.observed
@@ -298,12 +287,44 @@ class _Sampler:
         predicted = _group_sums(group_miss, marginal, n_groups)
         p = probs[miss_t, miss_i]  # (n_miss, K), given the classes
         has_obs = counts_obs > 0
-        target = predicted + np.where(has_obs[:, None], n_missing[:, None] * mean_residual, 0.0)
+        unseen = stratum_residual[np.arange(n_groups) % n_strata]
+        target = predicted + n_missing[:, None] * np.where(has_obs[:, None], mean_residual, unseen)
         target = np.maximum(target, 1e-6 * np.maximum(n_missing, 1.0)[:, None])
         target *= (n_missing / np.maximum(target.sum(axis=1), 1e-300))[:, None]
         out = probs.copy()
         out[miss_t, miss_i] = _rake(p, group_miss, target, n_groups)
         return out
+
+    def _held_out_residuals(self, post: np.ndarray) -> tuple[np.ndarray, ...]:
+        """For `calibrated_probabilities`: the templates' posterior-mean answer
+        distributions (T, C, K), the instances' class posteriors (N, C), each observed
+        cell's own log evidence per class (n_obs, C), its held-out prediction and its
+        residual (n_obs, K)."""
+        strata = self.grid.strata
+        t, i, k = self.obs_t, self.obs_i, self.obs_k
+        # Predictions use each template's posterior-mean answer distributions; an observed
+        # cell is predicted as if it had not been seen: its own count taken out of its
+        # template's distribution, its own evidence out of its instance's class posterior
+        # (else the residuals would be too small and the intervals too narrow).
+        alpha = self.kappa * self.phibar[None, :, :] + self._counts()  # (T, C, K)
+        phi_mean = alpha / alpha.sum(axis=2, keepdims=True)
+        if self.choice.stratified:
+            post_mean = post
+        else:
+            logp = np.log(self.pi[strata])
+            log_phi = np.log(phi_mean[t, :, k])  # (n_obs, C)
+            for c in range(self.C):
+                logp[:, c] += np.bincount(i, weights=log_phi[:, c], minlength=self.N)
+            post_mean = _normalise(logp)
+        own = np.log(phi_mean[t, :, k])  # (n_obs, C)
+        loo_post = _normalise(np.log(np.maximum(post_mean[i], 1e-300)) - own)
+        alpha_loo = alpha[t].copy()  # (n_obs, C, K)
+        alpha_loo[np.arange(t.size), self.z[i], k] -= 1.0
+        alpha_loo = np.maximum(alpha_loo, 1e-12)
+        phi_loo = alpha_loo / alpha_loo.sum(axis=2, keepdims=True)
+        loo = np.einsum("nc,nck->nk", loo_post, phi_loo)  # (n_obs, K)
+        residual = np.eye(self.K)[k] - loo
+        return phi_mean, post_mean, own, loo, residual
 
     def predictive(self, t: np.ndarray, i: np.ndarray) -> np.ndarray:
         """(len(t), K) p(code[t, i] = k | everything but that cell), averaged over z_i's
@@ -367,42 +388,90 @@ def _fit_chain(grid: CodedGrid, choice: ModelChoice, rng: np.random.Generator) -
     return sampler
 
 
-def held_out_score(grid: CodedGrid, choice: ModelChoice, seed: int) -> float | None:
-    """Mean log predictive probability of one held-out cell per instance seen at least
-    twice (None when no instance is): how well the variant predicts an unseen cell from
-    the instance's other cells."""
+def pooled_share(observed: np.ndarray, strata: np.ndarray) -> float:
+    """How much of the unseen cells' calibration rests on the model's prior rather than
+    on the templates' own cells: the mean over template × stratum groups, weighted by
+    their unseen cells, of 1 / (cells run + 1), the weight of the calibration's pseudo-
+    cell (`_Sampler.calibrated_probabilities`); 0 for a full grid."""
+    n_strata = int(strata.max()) + 1 if strata.size else 1
+    onehot = np.eye(n_strata)[strata]  # (N, S)
+    run = observed.astype(np.float64) @ onehot  # (T, S)
+    unseen = (~observed).astype(np.float64) @ onehot
+    if unseen.sum() == 0:
+        return 0.0
+    return float((unseen / (run + 1.0)).sum() / unseen.sum())
+
+
+def held_out_cells(grid: CodedGrid, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """(templates, instances): one observed cell, chosen at random, of each instance
+    seen at least twice (empty when none is)."""
     observed = grid.observed
     multi = np.flatnonzero(observed.sum(axis=0) >= 2)
-    if multi.size == 0:
-        return None
     rng = np.random.default_rng(seed)
-    held_t = np.array([rng.choice(np.flatnonzero(observed[:, i])) for i in multi])
+    held_t = np.array([rng.choice(np.flatnonzero(observed[:, i])) for i in multi], dtype=np.int64)
+    return held_t, multi
+
+
+def held_out_scores(
+    grid: CodedGrid, choice: ModelChoice, cells: tuple[np.ndarray, np.ndarray], seed: int
+) -> np.ndarray:
+    """The log predictive probability of each held-out cell (`held_out_cells`) under the
+    variant fitted without them: how well it predicts an unseen cell from the instance's
+    other cells."""
+    held_t, multi = cells
     held_codes = grid.codes[held_t, multi]
     train = grid.codes.copy()
     train[held_t, multi] = -1
+    rng = np.random.default_rng(seed)
     sampler = _fit_chain(CodedGrid(train, grid.strata, grid.n_codes, grid.n_strata), choice, rng)
     total = np.zeros(multi.size)
     for _ in range(_HOLDOUT_SWEEPS):
         sampler.sweep()
         total += sampler.predictive(held_t, multi)[np.arange(multi.size), held_codes]
-    return float(np.mean(np.log(total / _HOLDOUT_SWEEPS)))
+    return np.log(total / _HOLDOUT_SWEEPS)
 
 
-def choose_model(grid: CodedGrid, seed: int) -> tuple[ModelChoice, dict[str, float]]:
+@dataclass(frozen=True)
+class HeldOut:
+    """What the held-out cells said of the candidate models."""
+
+    scores: dict[str, float]  # model -> mean log predictive probability
+    evidence: float | None  # z of the best latent model's gain over the stratified one
+
+    @property
+    def instances_inform(self) -> bool:
+        """Whether an instance's other cells predict its unseen ones better than its
+        template and stratum alone (a latent model's gain is significant)."""
+        return self.evidence is not None and self.evidence >= EVIDENCE_Z
+
+
+def choose_model(grid: CodedGrid, seed: int) -> tuple[ModelChoice, HeldOut]:
     """The candidate with the best held-out score (the stratified one when nothing is
-    held out or it ties), and every candidate's score."""
+    held out or it ties), and every candidate's score on the same held-out cells."""
     candidates = candidate_models(grid)
-    scores: dict[str, float] = {}
-    best = candidates[0]
-    best_score = -np.inf
-    for k, choice in enumerate(candidates):
-        score = held_out_score(grid, choice, seed + 7919 * k)
-        if score is None:
-            return candidates[0], {}
-        scores[choice.label] = score
-        if score > best_score + 1e-3:
-            best, best_score = choice, score
-    return best, scores
+    cells = held_out_cells(grid, seed)
+    if cells[1].size == 0:
+        return candidates[0], HeldOut({}, None)
+    per_cell = {
+        choice.label: held_out_scores(grid, choice, cells, seed + 7919 * k)
+        for k, choice in enumerate(candidates)
+    }
+    scores = {label: float(v.mean()) for label, v in per_cell.items()}
+    best, best_score = candidates[0], -np.inf
+    for choice in candidates:
+        if scores[choice.label] > best_score + 1e-3:
+            best, best_score = choice, scores[choice.label]
+    baseline = per_cell[candidates[0].label]
+    evidence = max(_paired_z(per_cell[c.label] - baseline) for c in candidates[1:])
+    return best, HeldOut(scores, evidence)
+
+
+def _paired_z(gain: np.ndarray) -> float:
+    """The mean of per-cell gains over its standard error (0 when they never differ)."""
+    spread = float(gain.std(ddof=1)) if gain.size > 1 else 0.0
+    if spread == 0.0:
+        return 0.0 if float(gain.mean()) <= 0 else float("inf")
+    return float(gain.mean() / spread * np.sqrt(gain.size))
 
 
 def impute(
@@ -412,14 +481,14 @@ def impute(
     choice: ModelChoice | None = None,
     *,
     calibrate: bool = True,
-) -> tuple[np.ndarray, ModelChoice, dict[str, float]]:
+) -> tuple[np.ndarray, ModelChoice, HeldOut]:
     """`n_draws` completed code grids (n_draws, T, N) from one chain after burn-in,
     thinned, with the model variant used and the held-out scores that chose it."""
     if n_draws < 1:
         raise ValueError("n_draws must be at least 1")
-    scores: dict[str, float] = {}
+    held_out = HeldOut({}, None)
     if choice is None:
-        choice, scores = choose_model(grid, seed)
+        choice, held_out = choose_model(grid, seed)
     rng = np.random.default_rng(seed)
     sampler = _fit_chain(grid, choice, rng)
     draws = np.empty((n_draws, *grid.codes.shape), dtype=np.int64)
@@ -427,4 +496,4 @@ def impute(
         for _ in range(THIN):
             sampler.sweep()
         draws[m] = sampler.impute(calibrate)
-    return draws, choice, scores
+    return draws, choice, held_out

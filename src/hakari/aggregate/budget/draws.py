@@ -6,16 +6,16 @@ intervals of a budgeted run (see its docstring for what the two intervals mean).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from hakari.aggregate.budget.completion import ModelChoice, impute
+from hakari.aggregate.budget.completion import ModelChoice, impute, pooled_share
 from hakari.aggregate.budget.covariates import covariate_design
 from hakari.aggregate.budget.grid import AnswerGrid
-from hakari.aggregate.budget.records import EstimatorRecord
+from hakari.aggregate.budget.records import EstimatorRecord, MetricEstimatorRecord
 from hakari.aggregate.budget.shrinkage import template_shrinkage
 from hakari.aggregate.intervals import STATISTICS, Replicates, template_se
 from hakari.aggregate.scorers import make_scorer, multiplicities
@@ -23,7 +23,8 @@ from hakari.scoring import corpus
 from hakari.scoring.corpus import ReplicateScorer
 
 ESTIMATOR_NAME = "latent-class multiple imputation"
-ESTIMATOR_VERSION = 3
+DESIGN_BASED_NAME = "design-weighted cell mean"
+ESTIMATOR_VERSION = 4
 DEFAULT_DRAWS = 100
 # The chunking of `resampling.draw_replicates` (same generator calls, same replicates).
 _CHUNK_CELLS = 1 << 21
@@ -70,13 +71,16 @@ class StatisticDraws:
 
 @dataclass(frozen=True, eq=False)
 class Completion:
-    """The imputed grids of one model × task × decoding and the model that drew them."""
+    """The imputed grids of one model × task × decoding, the model that drew them, and
+    (once `estimate` has chosen) which estimator made each metric's numbers."""
 
     grid: AnswerGrid
     codes: np.ndarray  # (M, T, N)
     values: list[np.ndarray | None]
     model: ModelChoice
     held_out: dict[str, float] = field(default_factory=dict)
+    evidence: float | None = None  # `completion.HeldOut.evidence`
+    estimators: dict[str, MetricEstimatorRecord] = field(default_factory=dict)
 
     @property
     def n_draws(self) -> int:
@@ -90,6 +94,9 @@ class Completion:
             held_out_log_score=dict(self.held_out),
             imputations=self.n_draws,
             cells_observed=int(self.grid.observed.sum()),
+            instance_evidence=None if self.evidence is None else min(self.evidence, 1000.0),
+            pooled_share=pooled_share(self.grid.observed, self.grid.coded.strata),
+            metrics=dict(self.estimators),
         )
 
 
@@ -98,10 +105,10 @@ def complete(grid: AnswerGrid, *, n_draws: int = DEFAULT_DRAWS, seed: int = 0) -
     codes, choice, held_out = impute(grid.coded, n_draws, seed)
     rng = np.random.default_rng([seed, 1])
     values = [grid.complete_values(codes[m], rng) for m in range(n_draws)]
-    return Completion(grid, codes, values, choice, held_out)
+    return Completion(grid, codes, values, choice, held_out.scores, held_out.evidence)
 
 
-def _label_item_table(grid: AnswerGrid, metric: str, options: Mapping[str, Any]) -> np.ndarray:
+def label_item_table(grid: AnswerGrid, metric: str, options: Mapping[str, Any]) -> np.ndarray:
     """(K, N): the item score of answering label k on instance i."""
     rows = [
         corpus.per_item_scores(metric, [label] * grid.n_instances, grid.references, **options)
@@ -119,7 +126,7 @@ def draw_scorers(
     identity = np.arange(n)[None, :]
     ones = np.ones((1, n))
     per_item = corpus.get(metric).per_item
-    table = _label_item_table(grid, metric, options) if grid.kind == "label" and per_item else None
+    table = label_item_table(grid, metric, options) if grid.kind == "label" and per_item else None
     scores = np.empty((completion.n_draws, grid.n_templates))
     scorers: list[ReplicateScorer] = []
     for m in range(completion.n_draws):
@@ -144,22 +151,34 @@ def draw_scorers(
     return scores, scorers
 
 
+def replicate_chunks(
+    n_instances: int, n_templates: int, n_boot: int, seed: int
+) -> Iterator[tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
+    """The bootstrap replicates in chunks: (first replicate, resampled instances (b, N),
+    their multiplicities (b, N), resampled templates (b, T)), drawn as
+    `resampling.draw_replicates` draws them, so that every model and every estimator of
+    a run gets the same replicates (paired comparisons)."""
+    rng = np.random.default_rng(seed)
+    chunk = max(1, _CHUNK_CELLS // n_instances)
+    for start in range(0, n_boot, chunk):
+        b = min(chunk, n_boot - start)
+        idx = rng.integers(0, n_instances, size=(b, n_instances))
+        picked = rng.integers(0, n_templates, size=(b, n_templates))
+        yield start, idx, multiplicities(idx, n_instances), picked
+
+
 def imputed_replicates(
     scorers: Sequence[ReplicateScorer], n_instances: int, n_templates: int, n_boot: int, seed: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """(every, picked): the scores of all templates on each bootstrap replicate's
     resampled instances (replicate b scored by `scorers[b % M]`) and the templates each
-    replicate draws; the draws are those of `resampling.draw_replicates`."""
-    rng = np.random.default_rng(seed)
-    chunk = max(1, _CHUNK_CELLS // n_instances)
+    replicate draws (`replicate_chunks`)."""
     n_draws = len(scorers)
     every = np.empty((n_boot, n_templates))
     picked = np.empty((n_boot, n_templates), dtype=np.int64)
-    for start in range(0, n_boot, chunk):
-        b = min(chunk, n_boot - start)
-        idx = rng.integers(0, n_instances, size=(b, n_instances))
-        picked[start : start + b] = rng.integers(0, n_templates, size=(b, n_templates))
-        counts = multiplicities(idx, n_instances)
+    for start, idx, counts, chosen in replicate_chunks(n_instances, n_templates, n_boot, seed):
+        b = idx.shape[0]
+        picked[start : start + b] = chosen
         which = (start + np.arange(b)) % n_draws
         for m in np.unique(which):
             rows = np.flatnonzero(which == m)

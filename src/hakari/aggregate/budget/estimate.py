@@ -25,18 +25,23 @@ Two intervals per statistic, for two questions:
 
 The decision a reader must know: the point estimates are posterior means over the
 imputations, not the metric of one "best" completed grid, so every number (and the
-spread of the draws) reflects the model's uncertainty about the unseen cells.
+spread of the draws) reflects the model's uncertainty about the unseen cells. Where the
+imputation does not fit, a metric that is a mean of item scores is estimated by the
+design alone (`design_based`, chosen by `fallback`), its draws made in the same form, so
+that everything below holds for either; `Completion.estimators` says which.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from hakari._util import checks
+from hakari.aggregate.budget import fallback
+from hakari.aggregate.budget.design_based import design_scores
 from hakari.aggregate.budget.draws import (
     DEFAULT_DRAWS,
     ESTIMATOR_NAME,
@@ -52,6 +57,7 @@ from hakari.aggregate.budget.draws import (
     statistic_draws,
 )
 from hakari.aggregate.budget.grid import AnswerGrid
+from hakari.aggregate.budget.records import MetricEstimatorRecord
 from hakari.aggregate.intervals import (
     DEFAULT_CI_METHOD,
     STATISTICS,
@@ -233,8 +239,10 @@ def estimate(
         completion = complete(grid, n_draws=n_draws, seed=seed)
     options = metric_options or {}
     out: dict[str, BudgetEstimate] = {}
+    chosen: dict[str, MetricEstimatorRecord] = {}
+    pooled = fallback.pooled_share(completion.grid.observed, completion.grid.coded.strata)
     for metric in metric_names:
-        scores = imputed_scores(
+        imputed = imputed_scores(
             completion,
             metric,
             n_boot=n_boot,
@@ -242,6 +250,16 @@ def estimate(
             options=options.get(metric, {}),
             levels=template_levels,
         )
+        design = design_scores(
+            completion.grid,
+            metric,
+            n_draws=completion.n_draws,
+            n_boot=n_boot,
+            seed=seed,
+            options=options.get(metric, {}),
+            levels=template_levels,
+        )
+        scores, chosen[metric] = fallback.choose(imputed, design, completion.evidence, pooled)
         out[metric] = summarise(
             metric,
             scores,
@@ -251,7 +269,7 @@ def estimate(
             n_boot=n_boot,
             seed=seed,
         )
-    return out, completion
+    return out, replace(completion, estimators={**completion.estimators, **chosen})
 
 
 def difference(alpha: float) -> StatisticFn:

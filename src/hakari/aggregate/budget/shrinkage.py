@@ -64,10 +64,22 @@ def template_shrinkage(
     deviations = draws - draws.mean(axis=1, keepdims=True)
     centre = deviations.mean(axis=0)
     own = deviations.var(axis=0)
-    n_draws, n_templates = draws.shape
-    if n_templates < 2 or not np.any(own > 0):
-        return TemplateShrinkage(centre, np.ones_like(draws), np.zeros(n_draws))
     variance = own if cells is None else pooled_variance(own, cells)
+    return fit_shrinkage(centre, variance, draws.shape[0], rng, design)
+
+
+def fit_shrinkage(
+    centre: np.ndarray,
+    variance: np.ndarray,
+    n_draws: int,
+    rng: np.random.Generator,
+    design: Mapping[str, np.ndarray] | None = None,
+) -> TemplateShrinkage:
+    """The shrinkage of the templates' deviations `centre` (T,) observed with the
+    variances `variance` (T,), sigma drawn `n_draws` times from its posterior."""
+    n_templates = centre.size
+    if n_templates < 2 or not np.any(variance > 0):
+        return TemplateShrinkage(centre, np.ones((n_draws, n_templates)), np.zeros(n_draws))
     spread = float(np.sqrt(np.mean(centre**2) + np.mean(variance)))
     sigmas = np.linspace(0.0, 3.0 * spread, 301)
     dimensions, columns = select_columns(design or {}, centre, variance, sigmas)

@@ -29,7 +29,7 @@ from hakari.backends.base import (
     LoglikResult,
     Message,
     ModelIdentity,
-    OnBatch,
+    OnResults,
     check_prompt_format,
     move_trailing_space,
 )
@@ -112,10 +112,11 @@ class HFBackend:
         prompt_format: str = "auto",
         trust_remote_code: bool = False,
         local_files_only: bool = False,
+        threads: int | None = None,
     ) -> HFBackend:
         """Load a local folder or a hub id (at `revision`). The identity's revision is
         `identity_revision`, else the commit of the hub snapshot loaded, else the revision
-        asked for."""
+        asked for. `threads`: torch's CPU threads (None: as they are)."""
         model, tokenizer = load_pretrained(
             source,
             name=name,
@@ -124,6 +125,7 @@ class HFBackend:
             device=device,
             trust_remote_code=trust_remote_code,
             local_files_only=local_files_only,
+            threads=threads,
         )
         if identity_revision is None and not Path(source).is_dir():  # a hub id
             identity_revision = cached_commit(str(source), revision)
@@ -147,7 +149,7 @@ class HFBackend:
         text = self.tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
         return str(text)
 
-    def _encode(self, requests: Sequence[GenerationRequest | LoglikRequest]) -> list[list[int]]:
+    def encode(self, requests: Sequence[GenerationRequest | LoglikRequest]) -> list[list[int]]:
         """Token ids of each rendered prompt. Chat-rendered text already holds its special
         tokens; completion prompts get the tokenizer's (e.g. Gemma's <bos>)."""
         out: list[list[int]] = [[] for _ in requests]
@@ -179,40 +181,36 @@ class HFBackend:
         requests: Sequence[GenerationRequest],
         *,
         batch_size: int | None = None,
-        on_batch: OnBatch[GenerationResult] | None = None,
+        on_results: OnResults[GenerationResult] | None = None,
     ) -> list[GenerationResult]:
         self._check_regexes(requests)
         size = batch_size or self.default_batch_size
         prompts = [
             self._fit_prompt(ids, r.max_new_tokens)
-            for ids, r in zip(self._encode(requests), requests, strict=True)
+            for ids, r in zip(self.encode(requests), requests, strict=True)
         ]
-        collected = InOrder(len(requests), on_batch)
+        collected = InOrder(len(requests), on_results)
         cost = partial(prefill_tokens, tree=self.step.plain_cache)
         max_rows, max_bytes = decode_pool_limits(self.device, size)
+
+        def ended(rows: list[Row]) -> None:
+            """The rows that ended in one step go on at once (the cache commits them)."""
+            collected.add([(row.index, row.result(self.tokenizer)) for row in rows])
+
         pool = DecodePool(
             self.step,
             pad_token_id=self.pad_token_id,
             process_scores=self._process_scores,
             advance=self._stepper.advance,
+            on_ended=ended,
             max_rows=max_rows,
             max_bytes=max_bytes,
         )
-
-        def report_finished() -> None:
-            """Each batch whose rows have all ended goes to `on_batch` as one."""
-            for batch, rows in pool.finished():
-                results = [row.result(self.tokenizer) for row in rows]
-                collected.add(list(zip(batch, results, strict=True)))
-
         for batch in schedule(requests, prompts, size, cost):
-            rows = [self._new_row(requests[i], prompts[i]) for i in batch]
+            rows = [self._new_row(i, requests[i], prompts[i]) for i in batch]
             pool.make_room(rows)
-            report_finished()
-            pool.add(batch, rows)
-            report_finished()
+            pool.add(rows)
         pool.drain()
-        report_finished()
         return collected.results()
 
     def _check_regexes(self, requests: Sequence[GenerationRequest]) -> None:
@@ -234,7 +232,7 @@ class HFBackend:
             return ids[-room:]
         return ids
 
-    def _new_row(self, request: GenerationRequest, prompt: list[int]) -> Row:
+    def _new_row(self, index: int, request: GenerationRequest, prompt: list[int]) -> Row:
         constraint = self.constraints.start(request.regex) if request.regex is not None else None
         sampler = None
         if request.temperature > 0:
@@ -249,6 +247,7 @@ class HFBackend:
             sampler=sampler,
             max_chars=request.max_new_chars,
             stop_after=request.stop_after if constraint is None else None,
+            index=index,
         )
 
     def _process_scores(self, rows: list[Row], scores: torch.Tensor) -> torch.Tensor:
@@ -263,7 +262,7 @@ class HFBackend:
         requests: Sequence[LoglikRequest],
         *,
         batch_size: int | None = None,
-        on_batch: OnBatch[LoglikResult] | None = None,
+        on_results: OnResults[LoglikResult] | None = None,
     ) -> list[LoglikResult]:
         """Sum log-probs of each continuation after the rendered prompt.
 
@@ -273,16 +272,16 @@ class HFBackend:
         the two texts merge at the boundary, lm-eval's sequence, not the whole text's),
         and an empty context is replaced by the BOS (else EOS) token. Rows whose model input is the
         same (e.g. single-token continuations of one context) share one forward pass,
-        and rows that share a token prefix of at least `SHARED_MIN` tokens in a batch
+        and rows that share a token prefix of at least `prefixes.SHARED_MIN` tokens in a batch
         (the prompts of one template) compute that prefix once.
         """
         size = batch_size or self.default_batch_size
         pairs = self._encode_pairs(requests)
-        scorer = LoglikScheduler(pairs, size, self._score_rows, on_batch)
+        scorer = LoglikScheduler(pairs, size, self._score_rows, on_results)
         return scorer.run()
 
     def _encode_pairs(self, requests: Sequence[LoglikRequest]) -> list[list[Pair]]:
-        contexts = self._encode(requests)
+        contexts = self.encode(requests)
         out: list[list[Pair]] = []
         for request, ctx_ids in zip(requests, contexts, strict=True):
             context = self.render_prompt(request)

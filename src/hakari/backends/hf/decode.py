@@ -10,7 +10,7 @@ and the greedy and constrained requests of one run ask for the same prompts. So 
   takes its first token from that prompt's logits (a constrained label answer often
   ends with it and never needs a cache of its own);
 * a row leaves as soon as it ends: its rows of the key/value cache are dropped
-  (`Cache.batch_select_indices`), so later steps compute only the live rows;
+  (`internals.keep_rows`), so later steps compute only the live rows;
 * prompts that share a token prefix (a space's templates their instruction and shots,
   one instance's templates its text) prefill it once (`prefill.py`); the prefill is
   the larger part of a short answer's cost;
@@ -19,7 +19,10 @@ and the greedy and constrained requests of one run ask for the same prompts. So 
   a fixed part (on a CPU, reading the weights: 54 ms of SmolLM2-135M's 146 ms step of
   32 rows) whatever the rows, so long answers of several batches are decoded in one
   step each. Caches that cannot be stacked (sliding-window layers) decode a batch at a
-  time.
+  time;
+* each row's result is handed on (`on_ended`) in the step it ends, before the next
+  forward pass: the caller commits it to the response cache then, so a kill loses only
+  the rows still running, never a finished row waiting for the rest of its batch.
 
 Each step does what `generate`'s loop does for a decoder-only model: the inputs come
 from the model's own `prepare_inputs_for_generation`, position ids are counted from the
@@ -31,11 +34,18 @@ between any two batch compositions.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import torch
 
+from hakari.backends.hf.internals import (
+    cache_layers,
+    keep_rows,
+    keys_values,
+    release_layer,
+    set_cache_layers,
+)
 from hakari.backends.hf.prefill import prefill
 from hakari.backends.hf.roomy import ROOM, RoomyLayer, make_roomy, stacked_layer
 from hakari.backends.hf.rows import Row
@@ -44,6 +54,7 @@ from hakari.backends.hf.step import ModelStep
 # the live rows and their scores [rows, vocab] -> the scores to take the argmax of
 ScoreHook = Callable[[list[Row], torch.Tensor], torch.Tensor]
 TokenHook = Callable[[Row, int], None]
+EndHook = Callable[[list[Row]], None]  # the rows that ended in one step
 
 
 class DecodePool:
@@ -57,11 +68,13 @@ class DecodePool:
         pad_token_id: int,
         process_scores: ScoreHook,
         advance: TokenHook,
+        on_ended: EndHook,
         max_rows: int,
         max_bytes: int | None = None,
     ) -> None:
         """Up to `max_rows` live rows, whose key/value cache takes at most `max_bytes`
-        (None: no bound) unless one batch alone takes more."""
+        (None: no bound) unless one batch alone takes more; `on_ended` gets the rows
+        that ended in each step (and at `add`), before the next one."""
         self.step = step
         self.max_rows = max_rows
         self.max_bytes = max_bytes
@@ -69,35 +82,29 @@ class DecodePool:
         self.pad_token_id = pad_token_id
         self.process_scores = process_scores
         self.advance = advance
+        self.on_ended = on_ended
         self.live: list[Row] = []
         self.cache: Any = None
         self.attention = torch.empty(0)  # [rows, cache width], padding at 0
         self.positions = torch.empty(0)  # [rows, 1]: each row's last position read
         self.next_ids: list[int] = []
-        self.batches: list[tuple[Sequence[int], list[Row]]] = []  # added, not yet finished
 
     @property
     def stackable(self) -> bool:
         """Whether another batch's rows can join these (plain layers with room)."""
-        return self.cache is None or all(type(x) is RoomyLayer for x in self.cache.layers)
-
-    def finished(self) -> list[tuple[Sequence[int], list[Row]]]:
-        """The batches added whose rows have all ended since the last call, each once."""
-        ended = [all(row.done for row in rows) for _, rows in self.batches]
-        done = [b for b, end in zip(self.batches, ended, strict=True) if end]
-        self.batches = [b for b, end in zip(self.batches, ended, strict=True) if not end]
-        return done
+        return self.cache is None or all(type(x) is RoomyLayer for x in cache_layers(self.cache))
 
     @torch.inference_mode()
-    def add(self, batch: Sequence[int], rows: list[Row]) -> None:
-        """Prefill the rows' prompts, take each row's first token, and let the rows
-        that go on join the live ones (after those have ended where the caches cannot
-        be stacked); `batch` names the rows for `finished`."""
-        self.batches.append((batch, rows))
+    def add(self, rows: list[Row]) -> None:
+        """Prefill the rows' prompts, take each row's first token (the rows that end
+        with it go to `on_ended`), and let the rows that go on join the live ones
+        (after those have ended where the caches cannot be stacked)."""
         for row in rows:
             if row.max_new <= 0:
                 row.done, row.finish = True, "length"
         new = [row for row in rows if not row.done]
+        if len(new) < len(rows):
+            self.on_ended([row for row in rows if row.done])
         if not new:
             return
         device = next(self.step.model.parameters()).device
@@ -109,6 +116,8 @@ class DecodePool:
         shared = torch.tensor(of_row, device=device)
         tokens = self._choose(new, logits.index_select(0, shared))
         keep = [i for i, row in enumerate(new) if not row.done]
+        if len(keep) < len(new):
+            self.on_ended([row for row in new if row.done])
         if not keep:
             return
         if len(keep) < len(new) or len(prompt_of) < len(new):
@@ -164,6 +173,7 @@ class DecodePool:
         tokens = self._choose(self.live, logits)
         keep = [i for i, row in enumerate(self.live) if not row.done]
         if len(keep) < len(self.live):
+            self.on_ended([row for row in self.live if row.done])
             if keep:
                 index = torch.tensor(keep, device=device)
                 attention, positions = _select_rows(self.cache, attention, positions, index)
@@ -187,11 +197,13 @@ class DecodePool:
         width = max(self.attention.shape[1], attention.shape[1])
         index = (torch.arange(old, device=device), torch.arange(old, old + new, device=device))
         layers: list[RoomyLayer] = []
-        for n, (mine, theirs) in enumerate(zip(self.cache.layers, cache.layers, strict=True)):
-            parts = [(index[0], mine.keys, mine.values), (index[1], theirs.keys, theirs.values)]
+        pairs = zip(cache_layers(self.cache), cache_layers(cache), strict=True)
+        for n, (mine, theirs) in enumerate(pairs):
+            parts = [(index[0], *keys_values(mine)), (index[1], *keys_values(theirs))]
             layers.append(stacked_layer(parts, old + new, width))
-            self.cache.layers[n] = cache.layers[n] = None  # each copy goes once stacked
-        self.cache.layers = layers
+            release_layer(self.cache, n)  # each copy goes once stacked
+            release_layer(cache, n)
+        set_cache_layers(self.cache, layers)
         mask = attention.new_zeros((old + new, width))
         mask[:old, width - self.attention.shape[1] :] = self.attention
         mask[old:, width - attention.shape[1] :] = attention
@@ -205,7 +217,7 @@ def _select_rows(
     cache: Any, attention: torch.Tensor, positions: torch.Tensor, index: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Keep the rows `index` of the cache (in place), its attention mask and positions."""
-    cache.batch_select_indices(index)
+    keep_rows(cache, index)
     return attention[index], positions[index]
 
 
@@ -213,7 +225,7 @@ def _bytes_per_position(cache: Any) -> int | None:
     """What one position of one row takes in the cache's keys and values, all layers
     (None where the layers hold no keys tensor)."""
     total = 0
-    for layer in getattr(cache, "layers", ()):
+    for layer in cache_layers(cache):
         keys = getattr(layer, "keys", None)
         if not isinstance(keys, torch.Tensor) or keys.dim() != 4:
             return None

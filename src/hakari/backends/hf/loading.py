@@ -95,10 +95,14 @@ def load_pretrained(
     device: str,
     trust_remote_code: bool,
     local_files_only: bool,
+    threads: int | None = None,
 ) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
-    """Model (on `device`, in `dtype`) and tokenizer from a local folder or a hub id."""
+    """Model (on `device`, in `dtype`) and tokenizer from a local folder or a hub id;
+    torch's CPU threads set to `threads` first (None: left as they are)."""
     torch_dtype = DTYPES[resolve_dtype(dtype)]
     dev = resolve_device(device)
+    if threads is not None and torch.get_num_threads() != threads:
+        torch.set_num_threads(threads)  # process-wide: every later model too
     kwargs = {
         "revision": revision,
         "trust_remote_code": trust_remote_code,

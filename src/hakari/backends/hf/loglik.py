@@ -1,7 +1,7 @@
 """Log-likelihood rows through the transformers model, each shared token prefix once.
 
 A batch's rows (model inputs: context + continuation[:-1]) form a tree of shared
-prefixes (`scheduling.prefix_tree`): a space's prompts share their template's
+prefixes (`prefixes.prefix_tree`): a space's prompts share their template's
 instruction and few-shot examples, and a prompt's multi-token continuations share the
 whole prompt. `tree.TreeWalk` runs each shared part once; each row's last `keep`
 positions are read.
@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from hakari.backends.hf.scheduling import prefix_tree
+from hakari.backends.hf.prefixes import prefix_tree
 from hakari.backends.hf.step import ModelStep
 from hakari.backends.hf.tree import TreeWalk
 

@@ -23,10 +23,18 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
-from transformers.cache_utils import DynamicLayer
 
+from hakari.backends.hf.internals import (
+    cache_layers,
+    is_plain,
+    keep_rows,
+    keys_values,
+    release_layer,
+    set_cache_layers,
+)
+from hakari.backends.hf.prefixes import PrefixNode, prefix_groups, prefix_tree
 from hakari.backends.hf.roomy import RoomyLayer, stacked_layer
-from hakari.backends.hf.scheduling import PrefixNode, left_pad, prefix_groups, prefix_tree
+from hakari.backends.hf.scheduling import left_pad
 from hakari.backends.hf.step import ModelStep, positions_of
 from hakari.backends.hf.tree import PASS_TOKENS, TreeWalk, tree_tokens
 
@@ -112,21 +120,20 @@ def _tree_pass(
         groups.append(_Group(picked, logits[:, -1], cache, attention))
 
     TreeWalk(step, prompts, 1, pad_token_id, device, kept).run(root)
-    if any(type(layer) is not DynamicLayer for g in groups for layer in g.cache.layers):
+    if not all(is_plain(layer) for g in groups for layer in cache_layers(g.cache)):
         return None
     width = max(g.attention.shape[1] for g in groups)
     index = [torch.tensor(g.picked, device=device) for g in groups]
     layers: list[RoomyLayer] = []
-    for n in range(len(groups[0].cache.layers)):
+    for n in range(len(cache_layers(groups[0].cache))):
         parts = [
-            (i, g.cache.layers[n].keys, g.cache.layers[n].values)
-            for i, g in zip(index, groups, strict=True)
+            (i, *keys_values(cache_layers(g.cache)[n])) for i, g in zip(index, groups, strict=True)
         ]
         layers.append(stacked_layer(parts, len(prompts), width))
         for g in groups:
-            g.cache.layers[n] = None  # each group's copy goes as soon as it is stacked
+            release_layer(g.cache, n)  # each group's copy goes as soon as it is stacked
     cache = groups[0].cache
-    cache.layers = layers
+    set_cache_layers(cache, layers)
     logits = torch.empty(len(prompts), groups[0].logits.shape[-1], device=device)
     attention = torch.zeros(len(prompts), width, dtype=torch.long, device=device)
     for i, g in zip(index, groups, strict=True):
@@ -149,7 +156,7 @@ def _split_pass(
     head_ids, head_mask = head_ids.to(device), head_mask.to(device)
     _, cache = step(head_ids, head_mask, positions_of(head_mask), cache=None)
     index = torch.tensor(head_of, device=device)
-    cache.batch_select_indices(index)
+    keep_rows(cache, index)
     rests = [p[len(heads[h]) :] for p, h in zip(prompts, head_of, strict=True)]
     rest_ids, rest_mask = left_pad(rests, pad_token_id)
     attention = torch.cat([head_mask[index], rest_mask.to(device)], dim=-1)

@@ -14,13 +14,21 @@ from collections.abc import Sequence
 from typing import Any
 
 import torch
-from transformers.cache_utils import DynamicLayer
+
+from hakari.backends.hf.internals import (
+    PlainLayer,
+    cache_layers,
+    is_plain,
+    keys_values,
+    set_cache_layers,
+)
 
 ROOM = 32  # positions added each time a buffer is full
 
 
-class RoomyLayer(DynamicLayer):
-    """A `DynamicLayer` whose `keys`/`values` are views of buffers with free room."""
+class RoomyLayer(PlainLayer):
+    """A `PlainLayer` (transformers' `DynamicLayer`) whose `keys`/`values` are views of
+    buffers with free room."""
 
     def __init__(self, key_buffer: torch.Tensor, value_buffer: torch.Tensor, length: int) -> None:
         """Keys and values of the first `length` positions of the buffers [rows, heads,
@@ -97,15 +105,13 @@ def stacked_layer(
 
 
 def make_roomy(cache: Any) -> bool:
-    """Replace the plain `DynamicLayer`s of a transformers cache with `RoomyLayer`s in
-    place (True where its layers are all `RoomyLayer`s then); False (cache untouched)
-    where it holds other layers (sliding windows, linear attention) or none."""
-    layers = getattr(cache, "layers", None)
+    """Replace the plain layers of a transformers cache with `RoomyLayer`s in place
+    (True where its layers are all `RoomyLayer`s then); False (cache untouched) where it
+    holds other layers (sliding windows, linear attention) or none."""
+    layers = cache_layers(cache)
     if layers and all(type(layer) is RoomyLayer for layer in layers):
         return True
-    if not layers or any(
-        type(layer) is not DynamicLayer or not layer.is_initialized for layer in layers
-    ):
+    if not layers or not all(is_plain(layer) for layer in layers):
         return False
-    cache.layers = [roomy_layer(layer.keys, layer.values) for layer in layers]
+    set_cache_layers(cache, [roomy_layer(*keys_values(layer)) for layer in layers])
     return True

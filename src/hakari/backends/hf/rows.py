@@ -72,6 +72,7 @@ class Row:
     sampler: Sampler | None
     max_chars: int | None = None
     stop_after: StopAfter | None = None
+    index: int = 0  # the request it answers, in the backend call's list
     generated: list[int] = field(default_factory=list)
     done: bool = False
     finish: FinishReason = "length"

@@ -12,9 +12,11 @@ Log-likelihood: `LoglikScheduler` feeds unique model inputs through the scorer (
 whose input is the same, e.g. single-token continuations of one context, share one
 forward pass) and reports each request once all its continuations are scored. Requests
 are ordered by their tokens: the prompts of one template (its instruction and few-shot
-examples) land in the same batches, where `prefix_tree` finds the token prefixes they
-share (the template's, then each prompt's under its multi-token continuations), each of
-which the backend runs once.
+examples) land in the same batches, where `prefixes.prefix_tree` finds the token
+prefixes they share (the template's, then each prompt's under its multi-token
+continuations), each of which the backend runs once.
+
+Also here: `by_length_runs` (rows cut into passes of similar length) and `left_pad`.
 """
 
 from __future__ import annotations
@@ -24,76 +26,7 @@ from dataclasses import dataclass
 
 import torch
 
-from hakari.backends.base import GenerationRequest, InOrder, LoglikResult, OnBatch
-
-SHARED_MIN = 16  # tokens: a shorter common prefix is not worth a pass of its own
-
-
-def prefix_groups(
-    rows: Sequence[Sequence[int]], keep: int, shared_min: int = SHARED_MIN
-) -> list[tuple[int, list[int]]]:
-    """Consecutive rows that share a token prefix of at least `shared_min` tokens, as
-    (prefix length, row positions); the prefix leaves each row at least `keep` tokens
-    (the positions whose log-probs are read). A row that shares with no neighbour comes
-    as (0, [position])."""
-    groups: list[tuple[int, list[int]]] = []
-    for i, row in enumerate(rows):
-        if groups:
-            shared, members = groups[-1]
-            first = rows[members[0]]
-            limit = min(shared, len(row) - keep)
-            common = 0
-            while common < limit and first[common] == row[common]:
-                common += 1
-            if common >= shared_min:
-                groups[-1] = (common, [*members, i])
-                continue
-        groups.append((max(len(row) - keep, 0), [i]))
-    return [(shared if len(m) > 1 else 0, m) for shared, m in groups]
-
-
-@dataclass
-class PrefixNode:
-    """Rows that share tokens `[start:end]` past their parent's prefix (`first` is one of
-    them): the model runs those tokens once, on top of the parent's cache. `rows` are
-    scored from `end` on (each its remaining tokens, in one padded batch), `children`
-    share more. The root has `start == end == 0`."""
-
-    start: int
-    end: int
-    first: int
-    rows: list[int]
-    children: list[PrefixNode]
-
-
-def prefix_tree(
-    rows: Sequence[Sequence[int]], keep: int, shared_min: int = SHARED_MIN
-) -> PrefixNode:
-    """The rows as a tree of shared token prefixes (rows sorted, then `prefix_groups`
-    at every level): a space's prompts share a template's instruction and shots, and a
-    prompt's multi-token continuations share the whole prompt, so each shared part runs
-    once. Every row keeps its last `keep` tokens out of any shared prefix."""
-    order = sorted(range(len(rows)), key=lambda i: tuple(rows[i]))
-    return _prefix_node(rows, order, 0, 0, keep, shared_min)
-
-
-def _prefix_node(
-    rows: Sequence[Sequence[int]],
-    members: list[int],
-    start: int,
-    end: int,
-    keep: int,
-    shared_min: int,
-) -> PrefixNode:
-    node = PrefixNode(start, end, members[0], [], [])
-    tails = [rows[i][end:] for i in members]
-    for shared, group in prefix_groups(tails, keep, shared_min):
-        picked = [members[k] for k in group]
-        if shared:
-            node.children.append(_prefix_node(rows, picked, end, end + shared, keep, shared_min))
-        else:
-            node.rows.extend(picked)
-    return node
+from hakari.backends.base import GenerationRequest, InOrder, LoglikResult, OnResults
 
 
 def by_length_runs(lengths: Sequence[int], pass_tokens: int) -> tuple[int, list[list[int]]]:
@@ -203,13 +136,13 @@ class LoglikScheduler:
         pairs: list[list[Pair]],
         size: int,
         score: Callable[[Sequence[tuple[int, ...]], int], torch.Tensor],
-        on_batch: OnBatch[LoglikResult] | None,
+        on_results: OnResults[LoglikResult] | None,
     ) -> None:
         self.pairs = pairs
         self.size = size
         self.score = score
         self.values: list[list[float | None]] = [[None] * len(p) for p in pairs]
-        self.results = InOrder(len(pairs), on_batch)
+        self.results = InOrder(len(pairs), on_results)
         self.pending: dict[tuple[int, ...], list[tuple[int, int]]] = {}
         self.open: list[int] = []
 

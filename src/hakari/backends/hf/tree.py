@@ -1,4 +1,4 @@
-"""A batch of token rows run as a tree of shared prefixes (`scheduling.prefix_tree`).
+"""A batch of token rows run as a tree of shared prefixes (`prefixes.prefix_tree`).
 
 Each node's tokens run once (batch 1) on top of its parent's keys and values; the rows
 that end under a node run their remaining tokens in left-padded batches of similar
@@ -11,14 +11,15 @@ prefill also keeps each row's keys and values to decode from (`prefill.py`).
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
-from hakari.backends.hf.scheduling import PrefixNode, by_length_runs, left_pad
+from hakari.backends.hf.internals import copy_cache, repeat_rows
+from hakari.backends.hf.prefixes import PrefixNode
+from hakari.backends.hf.scheduling import by_length_runs, left_pad
 from hakari.backends.hf.step import ModelStep
 
 # A forward pass's fixed cost counted in tokens: a shared part or a run of rows of
@@ -58,13 +59,13 @@ class TreeWalk:
         users = len(node.children) + bool(node.rows)  # the rows' runs share one original
         for n, child in enumerate(node.children):
             last_user = n == users - 1
-            self.node(child, cache if last_user or cache is None else copy.deepcopy(cache))
+            self.node(child, cache if last_user or cache is None else copy_cache(cache))
         if node.rows:
             lengths = [len(self.rows[i]) - node.end for i in node.rows]
             runs = by_length_runs(lengths, PASS_TOKENS)[1]
             for n, run in enumerate(runs):
                 last = n == len(runs) - 1
-                own = cache if last or cache is None else copy.deepcopy(cache)
+                own = cache if last or cache is None else copy_cache(cache)
                 self.rests([node.rows[k] for k in run], node.end, own)
 
     def rests(self, picked: list[int], shared: int, cache: Any) -> None:
@@ -76,7 +77,7 @@ class TreeWalk:
         attention = attention.to(self.device)
         positions = (attention.cumsum(-1) - 1).clamp(min=0)[:, shared:]
         if cache is not None and len(picked) > 1:
-            cache.batch_repeat_interleave(len(picked))
+            repeat_rows(cache, len(picked))
         logits, cache = self.step.extend(
             rest.to(self.device), attention, positions, cache, keep=self.keep
         )

@@ -6,7 +6,7 @@
 * Requests run concurrently (`ServingOptions.concurrency` per replica) on one event loop
   that lives as long as the backend (`asyncio.Runner`), so connections are reused across
   calls; the runner and the cache never see a coroutine.
-* Every answer is handed to `on_batch` as it arrives: the cache commits it at once, and a
+* Every answer is handed to `on_results` as it arrives: the cache commits it at once, and a
   kill loses only the requests in flight.
 * An answer without text (`"content": null`) is retried like a malformed one; if the
   server keeps giving none, the prompt is a refusal (`GenerationResult.refused`): scored
@@ -44,7 +44,7 @@ from hakari.backends.base import (
     Message,
     ModelIdentity,
     Needs,
-    OnBatch,
+    OnResults,
     check_prompt_format,
     move_trailing_space,
 )
@@ -232,9 +232,9 @@ class OpenAIBackend:
         requests: Sequence[GenerationRequest],
         *,
         batch_size: int | None = None,
-        on_batch: OnBatch[GenerationResult] | None = None,
+        on_results: OnResults[GenerationResult] | None = None,
     ) -> list[GenerationResult]:
-        collected = InOrder(len(requests), on_batch)
+        collected = InOrder(len(requests), on_results)
 
         def done(batch: Sequence[int], answers: Sequence[GenerationResult]) -> None:
             for index, result in zip(batch, answers, strict=True):
@@ -377,7 +377,7 @@ class OpenAIBackend:
         requests: Sequence[LoglikRequest],
         *,
         batch_size: int | None = None,
-        on_batch: OnBatch[LoglikResult] | None = None,
+        on_results: OnResults[LoglikResult] | None = None,
     ) -> list[LoglikResult]:
         """Sum log-probs of each continuation: one `/completions` request per (context,
         continuation) with `echo`, `logprobs=1`, `max_tokens=1`; the continuation's tokens
@@ -389,7 +389,7 @@ class OpenAIBackend:
         values: list[list[tuple[float, int] | None]] = [
             [None] * len(r.continuations) for r in requests
         ]
-        collected = InOrder(len(requests), on_batch)
+        collected = InOrder(len(requests), on_results)
 
         def done(job: tuple[int, int, str, str], value: tuple[float, int]) -> None:
             i, j = job[0], job[1]

@@ -169,8 +169,7 @@ class ReplicaPool(Generic[C]):
             finish(
                 ServerError(
                     self.redact(
-                        f"every replica keeps failing (last: {replica.url}: {fault.reason}); "
-                        "finished responses are cached: run the same command again to resume"
+                        f"every replica keeps failing (last: {replica.url}: {fault.reason})"
                     )
                 )
             )
@@ -193,8 +192,7 @@ class ReplicaPool(Generic[C]):
                 ServerError(
                     self.redact(
                         f"{replica.url}: gave up on a request after {item.attempts} attempts in "
-                        f"{waited:.0f} s (last: {fault.reason}); finished responses are cached: "
-                        "run the same command again to resume"
+                        f"{waited:.0f} s (last: {fault.reason})"
                     )
                 )
             )

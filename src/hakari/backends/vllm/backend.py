@@ -18,7 +18,7 @@ from hakari.backends.base import (
     LoglikResult,
     Message,
     ModelIdentity,
-    OnBatch,
+    OnResults,
     move_trailing_space,
 )
 from hakari.backends.hub import cached_commit
@@ -163,12 +163,12 @@ class VLLMBackend:
         requests: Sequence[GenerationRequest],
         *,
         batch_size: int | None = None,
-        on_batch: OnBatch[GenerationResult] | None = None,
+        on_results: OnResults[GenerationResult] | None = None,
     ) -> list[GenerationResult]:
         """One call for all requests, dealt between the engines; each engine's answers
-        go to `on_batch` as that engine finishes (its re-asks included)."""
+        go to `on_results` as that engine finishes (its re-asks included)."""
         items = [(self._encode(r), r) for r in requests]
-        done = None if on_batch is None else _forward(on_batch)
+        done = None if on_results is None else _forward(on_results)
         return list(self.engines.run("answer", items, self._lora_arg, done))
 
     # -- log-likelihood ------------------------------------------------------------------
@@ -178,7 +178,7 @@ class VLLMBackend:
         requests: Sequence[LoglikRequest],
         *,
         batch_size: int | None = None,
-        on_batch: OnBatch[LoglikResult] | None = None,
+        on_results: OnResults[LoglikResult] | None = None,
     ) -> list[LoglikResult]:
         """Sum log-probs of each continuation, tokenized as the transformers backend does
         (trailing whitespace of the context moves to the continuation; the
@@ -202,8 +202,8 @@ class VLLMBackend:
             return LoglikResult(tuple(v[0] for v in values), tuple(v[1] for v in values))
 
         def finished(positions: list[int], scored: list[Any]) -> None:
-            if on_batch is not None:
-                on_batch(
+            if on_results is not None:
+                on_results(
                     [(i, result(requests[i], s)) for i, s in zip(positions, scored, strict=True)]
                 )
 
@@ -243,8 +243,8 @@ class VLLMBackend:
             engines.close()
 
 
-def _forward(on_batch: OnBatch[GenerationResult]) -> Any:
+def _forward(on_results: OnResults[GenerationResult]) -> Any:
     def done(positions: list[int], results: list[GenerationResult]) -> None:
-        on_batch(list(zip(positions, results, strict=True)))
+        on_results(list(zip(positions, results, strict=True)))
 
     return done

@@ -71,8 +71,8 @@ def check_cluster(opts: ServingOptions) -> None:
     address = os.environ.get("RAY_ADDRESS", "").strip()
     if not address or address in ("auto", "local"):
         return
-    parts = urlsplit(address if "://" in address else f"ray://{address}")
-    try:
+    try:  # urlsplit itself refuses some (an unclosed IPv6 bracket)
+        parts = urlsplit(address if "://" in address else f"ray://{address}")
         host, port = parts.hostname, parts.port
     except ValueError:
         host, port = None, None

@@ -23,6 +23,7 @@ from hakari.scoring import corpus
 from hakari.scoring.corpus.given import GIVEN_MEAN, GIVEN_SCORE
 from hakari.tasks.loader import Task
 from hakari.tasks.prompts import select_templates
+from hakari.tasks.space import template_levels
 
 Item = Hashable  # an item's key: a split position in a run, a source's document id
 Cell = tuple[str, Item]  # (template id, item key)
@@ -153,6 +154,6 @@ def task_grid(
         golds=tuple(golds),
         answer_type=spec.answer_type,
         labels=tuple(spec.labels or ()),
-        levels={t.id: dict(t.levels) for t in chosen if t.levels},
+        levels=template_levels(spec, (t.id for t in chosen)),
         source=str(task.path),
     )

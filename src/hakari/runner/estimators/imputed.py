@@ -26,7 +26,7 @@ import numpy as np
 from hakari.aggregate.budget.estimate import BudgetEstimate, Completion, compare, estimate
 from hakari.aggregate.budget.grid import AnswerGrid, label_grid, number_grid, score_grid
 from hakari.results import BudgetRecord
-from hakari.results.budget import DesignRecord
+from hakari.results.budget import DesignRecord, MetricEstimatorRecord
 from hakari.runner.estimators.base import BudgetRun, MetricEstimate, ModelEstimate, Pair
 from hakari.runner.estimators.grid import Cells, FinishOptions, GridMetric, GridTask
 from hakari.scoring import corpus
@@ -137,6 +137,7 @@ class Imputed:
         started = time.perf_counter()
         found = answer_grid(grid, cells)
         estimates: dict[str, BudgetEstimate] = {}
+        chosen: dict[str, MetricEstimatorRecord] = {}
         completion: Completion | None = None
         for group in scorer_groups(grid.metrics):
             view = _named_by_scorer(found, group)
@@ -153,7 +154,11 @@ class Imputed:
                 template_levels={tid: dict(levels) for tid, levels in grid.levels.items()},
             )
             estimates |= {m.key: made[m.scorer] for m in group}
+            chosen |= {m.key: completion.estimators[m.scorer] for m in group}
         assert completion is not None
+        # which estimator made each metric's numbers, by results.json key (the groups'
+        # records are by scorer, and two keys may share one: acc and acc_norm given)
+        completion = dataclasses.replace(completion, estimators=chosen)
         metrics = {m.key: self._metric(m, estimates[m.key], options) for m in grid.metrics}
         seconds = time.perf_counter() - started
         return ModelEstimate(metrics, len(cells.answers), seconds, completion.record())

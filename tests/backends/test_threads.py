@@ -1,0 +1,72 @@
+"""torch's CPU threads of in-process models: `--threads` (and `evaluate(threads=...)`),
+else the rule of `hakari.backends.cpu`; checked before any model loads, applied when a
+transformers model loads, recorded as `config.threads` in results.json."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hakari import evaluate
+from hakari.backends.cpu import check_threads, default_threads, usable_cpus
+from hakari.backends.fake import FakeBackend
+from hakari.errors import HakariInputError
+
+
+@pytest.mark.parametrize("bad", [0, -1, 10**6, 2.5, True, "2"])
+def test_a_thread_count_outside_the_machine_is_one_line(bad: object) -> None:
+    with pytest.raises(HakariInputError) as refused:
+        check_threads(bad)
+    assert refused.value.field == "--threads"
+
+
+def test_the_default_is_within_the_cpus_this_process_may_use() -> None:
+    assert 1 <= default_threads() <= usable_cpus()
+    assert check_threads(default_threads()) == default_threads()
+    assert check_threads(None) is None  # not given: the rule decides
+
+
+def test_evaluate_refuses_bad_threads_before_any_model(tmp_path: Path) -> None:
+    def never(spec: str) -> FakeBackend:
+        raise AssertionError("a model was made before the bad option was reported")
+
+    with pytest.raises(HakariInputError) as refused:
+        evaluate("fake:x", "demo_sentiment_en", threads=0, backend_factory=never, limit=1)
+    assert refused.value.field == "--threads"
+
+
+def test_a_run_without_an_in_process_model_records_no_threads(tmp_path: Path) -> None:
+    results = evaluate(
+        "fake:positive", "demo_sentiment_en", limit=2, n_boot=0, cache_dir=tmp_path, threads=1
+    )
+    assert "threads" not in results.config.to_dict()
+
+
+@pytest.mark.slow
+def test_threads_reach_torch_and_results_json(tiny_random_folder: Path, tmp_path: Path) -> None:
+    """In a fresh process (torch's threads are the process's): `--threads 1` is what
+    torch computes with once the model loaded, and what results.json records; without
+    it, the rule's number."""
+    run = [
+        sys.executable, "-m", "hakari", "run", "--model", f"hf:{tiny_random_folder}",
+        "--tasks", "demo_sentiment_en", "--limit", "1", "--decoding", "greedy",
+        "--n-boot", "0", "--cache-dir", str(tmp_path / "cache"), "--quiet",
+    ]  # fmt: skip
+    for given, expected in ((["--threads", "1"], 1), ([], default_threads())):
+        out = tmp_path / f"run-{expected}-{len(given)}"
+        done = subprocess.run([*run, *given, "--output", str(out)], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr[-2000:]
+        config = json.loads((out / "results.json").read_text())["config"]
+        assert config["threads"] == expected
+    probe = (
+        "import torch\n"
+        "from hakari.backends.registry import load_backend\n"
+        f"load_backend({f'hf:{tiny_random_folder}'!r}, device='cpu', threads=1)\n"
+        "print(torch.get_num_threads())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.stdout.split()[-1] == "1", done.stderr[-2000:]

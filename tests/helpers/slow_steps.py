@@ -1,0 +1,48 @@
+"""A `hakari` command whose transformers decoding is slowed and watched, so that a test can
+kill or interrupt it between two rows' ends and know which rows had ended:
+
+    python -m tests.helpers.slow_steps LOG SECONDS run --model hf:DIR ...
+
+Before every forward pass of `ModelStep` (a decode step, a one-pass prefill) it appends
+to LOG the number of generation rows that have ended so far (one line, flushed), then
+sleeps SECONDS. A row's end is counted when `RowStepper.advance` ends it, so a line
+counts only rows that ended in earlier passes: those the backend has handed on.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from hakari.backends.hf.rows import Row, RowStepper
+from hakari.backends.hf.step import ModelStep
+
+
+def main() -> None:
+    log, seconds, args = Path(sys.argv[1]), float(sys.argv[2]), sys.argv[3:]
+    ended = 0
+    advance, forward = RowStepper.advance, ModelStep.__call__
+
+    def counting_advance(self: RowStepper, row: Row, token: int) -> None:
+        nonlocal ended
+        advance(self, row, token)
+        ended += row.done  # a live row's last token: it leaves the pool after this
+
+    def slow_forward(self: ModelStep, *inputs: Any, **kwargs: Any) -> Any:
+        with log.open("a") as out:
+            out.write(f"{ended}\n")
+        time.sleep(seconds)
+        return forward(self, *inputs, **kwargs)
+
+    RowStepper.advance = counting_advance  # type: ignore[method-assign]
+    ModelStep.__call__ = slow_forward  # type: ignore[method-assign]
+
+    from hakari.cli import app
+
+    app(args=args, prog_name="hakari")
+
+
+if __name__ == "__main__":
+    main()
