@@ -17,8 +17,11 @@ model converted beforehand. The settings:
   run on (fewer than the machine's in a container with a CPU set);
 * `usable CPUs, passive wait`: the same with `OMP_WAIT_POLICY=PASSIVE` (an idle OpenMP
   thread sleeps at once: it gives its CPU to other work instead of spinning on it);
-* `hakari default`: no option, whatever this tree's rule chooses (`config.threads` in
-  results.json says what it was).
+* `hakari default`: no option, whatever this tree's rule chooses (`config.threads` and
+  `config.omp_wait_policy` in results.json say what it was).
+
+The first three set `OMP_WAIT_POLICY` empty (OpenMP's own policy): the `hakari` command
+sets PASSIVE only where the variable is not set at all.
 
 The background load is `--load` processes that spin in Python (busy loops), started
 before each loaded measurement and stopped after it; each stops by itself after
@@ -63,9 +66,9 @@ def torch_default_threads() -> int:
 def settings() -> list[Setting]:
     usable = len(os.sched_getaffinity(0))
     return [
-        Setting("torch default", torch_default_threads()),
-        Setting("1 thread", 1),
-        Setting("usable CPUs", usable),
+        Setting("torch default", torch_default_threads(), {"OMP_WAIT_POLICY": ""}),
+        Setting("1 thread", 1, {"OMP_WAIT_POLICY": ""}),
+        Setting("usable CPUs", usable, {"OMP_WAIT_POLICY": ""}),
         Setting("usable CPUs, passive wait", usable, {"OMP_WAIT_POLICY": "PASSIVE"}),
         Setting("hakari default", None),
     ]

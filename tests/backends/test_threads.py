@@ -5,6 +5,7 @@ transformers model loads, recorded as `config.threads` in results.json."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +13,13 @@ from pathlib import Path
 import pytest
 
 from hakari import evaluate
-from hakari.backends.cpu import check_threads, default_threads, usable_cpus
+from hakari.backends.cpu import (
+    check_threads,
+    default_threads,
+    prefer_passive_wait,
+    usable_cpus,
+    wait_policy,
+)
 from hakari.backends.fake import FakeBackend
 from hakari.errors import HakariInputError
 
@@ -56,12 +63,16 @@ def test_threads_reach_torch_and_results_json(tiny_random_folder: Path, tmp_path
         "--tasks", "demo_sentiment_en", "--limit", "1", "--decoding", "greedy",
         "--n-boot", "0", "--cache-dir", str(tmp_path / "cache"), "--quiet",
     ]  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
     for given, expected in ((["--threads", "1"], 1), ([], default_threads())):
         out = tmp_path / f"run-{expected}-{len(given)}"
-        done = subprocess.run([*run, *given, "--output", str(out)], capture_output=True, text=True)
+        done = subprocess.run(
+            [*run, *given, "--output", str(out)], capture_output=True, text=True, env=env
+        )
         assert done.returncode == 0, done.stderr[-2000:]
         config = json.loads((out / "results.json").read_text())["config"]
         assert config["threads"] == expected
+        assert config["omp_wait_policy"] == "passive"  # the command's default
     probe = (
         "import torch\n"
         "from hakari.backends.registry import load_backend\n"
@@ -70,3 +81,21 @@ def test_threads_reach_torch_and_results_json(tiny_random_folder: Path, tmp_path
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert done.stdout.split()[-1] == "1", done.stderr[-2000:]
+
+
+def test_the_passive_wait_is_a_default_never_over_the_users(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """PASSIVE only where the variable is unset and torch not loaded (OpenMP reads it
+    once); a policy the user set, even empty, is kept and recorded as it is."""
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    monkeypatch.setitem(sys.modules, "torch", None)  # as if torch were loaded
+    prefer_passive_wait()
+    assert wait_policy() == "unset"
+    monkeypatch.delitem(sys.modules, "torch")
+    prefer_passive_wait()
+    assert wait_policy() == "passive"
+    for users, recorded in (("ACTIVE", "active"), ("", "unset")):
+        monkeypatch.setenv("OMP_WAIT_POLICY", users)
+        prefer_passive_wait()
+        assert wait_policy() == recorded

@@ -2,16 +2,34 @@
 else the rule below. torch-free, so the runner records the number before any model loads.
 
 The default is the CPUs this process may use (its affinity; torch's own count on a
-machine without a CPU set). It is kept until `benchmarks/bench_threads.py` has measured
-the settings quiet and under load (docs/results/threads.md): the one measurement so far,
-issue 37's under load, shows what a busy machine costs, not what a quiet one gains.
+machine without a CPU set) with OpenMP's passive wait policy: on this 2-CPU machine
+(`benchmarks/bench_threads.py`, docs/results/threads.md) it is within 5% of the fastest
+setting quiet and under load, where spinning threads lose 36-55%. The policy is read
+once, when torch's OpenMP runtime loads: the `hakari` command sets it first thing, an
+API caller's process only while torch is not yet imported, and never over the user's.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 
 from hakari._util import checks
+
+WAIT_POLICY = "PASSIVE"  # an idle OpenMP thread sleeps instead of spinning on its CPU
+
+
+def prefer_passive_wait() -> None:
+    """`OMP_WAIT_POLICY=PASSIVE` unless the user set a policy or torch (its OpenMP
+    runtime, which reads the variable once) is already loaded."""
+    if "torch" not in sys.modules:
+        os.environ.setdefault("OMP_WAIT_POLICY", WAIT_POLICY)
+
+
+def wait_policy() -> str:
+    """The OpenMP wait policy this process runs with ("passive", "active", or libgomp's
+    own default "unset")."""
+    return os.environ.get("OMP_WAIT_POLICY", "unset").strip().lower() or "unset"
 
 
 def usable_cpus() -> int:

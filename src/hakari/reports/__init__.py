@@ -9,5 +9,6 @@ Also `rows.py` (the rows both text views show), `tables.py` (leaderboard and per
 heatmap), `charts.py` (figures as inline SVG), `samples.py` (the sample browser),
 `correctness.py` (a sample's answer right or not, for its filter), `style.py` (the page's
 stylesheet), `verdict.py` (the run's verdict in words, and its warnings), `live.py` (what
-`hakari run` shows while it runs and when it ends).
+`hakari run` shows while it runs and when it ends), `labels.py` (short, unique labels for
+long model specs in narrow tables).
 """

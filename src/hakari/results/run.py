@@ -66,7 +66,7 @@ class RunConfig(Record):
     """
 
     WRITTEN_WHEN_GIVEN = frozenset(
-        {"threads", "budget", "target_ci", "until_decided", "run_in_full"}
+        {"threads", "omp_wait_policy", "budget", "target_ci", "until_decided", "run_in_full"}
     )
 
     models: list[str] | None = None
@@ -112,6 +112,10 @@ class RunConfig(Record):
     """torch's CPU threads of in-process (transformers) models: `--threads`, else
     hakari's rule (`hakari.backends.cpu.default_threads`). Written for runs with such a
     model only."""
+    omp_wait_policy: str | None = None
+    """OpenMP's wait policy those threads ran with: "passive" (hakari's default, set by
+    the `hakari` command), "active", or "unset" (libgomp's own: spin, then sleep).
+    Written with `threads`."""
     n_boot: int | None = None
     """`--n-boot`: bootstrap replicates per aggregate; 0: no bootstrap (no CIs)."""
     data_dir: str | None = None

@@ -4,7 +4,9 @@ Modules: `spec.py` (the task file schema, pydantic), `loader.py` (finding, parsi
 validating task files against their data), `data.py` (a task's instances: inline, local
 files or a hub dataset), `families.py` (one task file for many subjects), `choices.py`
 (multiple choice as an answer type), `spacespec.py` (a task's `space:` block and its
-built-in levels) and `space.py` (the templates built from it), `prompts.py` (template ×
+built-in levels), `spacelevels.py` (one type per kind of dimension, with its parse and
+render), `spacesample.py` (which templates `space:N` takes) and `space.py` (the templates
+built from them), `duplicates.py` (rows that repeat an earlier row), `prompts.py` (template ×
 instance expansion, streamed), `extract.py` (answer extraction: regex, then the task's
 fallback rule), `chance.py` (the trivial baselines, from the evaluated golds), `export.py`
 (templates × training instances as training data), `builtin/` (the shipped task files).
