@@ -56,7 +56,7 @@ class Plan:
     until_decided: bool = False
     # a budgeted run's tasks that run their whole grid, and why: the budget covers it, or
     # it is too small to estimate honestly and cheap to run in full
-    # (`aggregate.budget.floor`); decided in `preflight.check_budget_floor`
+    # (`aggregate.budget.floor`); decided in `check_budget_floor` below
     in_full: Mapping[str, str] = field(default_factory=dict)
 
     @property
@@ -198,7 +198,7 @@ class TaskPlan:
     @property
     def full(self) -> bool:
         """One round of every cell: a full run, whatever was asked (no budget, a budget
-        that covers the grid, a grid run in full by `preflight.check_budget_floor`);
+        that covers the grid, a grid run in full by `check_budget_floor`);
         its numbers are not estimated (`estimators.Direct`)."""
         return self.rounds == [self.grid_size]
 
