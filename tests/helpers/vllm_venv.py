@@ -123,7 +123,9 @@ def start_hakari(
             [str(python), "-m", "hakari", *args],
             stdout=out,
             stderr=subprocess.STDOUT,
-            env=venv_env(cache_dir) | (env or {}),
+            # the run's own cache last: a caller's env (built from os.environ) may carry
+            # the outer HAKARI_CACHE_DIR, as CI's does
+            env=venv_env() | (env or {}) | {"HAKARI_CACHE_DIR": str(cache_dir)},
             start_new_session=True,
         )
 
