@@ -72,11 +72,18 @@ def run(script: Path) -> tuple[str, float, str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", help="only these scripts (default: every bench_*.py)")
+    parser.add_argument(
+        "--skip", default="", metavar="NAME,...", help="leave these scripts out (said in the table)"
+    )
     args = parser.parse_args()
+    left_out = {name.removesuffix(".py") for name in args.skip.split(",") if name}
     failed = []
     started = time.perf_counter()
     print(f"{'script':28} {'status':12} {'wall s':>7} {'CPU s':>6}")
     for script in scripts(args.names):
+        if script.stem in left_out:
+            print(f"{script.name:28} {'left out':12} {'':>7} {'':>6}  --skip", flush=True)
+            continue
         cpu = child_cpu()
         status, seconds, detail = run(script)
         cpu = child_cpu() - cpu
