@@ -84,8 +84,10 @@ def vllm_python() -> Path:
 
 
 def venv_env(cache_dir: Path | None = None) -> dict[str, str]:
-    """The environment of a process in the vLLM venv: this checkout's hakari, offline."""
-    env = dict(os.environ)
+    """The environment of a process in the vLLM venv: this checkout's hakari, offline, and
+    none of the caller's own hakari settings (CI exports HAKARI_CACHE_DIR; a test's run
+    uses the cache the test gives it)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HAKARI_")}
     env.pop("VIRTUAL_ENV", None)
     env |= {
         "PYTHONPATH": str(REPO / "src"),
@@ -127,8 +129,6 @@ def start_hakari(
             [str(python), "-m", "hakari", *args],
             stdout=out,
             stderr=subprocess.STDOUT,
-            # the run's own cache last: a caller's env (built from os.environ) may carry
-            # the outer HAKARI_CACHE_DIR, as CI's does
             env=venv_env() | (env or {}) | {"HAKARI_CACHE_DIR": str(cache_dir)},
             start_new_session=True,
         )
