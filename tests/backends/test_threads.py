@@ -37,6 +37,17 @@ def test_the_default_is_within_the_cpus_this_process_may_use() -> None:
     assert check_threads(None) is None  # not given: the rule decides
 
 
+@pytest.mark.parametrize(("given", "expected"), [("1", 1), (" 1 ", 1), ("", None), ("0", None),
+                                                ("two", None), ("-1", None), ("1.5", None)])
+def test_the_default_follows_omp_num_threads_where_it_is_a_positive_count(
+    given: str, expected: int | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OMP_NUM_THREADS", given)
+    assert default_threads() == (expected or usable_cpus())
+    monkeypatch.setenv("OMP_NUM_THREADS", "100000")  # more than the machine: its CPUs
+    assert default_threads() == max(os.cpu_count() or 1, usable_cpus())
+
+
 def test_evaluate_refuses_bad_threads_before_any_model(tmp_path: Path) -> None:
     def never(spec: str) -> FakeBackend:
         raise AssertionError("a model was made before the bad option was reported")

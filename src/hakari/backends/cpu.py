@@ -42,7 +42,12 @@ def usable_cpus() -> int:
 
 
 def default_threads() -> int:
-    """The threads of a run that does not say (`--threads`)."""
+    """The threads of a run that does not say (`--threads`): `OMP_NUM_THREADS` where the
+    environment sets a positive whole number (torch's own rule, and how a job scheduler or
+    a parallel test runner shares the CPUs out), else the usable CPUs."""
+    given = os.environ.get("OMP_NUM_THREADS", "").strip()
+    if given.isdigit() and int(given) >= 1:
+        return min(int(given), max(os.cpu_count() or 1, usable_cpus()))
     return usable_cpus()
 
 
