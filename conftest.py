@@ -1,10 +1,65 @@
-"""Repository-wide pytest setup: tests never reach the network (there is none in CI).
+"""Repository-wide pytest setup.
 
-Without these, a hub lookup that cannot succeed retries for minutes before failing.
+Tests never reach the network (there is none in CI): without the offline switches, a hub
+lookup that cannot succeed retries for minutes before failing.
+
+The suite runs on every usable CPU by default (pytest-xdist, at most `MAX_WORKERS`
+workers; `-n N` chooses, `-n 0` or `-p no:xdist` runs it in one process with the same
+results). Each worker computes torch with one thread and the passive OpenMP wait, so two
+workers on two cores do not slow each other. The tiers are the markers of pyproject.toml
+(one definition); the two that need a place of their own are mapped to xdist groups here:
+`vllm` (a real engine of ~4 GB: one at a time) and `exclusive` (a test that kills a
+process or reads a terminal: one at a time).
 """
 
+from __future__ import annotations
+
 import os
+
+import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+MAX_WORKERS = 4  # each worker holds its own models: ~2-4 GB at the suite's peaks
+GROUPED_MARKERS = ("vllm", "exclusive")
+
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # read by torch's OpenMP runtime when it loads, by hakari's thread rule
+    # (hakari.backends.cpu.default_threads) and by every process a test starts
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
+def _usable_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """`-n` defaults to the usable CPUs (1: no workers), with `--dist loadgroup` so that
+    the grouped markers hold; before xdist's own hook reads the options."""
+    if not config.pluginmanager.hasplugin("xdist") or os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    option = config.option
+    if getattr(option, "numprocesses", None) is None and not option.collectonly:
+        workers = min(_usable_cpus(), MAX_WORKERS)
+        option.numprocesses = workers if workers > 1 else 0
+    if getattr(option, "dist", "no") in ("no", "load") and option.numprocesses:
+        option.dist = "loadgroup"
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist names each item's group
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.pluginmanager.hasplugin("xdist"):  # -p no:xdist: one process, no groups
+        return
+    for item in items:
+        for name in GROUPED_MARKERS:
+            marker = item.get_closest_marker(name)
+            if marker is not None:  # `vllm("servers")`: a group of its own, "vllm-servers"
+                item.add_marker(pytest.mark.xdist_group("-".join([name, *marker.args])))
+                break

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import os
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -72,10 +73,27 @@ def memory_available(monkeypatch: pytest.MonkeyPatch) -> Callable[[int], None]:
 
 @pytest.fixture(scope="session")
 def hakari_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`$HAKARI_CACHE_DIR`, else one folder of this pytest run that every xdist worker
+    shares (the base temp folder's parent is the run's), so a model converts once a run."""
     env = os.environ.get("HAKARI_CACHE_DIR")
     if env:
         return Path(env).expanduser()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = tmp_path_factory.getbasetemp().parent / "hakari-cache"
+        shared.mkdir(exist_ok=True)
+        return shared
     return tmp_path_factory.mktemp("hakari-cache")
+
+
+@contextmanager
+def one_process_at_a_time(cache: Path, what: str) -> Iterator[None]:
+    """An exclusive lock in `cache` while `what` is made: the other xdist workers wait for
+    the first one's conversion and then find it done."""
+    from filelock import FileLock
+
+    cache.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(cache / f".{what}.lock")):
+        yield
 
 
 @pytest.fixture(scope="session")
@@ -83,7 +101,8 @@ def smollm2_folder(hakari_cache_dir: Path) -> Path:
     """The converted SmolLM2-135M-Instruct folder (tokenizer + weights)."""
     from hakari.backends.packaged import SMOLLM2, converted_model
 
-    return converted_model(SMOLLM2, hakari_cache_dir).folder
+    with one_process_at_a_time(hakari_cache_dir, "smollm2-135m"):
+        return converted_model(SMOLLM2, hakari_cache_dir).folder
 
 
 @pytest.fixture(scope="session")
@@ -155,7 +174,8 @@ def gemma_backend(hakari_cache_dir: Path) -> Iterator[HFBackend]:
         pytest.skip("gemma3-270m not installed: pip install 'hakari[gemma]'")
     from hakari.backends.registry import load_backend
 
-    backend = load_backend("gemma3-270m", cache_dir=hakari_cache_dir, device="cpu")
+    with one_process_at_a_time(hakari_cache_dir, "gemma3-270m"):
+        backend = load_backend("gemma3-270m", cache_dir=hakari_cache_dir, device="cpu")
     assert isinstance(backend, HFBackend)
     yield backend
     backend.close()
