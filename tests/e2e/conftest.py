@@ -22,7 +22,7 @@ from tests.helpers.vllm_venv import (
 @pytest.fixture(scope="session")
 def one_engine(smollm2_folder: Path, tmp_path_factory: pytest.TempPathFactory) -> EngineRun:
     """`hakari run --model vllm:SmolLM2` (fp32, eager) on one engine in the vLLM venv:
-    the demo tasks (a JGLUE sample too in a manual run), greedy, constrained and loglik."""
+    the demo tasks and a JGLUE sample, greedy, constrained and loglik."""
     vllm_python()
     out = tmp_path_factory.mktemp("vllm-one-engine")
     started = time.monotonic()

@@ -64,6 +64,7 @@ def test_json_prints_results_only_while_the_model_converts(tmp_path: Path) -> No
 
 
 @pytest.mark.slow
+@pytest.mark.exclusive
 def test_a_terminal_gets_a_status_line_for_the_conversion(tmp_path: Path) -> None:
     code, lines = screen_of(one_row(tmp_path / "cache", tmp_path / "run"), timeout=600)
     screen = "\n".join(lines)

