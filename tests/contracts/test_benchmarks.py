@@ -1,6 +1,7 @@
-"""The benchmarks stay a maintained part: every script has a quick `--smoke` mode (which
-`benchmarks/smoke.py` runs in CI) and a row in benchmarks/README.md, and the shared timing
-helper keeps the fastest of interleaved rounds."""
+"""The benchmarks stay a maintained part: every script has a quick `--smoke` mode that
+runs here (marked `benchmark`; `benchmarks/smoke.py` runs the same scripts as a table) and
+a row in benchmarks/README.md, and the shared timing helper keeps the fastest of
+interleaved rounds."""
 
 from __future__ import annotations
 
@@ -67,12 +68,38 @@ def test_best_of_rounds_keeps_each_variants_fastest_round() -> None:
     assert best == {"a": 3.0, "b": 1.0}
 
 
-def test_smoke_reports_a_skip_apart_from_a_failure(tmp_path: Path) -> None:
+def _smoke() -> ModuleType:
     sys.path.insert(0, str(BENCHMARKS))
     try:
         import smoke
     finally:
         sys.path.remove(str(BENCHMARKS))
+    return smoke
+
+
+# the vLLM benchmark starts a real engine when the vLLM venv is there: one at a time
+NEEDS_VLLM = {"bench_vllm"}
+
+
+@pytest.mark.slow
+@pytest.mark.benchmark
+@pytest.mark.parametrize(
+    "script",
+    [pytest.param(p, marks=[pytest.mark.vllm] if p.stem in NEEDS_VLLM else []) for p in SCRIPTS],
+    ids=lambda p: p.stem,
+)
+def test_the_benchmark_runs_end_to_end_in_its_smoke_mode(script: Path) -> None:
+    """Each script in a fresh process, as `benchmarks/smoke.py` runs it: a script that needs
+    what this machine lacks (a GPU, the vLLM venv, data under ../shared) skips with its
+    reason; not a measurement (the numbers of a smoke run mean nothing)."""
+    status, _, detail = _smoke().run(script)
+    if status == "skipped":
+        pytest.skip(f"{script.stem}: {detail}")
+    assert status == "ok", f"{script.name}: {status}\n{detail}"
+
+
+def test_smoke_reports_a_skip_apart_from_a_failure(tmp_path: Path) -> None:
+    smoke = _smoke()
     skipping = tmp_path / "bench_skips.py"
     skipping.write_text("raise SystemExit(77)\n")
     failing = tmp_path / "bench_fails.py"
