@@ -31,7 +31,6 @@ from hakari.backends.base import (
     ModelIdentity,
     OnResults,
     check_prompt_format,
-    move_trailing_space,
 )
 from hakari.backends.constrained import RegexConstraintFactory
 from hakari.backends.hf.decode import DecodePool
@@ -43,6 +42,7 @@ from hakari.backends.hf.loading import (
     load_pretrained,
 )
 from hakari.backends.hf.loglik import score_rows
+from hakari.backends.hf.pairs import encode_pairs, tokenize
 from hakari.backends.hf.prefill import prefill_tokens
 from hakari.backends.hf.rows import Row, RowStepper, Sampler, constrain_and_sample
 from hakari.backends.hf.scheduling import (
@@ -158,9 +158,8 @@ class HFBackend:
             if not idx:
                 continue
             texts = [self.render_prompt(requests[i]) for i in idx]
-            ids = self.tokenizer(texts, add_special_tokens=not chat)["input_ids"]
-            for i, row in zip(idx, ids, strict=True):
-                out[i] = list(row)
+            for i, row in zip(idx, tokenize(self.tokenizer, texts, not chat), strict=True):
+                out[i] = row
         return out
 
     def _is_chat(self, request: GenerationRequest | LoglikRequest) -> bool:
@@ -281,35 +280,14 @@ class HFBackend:
         return scorer.run()
 
     def _encode_pairs(self, requests: Sequence[LoglikRequest]) -> list[list[Pair]]:
-        contexts = self.encode(requests)
-        out: list[list[Pair]] = []
-        for request, ctx_ids in zip(requests, contexts, strict=True):
-            context = self.render_prompt(request)
-            add_special = not self._is_chat(request)
-            out.append(
-                [self._encode_pair(context, c, ctx_ids, add_special) for c in request.continuations]
-            )
-        return out
-
-    def _encode_pair(
-        self, context: str, continuation: str, ctx_ids: list[int], add_special: bool
-    ) -> Pair:
-        if not continuation:
-            return Pair(inputs=(), targets=())
-        moved, continuation = move_trailing_space(context, continuation)
-        if moved != context:
-            context = moved
-            ctx_ids = self.tokenizer(context, add_special_tokens=add_special)["input_ids"]
-        whole = self.tokenizer(context + continuation, add_special_tokens=add_special)["input_ids"]
-        # lm-evaluation-harness's pair: the context's own tokens, then the whole text's
-        # tokens past them (where the boundary merges, the same sequence lm-eval scores)
-        cont = list(whole[len(ctx_ids) :])
-        ctx = list(ctx_ids)
-        if not ctx:
-            bos = self.tokenizer.bos_token_id
-            ctx = [int(bos) if bos is not None else min(self.eos_token_ids)]
-        tokens = (ctx + cont)[-(self.max_length + 1) :]
-        return Pair(inputs=tuple(tokens[:-1]), targets=tuple(cont[-(len(tokens) - 1) :]))
+        bos = self.tokenizer.bos_token_id
+        return encode_pairs(
+            self.tokenizer,
+            [(self.render_prompt(r), not self._is_chat(r)) for r in requests],
+            [r.continuations for r in requests],
+            empty_context=int(bos) if bos is not None else min(self.eos_token_ids),
+            max_length=self.max_length,
+        )
 
     def _score_rows(self, rows: Sequence[tuple[int, ...]], keep: int) -> torch.Tensor:
         return score_rows(self.step, rows, keep, self.pad_token_id, self.device)
