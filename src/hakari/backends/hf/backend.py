@@ -4,6 +4,10 @@ How batches are formed is in `scheduling.py`; what each row of a generation batc
 do (stop strings, regex constraint, own sampler) is in `rows.py`; loading the model is
 in `loading.py`. This class ties them to the `Backend` protocol.
 
+What a forward pass costs on this device (a fixed part, a part a token) is measured when
+the backend loads (`passcost.py`) and cuts the batches' passes; results.json records it
+(the model's `serving`).
+
 `GenerationResult.n_tokens` counts the tokens generated, the EOS token included when the
 model produced one. A regex row cut by `max_new_tokens` (finish_reason "length") holds
 a prefix of a match, not a full match.
@@ -17,6 +21,7 @@ import secrets
 from collections.abc import Sequence
 from functools import lru_cache, partial
 from pathlib import Path
+from typing import Any
 
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
@@ -43,11 +48,14 @@ from hakari.backends.hf.loading import (
 )
 from hakari.backends.hf.loglik import score_rows
 from hakari.backends.hf.pairs import encode_pairs, tokenize
+from hakari.backends.hf.passcost import measure_pass_cost
 from hakari.backends.hf.prefill import prefill_tokens
 from hakari.backends.hf.rows import Row, RowStepper, Sampler, constrain_and_sample
 from hakari.backends.hf.scheduling import (
+    LOGITS_BYTES,
     LoglikScheduler,
     Pair,
+    loglik_rows,
     schedule,
 )
 from hakari.backends.hf.step import ModelStep
@@ -98,6 +106,14 @@ class HFBackend:
         self._constraints: RegexConstraintFactory | None = None
         self._render_chat = lru_cache(maxsize=1 << 16)(self._apply_chat_template)
         self._stepper = RowStepper(tokenizer, self.eos_token_ids)
+        self.vocab_size = int(model.get_input_embeddings().weight.shape[0])
+        self.pass_cost = measure_pass_cost(self.step, self.device, self.vocab_size)
+        self.step.pass_tokens = self.pass_cost.pass_tokens
+
+    def serving_record(self) -> dict[str, Any]:
+        """results.json's `serving` of the model: the device and the pass cost measured
+        on it, which cut the batches (never part of a cache key)."""
+        return {"device": str(self.device), **self.pass_cost.record()}
 
     @classmethod
     def from_pretrained(
@@ -189,7 +205,9 @@ class HFBackend:
             for ids, r in zip(self.encode(requests), requests, strict=True)
         ]
         collected = InOrder(len(requests), on_results)
-        cost = partial(prefill_tokens, tree=self.step.plain_cache)
+        cost = partial(
+            prefill_tokens, tree=self.step.plain_cache, pass_tokens=self.step.pass_tokens
+        )
         max_rows, max_bytes = decode_pool_limits(self.device, size)
 
         def ended(rows: list[Row]) -> None:
@@ -272,11 +290,19 @@ class HFBackend:
         and an empty context is replaced by the BOS (else EOS) token. Rows whose model input is the
         same (e.g. single-token continuations of one context) share one forward pass,
         and rows that share a token prefix of at least `prefixes.SHARED_MIN` tokens in a batch
-        (the prompts of one template) compute that prefix once.
+        (the prompts of one template) compute that prefix once where that reads fewer
+        tokens, a pass's measured cost counted (`loglik.rows_plan`). A batch holds
+        `batch_size` distinct model inputs, else as many as make a pass's fixed cost a
+        small part of it (`scheduling.loglik_rows`).
         """
-        size = batch_size or self.default_batch_size
         pairs = self._encode_pairs(requests)
-        scorer = LoglikScheduler(pairs, size, self._score_rows, on_results)
+        size = batch_size or loglik_rows(
+            [len(p.inputs) for row in pairs for p in row if p.targets],
+            self.step.pass_tokens,
+            self.default_batch_size,
+        )
+        positions = LOGITS_BYTES // (4 * self.vocab_size)
+        scorer = LoglikScheduler(pairs, size, self._score_rows, on_results, positions)
         return scorer.run()
 
     def _encode_pairs(self, requests: Sequence[LoglikRequest]) -> list[list[Pair]]:
