@@ -24,6 +24,7 @@ from hakari.backends.hf.scheduling import (
     Pair,
     loglik_rows,
 )
+from hakari.backends.hf.step import PASS_TOKENS
 
 
 class _Clock:
@@ -89,6 +90,7 @@ def test_a_flush_holds_enough_rows_for_the_pass_cost_and_no_more_than_the_bounds
     assert loglik_rows([200] * 10, 4096, 32) == 163  # a GPU: 8 passes' worth, within 32k tokens
     assert loglik_rows([10] * 10, 4096, 32) == FLUSH_MAX_ROWS
     assert loglik_rows([], 4096, 32) == 32
+    assert loglik_rows([4] * 10, 64, 32) == 32  # the CPU-tuned cost: the runs measured there
 
 
 def test_shared_parts_run_alone_only_where_they_save_a_pass() -> None:
@@ -98,6 +100,9 @@ def test_shared_parts_run_alone_only_where_they_save_a_pass() -> None:
     assert tree.children and tree.children[0].end == len(shared)
     flat = rows_plan(rows, 1, 4096)  # a pass costs more than the tokens it saves
     assert not flat.children and sorted(flat.rows) == [0, 1, 2]
+    short = [(*shared[:20], 1), (*shared[:20], 2)]  # 20 tokens saved, a pass counted 64
+    assert not rows_plan(short, 1, 128).children
+    assert rows_plan(short, 1, PASS_TOKENS).children  # the CPU-tuned cost: the tree, as before
 
 
 def test_a_flush_holds_at_most_the_positions_given() -> None:

@@ -16,7 +16,7 @@ from typing import Any
 import torch
 
 from hakari.backends.hf.prefixes import PrefixNode, prefix_tree
-from hakari.backends.hf.step import ModelStep
+from hakari.backends.hf.step import PASS_TOKENS, ModelStep
 from hakari.backends.hf.tree import TreeWalk, tree_tokens
 
 
@@ -38,8 +38,12 @@ def rows_plan(rows: Sequence[tuple[int, ...]], keep: int, pass_tokens: int) -> P
     """The tree of shared prefixes, or no shared part at all (every row from the root,
     in runs of similar length) where that reads as few tokens with `pass_tokens` a pass:
     on a device whose pass costs far more than its tokens (a GPU), a shared part run on
-    its own costs more than it saves."""
+    its own costs more than it saves. At the CPU-tuned cost (`PASS_TOKENS`, what a pass
+    of the packaged model on a CPU is floored at) always the tree, as measured there
+    (bench_space), so that such runs score as before to the bit."""
     tree = prefix_tree(rows, keep)
+    if pass_tokens <= PASS_TOKENS:
+        return tree
     flat = PrefixNode(0, 0, 0, list(range(len(rows))), [])
     cheaper = tree_tokens(tree, rows, pass_tokens) < tree_tokens(flat, rows, pass_tokens)
     return tree if cheaper else flat

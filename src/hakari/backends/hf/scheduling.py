@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import torch
 
 from hakari.backends.base import GenerationRequest, InOrder, LoglikResult, OnResults
+from hakari.backends.hf.step import PASS_TOKENS
 
 
 def by_length_runs(lengths: Sequence[int], pass_tokens: int) -> tuple[int, list[list[int]]]:
@@ -69,8 +70,9 @@ def loglik_rows(lengths: Sequence[int], pass_tokens: int, floor: int) -> int:
     """The distinct model inputs of a log-likelihood flush where the run does not say:
     at their mean length, tokens of at least `FLUSH_PASSES` passes' fixed cost
     (`pass_tokens` each), within `FLUSH_MAX_ROWS` rows and `FLUSH_MAX_TOKENS` tokens;
-    never fewer than `floor` (the backend's batch size)."""
-    if not lengths:
+    never fewer than `floor` (the backend's batch size), and `floor` at the CPU-tuned
+    cost (`step.PASS_TOKENS`), where runs were measured, so that they score as before."""
+    if not lengths or pass_tokens <= PASS_TOKENS:
         return floor
     mean = max(sum(lengths) / len(lengths), 1.0)
     wanted = math.ceil(FLUSH_PASSES * pass_tokens / mean)
