@@ -21,7 +21,7 @@ import secrets
 from collections.abc import Sequence
 from functools import lru_cache, partial
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
@@ -106,7 +106,8 @@ class HFBackend:
         self._constraints: RegexConstraintFactory | None = None
         self._render_chat = lru_cache(maxsize=1 << 16)(self._apply_chat_template)
         self._stepper = RowStepper(tokenizer, self.eos_token_ids)
-        self.vocab_size = int(model.get_input_embeddings().weight.shape[0])
+        embeddings = model.get_input_embeddings().weight
+        self.vocab_size = int(cast(torch.Tensor, embeddings).shape[0])
         self.pass_cost = measure_pass_cost(self.step, self.device, self.vocab_size)
         self.step.pass_tokens = self.pass_cost.pass_tokens
 
