@@ -4,6 +4,7 @@ model: a step double on a clock of its own, so that the measurement is exact."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -127,3 +128,26 @@ def test_the_backend_measures_its_pass_cost_at_load_and_cuts_by_it(
     assert record["device"] == str(tiny_random_backend.device)
     assert record["pass_tokens"] == tiny_random_backend.step.pass_tokens >= MIN_PASS_TOKENS
     assert record["pass_fixed_ms"] >= 0 and record["pass_token_ms"] >= 0  # timings: noisy here
+
+
+def test_a_run_records_the_pass_cost_in_the_models_serving(
+    tiny_random_folder: Any, tmp_path: Any
+) -> None:
+    from hakari.runner.pipeline import evaluate
+
+    evaluate(
+        models=[f"hf:{tiny_random_folder}"],
+        tasks=["demo_sentiment_en"],
+        templates=["0-0"],
+        decodings=["loglik"],
+        limit=2,
+        n_boot=0,
+        device="cpu",
+        output_dir=tmp_path / "run",
+        cache_dir=tmp_path / "cache",
+    )
+    written = json.loads((tmp_path / "run" / "results.json").read_text(encoding="utf-8"))
+    (model,) = written["models"].values()
+    assert model["serving"]["device"] == "cpu"
+    assert model["serving"]["pass_tokens"] >= MIN_PASS_TOKENS
+    assert set(model["serving"]) >= {"pass_fixed_ms", "pass_token_ms"}
