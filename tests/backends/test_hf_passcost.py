@@ -151,3 +151,17 @@ def test_a_run_records_the_pass_cost_in_the_models_serving(
     assert model["serving"]["device"] == "cpu"
     assert model["serving"]["pass_tokens"] >= MIN_PASS_TOKENS
     assert set(model["serving"]) >= {"pass_fixed_ms", "pass_token_ms"}
+
+
+def test_a_big_model_on_a_cpu_counts_the_tuned_cost_unmeasured(
+    tiny_random_backend: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hakari.backends.hf import HFBackend, backend
+
+    if tiny_random_backend.device.type != "cpu":
+        pytest.skip("the rule is a CPU's")
+    monkeypatch.setattr(backend, "CPU_BIG_MODEL_PARAMS", 0)  # the tiny model counts as big
+    monkeypatch.setattr(backend, "measure_pass_cost", lambda *_: pytest.fail("measured"))
+    big = HFBackend(tiny_random_backend.model, tiny_random_backend.tokenizer, name="t", revision="")
+    assert big.serving_record() == {"device": "cpu", "pass_tokens": PASS_TOKENS}
+    assert big.step.pass_tokens == PASS_TOKENS

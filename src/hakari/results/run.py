@@ -338,7 +338,8 @@ class ModelResult(Record):
     the prompts it answered, one that failed and why, and how prompts were dealt;
     transformers: the device, and a forward pass's cost measured on it when the model
     loaded, `pass_fixed_ms`, `pass_token_ms` and `pass_tokens`, the fixed part in tokens
-    that cut the batches); never part of a cache key. Written only for such a backend."""
+    that cut the batches; a model of 1B parameters or more on a CPU is not measured and
+    has `pass_tokens` alone); never part of a cache key. Written only for such a backend."""
 
 
 class FamilyScore(Record):

@@ -40,6 +40,7 @@ from hakari.backends.base import (
 from hakari.backends.constrained import RegexConstraintFactory
 from hakari.backends.hf.decode import DecodePool
 from hakari.backends.hf.loading import (
+    CPU_BIG_MODEL_PARAMS,
     context_length,
     decode_pool_limits,
     default_batch_size,
@@ -108,12 +109,21 @@ class HFBackend:
         self._stepper = RowStepper(tokenizer, self.eos_token_ids)
         embeddings = model.get_input_embeddings().weight
         self.vocab_size = int(cast(torch.Tensor, embeddings).shape[0])
-        self.pass_cost = measure_pass_cost(self.step, self.device, self.vocab_size)
-        self.step.pass_tokens = self.pass_cost.pass_tokens
+        # a big model on a CPU: its pass costs little more than its tokens, the measurement
+        # would take seconds a pass and end at the floor (`passcost.MIN_PASS_TOKENS`)
+        measured = not (self.device.type == "cpu" and n_params >= CPU_BIG_MODEL_PARAMS)
+        self.pass_cost = (
+            measure_pass_cost(self.step, self.device, self.vocab_size) if measured else None
+        )
+        if self.pass_cost is not None:
+            self.step.pass_tokens = self.pass_cost.pass_tokens
 
     def serving_record(self) -> dict[str, Any]:
         """results.json's `serving` of the model: the device and the pass cost measured
-        on it, which cut the batches (never part of a cache key)."""
+        on it, which cut the batches (never part of a cache key); a model of 1B
+        parameters or more on a CPU is not measured and counts `step.PASS_TOKENS`."""
+        if self.pass_cost is None:
+            return {"device": str(self.device), "pass_tokens": self.step.pass_tokens}
         return {"device": str(self.device), **self.pass_cost.record()}
 
     @classmethod

@@ -16,6 +16,9 @@ that expected quiet, not measured), on a tiny model a few ms. The result is snap
 to a power of two, at least the tuned CPU constant (`MIN_PASS_TOKENS`), so that the
 noise of a loaded machine rarely moves a cut; the cuts are a deterministic function of
 it.
+
+A model of 1B parameters or more on a CPU is not measured (`HFBackend`): its passes
+take seconds and its measurement would end at that floor.
 """
 
 from __future__ import annotations
