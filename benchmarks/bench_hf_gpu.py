@@ -103,6 +103,7 @@ def bench_size(
     model = random_model(size, getattr(torch, args.dtype), args.device)
     params = sum(p.numel() for p in model.parameters())
     backend = HFBackend(model, tokenizer, name=f"random-qwen2.5-{size}", revision="random")
+    print(f"{size}: the pass cost measured at load {backend.serving_record()}", flush=True)
     requests = [GenerationRequest(prompt=t, max_new_tokens=args.new_tokens, stop=()) for t in texts]
     warm = backend.generate(requests[: args.batch_size], batch_size=args.batch_size)
     assert all(r.n_tokens == args.new_tokens for r in warm), "an answer ended early"

@@ -12,10 +12,10 @@ import pytest
 import torch
 
 from hakari.backends.base import GenerationRequest, LoglikRequest
-from hakari.backends.hf import HFBackend, decode, loading, prefill, tree
+from hakari.backends.hf import HFBackend, decode, loading
 from hakari.backends.hf.prefill import prefill_tokens, prefix_split
 from hakari.backends.hf.scheduling import by_length_runs, left_pad, schedule
-from hakari.backends.hf.tree import PASS_TOKENS
+from hakari.backends.hf.step import PASS_TOKENS
 
 
 @contextmanager
@@ -113,11 +113,10 @@ def _reviews_and_questions() -> list[GenerationRequest]:
     return [_free(p, 5) for p in prompts] + [_free("Unrelated prompt", 3)]
 
 
-def _passes_cost_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+def _passes_cost_nothing(backend: HFBackend, monkeypatch: pytest.MonkeyPatch) -> None:
     """Plans counted by their tokens alone: the tiny prompts here share too few tokens
     to be worth a pass of their own at a real model's cost."""
-    monkeypatch.setattr(tree, "PASS_TOKENS", 0)
-    monkeypatch.setattr(prefill, "PASS_TOKENS", 0)
+    monkeypatch.setattr(backend.step, "pass_tokens", 0)
 
 
 def test_prompts_that_begin_alike_prefill_their_prefix_once(
@@ -128,7 +127,7 @@ def test_prompts_that_begin_alike_prefill_their_prefix_once(
     shared beginning runs once, then its prompts' rests against copies of its keys and
     values, and the groups are stacked into one batch to decode; the tokens are those
     of each prompt run alone."""
-    _passes_cost_nothing(monkeypatch)
+    _passes_cost_nothing(tiny_random_backend, monkeypatch)
     requests = _reviews_and_questions()
     with rows_per_forward(tiny_random_backend) as sizes:
         together = tiny_random_backend.generate(requests, batch_size=8)
@@ -147,7 +146,7 @@ def test_a_cache_of_other_layers_prefills_in_two_passes(
     layers), or where a tree's passes cost more: the distinct beginnings in one pass,
     the rests in a second; the same tokens."""
     monkeypatch.setattr(tiny_random_backend.step, "plain_cache", False)
-    _passes_cost_nothing(monkeypatch)
+    _passes_cost_nothing(tiny_random_backend, monkeypatch)
     requests = _reviews_and_questions()
     with rows_per_forward(tiny_random_backend) as sizes:
         together = tiny_random_backend.generate(requests, batch_size=8)
@@ -188,19 +187,20 @@ def test_prefix_split_only_where_it_saves() -> None:
     assert prefix_split([[*long[:16], *range(184)], [*long[:16], *range(200, 384)]]) is None
 
 
-def test_one_instances_templates_share_a_batch_and_its_text_after_a_system_prompt(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_one_instances_templates_share_a_batch_and_its_text_after_a_system_prompt() -> None:
     """Chat prompts all begin with the same system prompt; after it, each instance's
     text is shared by its templates. They are batched together (not by length) and
     split after the instance's text, not after the system prompt only."""
-    _passes_cost_nothing(monkeypatch)
     system = list(range(1000, 1020))
     instances = [list(range(2000 + 100 * k, 2040 + 100 * k)) for k in range(3)]
     questions = [[7] * 3, [8] * 9]  # two templates, of different lengths
     prompts = [[*system, *text, *q] for text in instances for q in questions]
     requests = [_free(str(i), 4) for i in range(len(prompts))]
-    costs = (None, partial(prefill_tokens, tree=False), partial(prefill_tokens, tree=True))
+    costs = (  # a pass costing nothing of its own
+        None,
+        partial(prefill_tokens, tree=False, pass_tokens=0),
+        partial(prefill_tokens, tree=True, pass_tokens=0),
+    )
     for cost in costs:  # the token order reads fewer tokens here
         batches = list(schedule(requests, prompts, 2, cost))
         assert sorted(sorted(b) for b in batches) == [[0, 1], [2, 3], [4, 5]]

@@ -335,8 +335,11 @@ class ModelResult(Record):
     serving: dict[str, Any] | None = None
     """The engines that answered, where the backend keeps a record (vLLM in-process:
     `data_parallel_size`, each engine's rank, Ray node, host, dtype, memory share and
-    the prompts it answered, one that failed and why, and how prompts were dealt);
-    never part of a cache key. Written only for such a backend."""
+    the prompts it answered, one that failed and why, and how prompts were dealt;
+    transformers: the device, and a forward pass's cost measured on it when the model
+    loaded, `pass_fixed_ms`, `pass_token_ms` and `pass_tokens`, the fixed part in tokens
+    that cut the batches; a model of 1B parameters or more on a CPU is not measured and
+    has `pass_tokens` alone); never part of a cache key. Written only for such a backend."""
 
 
 class FamilyScore(Record):

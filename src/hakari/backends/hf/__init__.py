@@ -25,7 +25,11 @@ Modules:
 - `rows.py`: each row's stop strings, character budget, regex mask and sampler;
 - `roomy.py`: a key/value layer with room to grow, and stacking rows left-padded;
 - `step.py`: one forward pass as `generate` makes it;
-- `loglik.py`: log-likelihood rows through the tree;
+- `loglik.py`: log-likelihood rows through the tree (or in runs from the root);
+- `pairs.py`: tokenizing in batches: prompts, and log-likelihood requests into model
+  inputs and targets by lm-evaluation-harness's boundary rule;
+- `passcost.py`: a forward pass's cost on the device (fixed, per token), measured at
+  load, which cuts the batches' passes;
 - `internals.py`: every use of transformers past its public API (the cache's layers,
   the decode step's input preparation), the one place a transformers release can break.
 """

@@ -4,6 +4,10 @@ How batches are formed is in `scheduling.py`; what each row of a generation batc
 do (stop strings, regex constraint, own sampler) is in `rows.py`; loading the model is
 in `loading.py`. This class ties them to the `Backend` protocol.
 
+What a forward pass costs on this device (a fixed part, a part a token) is measured when
+the backend loads (`passcost.py`) and cuts the batches' passes; results.json records it
+(the model's `serving`).
+
 `GenerationResult.n_tokens` counts the tokens generated, the EOS token included when the
 model produced one. A regex row cut by `max_new_tokens` (finish_reason "length") holds
 a prefix of a match, not a full match.
@@ -17,6 +21,7 @@ import secrets
 from collections.abc import Sequence
 from functools import lru_cache, partial
 from pathlib import Path
+from typing import Any, cast
 
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
@@ -31,11 +36,11 @@ from hakari.backends.base import (
     ModelIdentity,
     OnResults,
     check_prompt_format,
-    move_trailing_space,
 )
 from hakari.backends.constrained import RegexConstraintFactory
 from hakari.backends.hf.decode import DecodePool
 from hakari.backends.hf.loading import (
+    CPU_BIG_MODEL_PARAMS,
     context_length,
     decode_pool_limits,
     default_batch_size,
@@ -43,11 +48,15 @@ from hakari.backends.hf.loading import (
     load_pretrained,
 )
 from hakari.backends.hf.loglik import score_rows
+from hakari.backends.hf.pairs import encode_pairs, tokenize
+from hakari.backends.hf.passcost import measure_pass_cost
 from hakari.backends.hf.prefill import prefill_tokens
 from hakari.backends.hf.rows import Row, RowStepper, Sampler, constrain_and_sample
 from hakari.backends.hf.scheduling import (
+    LOGITS_BYTES,
     LoglikScheduler,
     Pair,
+    loglik_rows,
     schedule,
 )
 from hakari.backends.hf.step import ModelStep
@@ -98,6 +107,24 @@ class HFBackend:
         self._constraints: RegexConstraintFactory | None = None
         self._render_chat = lru_cache(maxsize=1 << 16)(self._apply_chat_template)
         self._stepper = RowStepper(tokenizer, self.eos_token_ids)
+        embeddings = model.get_input_embeddings().weight
+        self.vocab_size = int(cast(torch.Tensor, embeddings).shape[0])
+        # a big model on a CPU: its pass costs little more than its tokens, the measurement
+        # would take seconds a pass and end at the floor (`passcost.MIN_PASS_TOKENS`)
+        measured = not (self.device.type == "cpu" and n_params >= CPU_BIG_MODEL_PARAMS)
+        self.pass_cost = (
+            measure_pass_cost(self.step, self.device, self.vocab_size) if measured else None
+        )
+        if self.pass_cost is not None:
+            self.step.pass_tokens = self.pass_cost.pass_tokens
+
+    def serving_record(self) -> dict[str, Any]:
+        """results.json's `serving` of the model: the device and the pass cost measured
+        on it, which cut the batches (never part of a cache key); a model of 1B
+        parameters or more on a CPU is not measured and counts `step.PASS_TOKENS`."""
+        if self.pass_cost is None:
+            return {"device": str(self.device), "pass_tokens": self.step.pass_tokens}
+        return {"device": str(self.device), **self.pass_cost.record()}
 
     @classmethod
     def from_pretrained(
@@ -158,9 +185,8 @@ class HFBackend:
             if not idx:
                 continue
             texts = [self.render_prompt(requests[i]) for i in idx]
-            ids = self.tokenizer(texts, add_special_tokens=not chat)["input_ids"]
-            for i, row in zip(idx, ids, strict=True):
-                out[i] = list(row)
+            for i, row in zip(idx, tokenize(self.tokenizer, texts, not chat), strict=True):
+                out[i] = row
         return out
 
     def _is_chat(self, request: GenerationRequest | LoglikRequest) -> bool:
@@ -190,7 +216,9 @@ class HFBackend:
             for ids, r in zip(self.encode(requests), requests, strict=True)
         ]
         collected = InOrder(len(requests), on_results)
-        cost = partial(prefill_tokens, tree=self.step.plain_cache)
+        cost = partial(
+            prefill_tokens, tree=self.step.plain_cache, pass_tokens=self.step.pass_tokens
+        )
         max_rows, max_bytes = decode_pool_limits(self.device, size)
 
         def ended(rows: list[Row]) -> None:
@@ -273,43 +301,30 @@ class HFBackend:
         and an empty context is replaced by the BOS (else EOS) token. Rows whose model input is the
         same (e.g. single-token continuations of one context) share one forward pass,
         and rows that share a token prefix of at least `prefixes.SHARED_MIN` tokens in a batch
-        (the prompts of one template) compute that prefix once.
+        (the prompts of one template) compute that prefix once where that reads fewer
+        tokens, a pass's measured cost counted (`loglik.rows_plan`). A batch holds
+        `batch_size` distinct model inputs, else as many as make a pass's fixed cost a
+        small part of it (`scheduling.loglik_rows`).
         """
-        size = batch_size or self.default_batch_size
         pairs = self._encode_pairs(requests)
-        scorer = LoglikScheduler(pairs, size, self._score_rows, on_results)
+        size = batch_size or loglik_rows(
+            [len(p.inputs) for row in pairs for p in row if p.targets],
+            self.step.pass_tokens,
+            self.default_batch_size,
+        )
+        positions = LOGITS_BYTES // (4 * self.vocab_size)
+        scorer = LoglikScheduler(pairs, size, self._score_rows, on_results, positions)
         return scorer.run()
 
     def _encode_pairs(self, requests: Sequence[LoglikRequest]) -> list[list[Pair]]:
-        contexts = self.encode(requests)
-        out: list[list[Pair]] = []
-        for request, ctx_ids in zip(requests, contexts, strict=True):
-            context = self.render_prompt(request)
-            add_special = not self._is_chat(request)
-            out.append(
-                [self._encode_pair(context, c, ctx_ids, add_special) for c in request.continuations]
-            )
-        return out
-
-    def _encode_pair(
-        self, context: str, continuation: str, ctx_ids: list[int], add_special: bool
-    ) -> Pair:
-        if not continuation:
-            return Pair(inputs=(), targets=())
-        moved, continuation = move_trailing_space(context, continuation)
-        if moved != context:
-            context = moved
-            ctx_ids = self.tokenizer(context, add_special_tokens=add_special)["input_ids"]
-        whole = self.tokenizer(context + continuation, add_special_tokens=add_special)["input_ids"]
-        # lm-evaluation-harness's pair: the context's own tokens, then the whole text's
-        # tokens past them (where the boundary merges, the same sequence lm-eval scores)
-        cont = list(whole[len(ctx_ids) :])
-        ctx = list(ctx_ids)
-        if not ctx:
-            bos = self.tokenizer.bos_token_id
-            ctx = [int(bos) if bos is not None else min(self.eos_token_ids)]
-        tokens = (ctx + cont)[-(self.max_length + 1) :]
-        return Pair(inputs=tuple(tokens[:-1]), targets=tuple(cont[-(len(tokens) - 1) :]))
+        bos = self.tokenizer.bos_token_id
+        return encode_pairs(
+            self.tokenizer,
+            [(self.render_prompt(r), not self._is_chat(r)) for r in requests],
+            [r.continuations for r in requests],
+            empty_context=int(bos) if bos is not None else min(self.eos_token_ids),
+            max_length=self.max_length,
+        )
 
     def _score_rows(self, rows: Sequence[tuple[int, ...]], keep: int) -> torch.Tensor:
         return score_rows(self.step, rows, keep, self.pad_token_id, self.device)

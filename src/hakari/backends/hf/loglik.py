@@ -3,8 +3,9 @@
 A batch's rows (model inputs: context + continuation[:-1]) form a tree of shared
 prefixes (`prefixes.prefix_tree`): a space's prompts share their template's
 instruction and few-shot examples, and a prompt's multi-token continuations share the
-whole prompt. `tree.TreeWalk` runs each shared part once; each row's last `keep`
-positions are read.
+whole prompt. `tree.TreeWalk` runs each shared part once, where that reads fewer tokens
+(a pass's fixed cost counted, `ModelStep.pass_tokens`) than the rows in runs of similar
+length from the root; each row's last `keep` positions are read.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from typing import Any
 
 import torch
 
-from hakari.backends.hf.prefixes import prefix_tree
-from hakari.backends.hf.step import ModelStep
-from hakari.backends.hf.tree import TreeWalk
+from hakari.backends.hf.prefixes import PrefixNode, prefix_tree
+from hakari.backends.hf.step import PASS_TOKENS, ModelStep
+from hakari.backends.hf.tree import TreeWalk, tree_tokens
 
 
 def score_rows(
@@ -29,5 +30,20 @@ def score_rows(
         for row, scores in zip(picked, torch.log_softmax(logits, dim=-1), strict=True):
             out[row] = scores
 
-    TreeWalk(step, rows, keep, pad, device, scored).run(prefix_tree(rows, keep))
+    TreeWalk(step, rows, keep, pad, device, scored).run(rows_plan(rows, keep, step.pass_tokens))
     return torch.stack([t for t in out if t is not None])
+
+
+def rows_plan(rows: Sequence[tuple[int, ...]], keep: int, pass_tokens: int) -> PrefixNode:
+    """The tree of shared prefixes, or no shared part at all (every row from the root,
+    in runs of similar length) where that reads as few tokens with `pass_tokens` a pass:
+    on a device whose pass costs far more than its tokens (a GPU), a shared part run on
+    its own costs more than it saves. At the CPU-tuned cost (`PASS_TOKENS`, what a pass
+    of the packaged model on a CPU is floored at) always the tree, as measured there
+    (bench_space), so that such runs score as before to the bit."""
+    tree = prefix_tree(rows, keep)
+    if pass_tokens <= PASS_TOKENS:
+        return tree
+    flat = PrefixNode(0, 0, 0, list(range(len(rows))), [])
+    cheaper = tree_tokens(tree, rows, pass_tokens) < tree_tokens(flat, rows, pass_tokens)
+    return tree if cheaper else flat

@@ -35,8 +35,8 @@ from hakari.backends.hf.internals import (
 from hakari.backends.hf.prefixes import PrefixNode, prefix_groups, prefix_tree
 from hakari.backends.hf.roomy import RoomyLayer, stacked_layer
 from hakari.backends.hf.scheduling import left_pad
-from hakari.backends.hf.step import ModelStep, positions_of
-from hakari.backends.hf.tree import PASS_TOKENS, TreeWalk, tree_tokens
+from hakari.backends.hf.step import PASS_TOKENS, ModelStep, positions_of
+from hakari.backends.hf.tree import TreeWalk, tree_tokens
 
 WORTHWHILE = 0.9  # a plan that shares prefixes must read at most this share of one pass
 
@@ -48,7 +48,7 @@ def prefill(
     step: ModelStep, prompts: list[list[int]], pad_token_id: int, device: torch.device
 ) -> Prefilled:
     """The prompts' prefill by the plan that reads the fewest tokens (module docstring)."""
-    plan = _plan(prompts, step.plain_cache)
+    plan = _plan_cost(prompts, step.plain_cache, step.pass_tokens)[1]
     if isinstance(plan, PrefixNode):
         prefilled = _tree_pass(step, prompts, plan, pad_token_id, device)
         if prefilled is not None:
@@ -64,33 +64,29 @@ def prefill(
     return logits, cache, attention, positions
 
 
-def prefill_tokens(prompts: list[list[int]], *, tree: bool) -> int:
-    """The tokens `prefill` reads for these prompts, padding included, and `PASS_TOKENS`
+def prefill_tokens(prompts: list[list[int]], *, tree: bool, pass_tokens: int = PASS_TOKENS) -> int:
+    """The tokens `prefill` reads for these prompts, padding included, and `pass_tokens`
     a forward pass; `tree`: the model's cache can be stacked from a tree's groups."""
-    return _plan_cost(prompts, tree)[0]
+    return _plan_cost(prompts, tree, pass_tokens)[0]
 
 
-def _plan(prompts: list[list[int]], tree: bool) -> Plan:
-    """A tree, a two-pass split (heads, each prompt's head) or None: one pass."""
-    return _plan_cost(prompts, tree)[1]
-
-
+# a tree, a two-pass split (heads, each prompt's head) or None: one pass
 Plan = PrefixNode | tuple[list[list[int]], list[int]] | None
 
 
-def _plan_cost(prompts: list[list[int]], tree: bool) -> tuple[int, Plan]:
+def _plan_cost(prompts: list[list[int]], tree: bool, pass_tokens: int) -> tuple[int, Plan]:
     """The cheapest plan and the tokens it reads; one that shares prefixes only where it
     reads at most `WORTHWHILE` of one pass."""
-    one_pass = len(prompts) * max(map(len, prompts), default=0) + PASS_TOKENS
+    one_pass = len(prompts) * max(map(len, prompts), default=0) + pass_tokens
     if len(prompts) < 2 or min(map(len, prompts)) < 2:
         return one_pass, None
     plans: list[tuple[int, Plan]] = []
     split = _worthwhile_split(prompts)
     if split is not None:
-        plans.append((split[0] + 2 * PASS_TOKENS, (split[1], split[2])))
+        plans.append((split[0] + 2 * pass_tokens, (split[1], split[2])))
     if tree:
         root = prefix_tree(prompts, keep=1)
-        plans.append((tree_tokens(root, prompts), root))
+        plans.append((tree_tokens(root, prompts, pass_tokens), root))
     cost, plan = min(plans, key=lambda p: p[0], default=(one_pass, None))
     return (cost, plan) if cost <= WORTHWHILE * one_pass else (one_pass, None)
 

@@ -16,17 +16,24 @@ examples) land in the same batches, where `prefixes.prefix_tree` finds the token
 prefixes they share (the template's, then each prompt's under its multi-token
 continuations), each of which the backend runs once.
 
+A flush scores `loglik_rows` distinct inputs where the run does not say
+(`--batch-size`): enough that a pass's fixed cost, measured on the device
+(`passcost.py`), is a small part of the flush, and at most as many positions' logits as
+fit `LOGITS_BYTES`.
+
 Also here: `by_length_runs` (rows cut into passes of similar length) and `left_pad`.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import torch
 
 from hakari.backends.base import GenerationRequest, InOrder, LoglikResult, OnResults
+from hakari.backends.hf.step import PASS_TOKENS
 
 
 def by_length_runs(lengths: Sequence[int], pass_tokens: int) -> tuple[int, list[list[int]]]:
@@ -48,6 +55,29 @@ def by_length_runs(lengths: Sequence[int], pass_tokens: int) -> tuple[int, list[
         runs.append(order[cut[k] : k])
         k = cut[k]
     return best[-1], runs[::-1]
+
+
+# A log-likelihood flush reads at least this many passes' fixed cost in tokens, so that
+# the fixed cost is at most about a ninth of it; within these bounds on its rows and tokens
+FLUSH_PASSES = 8
+FLUSH_MAX_ROWS = 256
+FLUSH_MAX_TOKENS = 32768
+# the float32 log-softmax a flush holds: [rows, positions read, vocabulary]
+LOGITS_BYTES = 1 << 30
+
+
+def loglik_rows(lengths: Sequence[int], pass_tokens: int, floor: int) -> int:
+    """The distinct model inputs of a log-likelihood flush where the run does not say:
+    at their mean length, tokens of at least `FLUSH_PASSES` passes' fixed cost
+    (`pass_tokens` each), within `FLUSH_MAX_ROWS` rows and `FLUSH_MAX_TOKENS` tokens;
+    never fewer than `floor` (the backend's batch size), and `floor` at the CPU-tuned
+    cost (`step.PASS_TOKENS`), where runs were measured, so that they score as before."""
+    if not lengths or pass_tokens <= PASS_TOKENS:
+        return floor
+    mean = max(sum(lengths) / len(lengths), 1.0)
+    wanted = math.ceil(FLUSH_PASSES * pass_tokens / mean)
+    bound = min(FLUSH_MAX_ROWS, int(FLUSH_MAX_TOKENS / mean))
+    return max(floor, min(wanted, bound))
 
 
 def left_pad(
@@ -137,9 +167,13 @@ class LoglikScheduler:
         size: int,
         score: Callable[[Sequence[tuple[int, ...]], int], torch.Tensor],
         on_results: OnResults[LoglikResult] | None,
+        max_positions: int | None = None,
     ) -> None:
+        """`max_positions`: the rows × positions read a flush may hold at most (one row
+        is never refused); None: no bound but `size`."""
         self.pairs = pairs
         self.size = size
+        self.max_positions = max_positions
         self.score = score
         self.values: list[list[float | None]] = [[None] * len(p) for p in pairs]
         self.results = InOrder(len(pairs), on_results)
@@ -168,8 +202,14 @@ class LoglikScheduler:
         return self.results.results()
 
     def _flush(self, n: int) -> None:
-        keys = list(self.pending)[:n]
-        keep = max(len(self.pairs[i][j].targets) for k in keys for i, j in self.pending[k])
+        keys: list[tuple[int, ...]] = []
+        keep = 0
+        for key in list(self.pending)[:n]:
+            wider = max(keep, *(len(self.pairs[i][j].targets) for i, j in self.pending[key]))
+            if keys and self.max_positions and (len(keys) + 1) * wider > self.max_positions:
+                break
+            keys.append(key)
+            keep = wider
         logprobs = self.score(keys, keep).cpu()
         for row, key in enumerate(keys):
             for i, j in self.pending.pop(key):

@@ -10,6 +10,15 @@ from transformers import PreTrainedModel
 
 from hakari.backends.hf.internals import Forward, builds_plain_cache
 
+# A forward pass's fixed cost counted in tokens, where it was not measured on the device
+# (`passcost.py` measures it when the backend loads): a shared part or a run of rows of
+# similar length is a pass of its own only where it saves more tokens than this. A
+# 1-token pass of SmolLM2 on the 2-core CPU takes 54 ms (reading the weights), ~32
+# tokens at a batched pass's rate; a tree's pass also copies its parent's keys and
+# values and runs at batch 1, slower a token: on the default run's Japanese batches a
+# tree counted 8% fewer tokens at 32 and ran 5-12% slower than two passes.
+PASS_TOKENS = 64
+
 
 def positions_of(attention: torch.Tensor) -> torch.Tensor:
     """Position ids counted over the unpadded tokens (padding at 0), as `generate` does."""
@@ -27,6 +36,9 @@ class ModelStep:
         # from the groups of a tree of shared prefixes (`prefill.py`; it finds out and
         # sets this False where the model returns other layers)
         self.plain_cache = builds_plain_cache(model)
+        # a pass's fixed cost in tokens, which the batch cuts weigh against the tokens a
+        # plan saves (the backend sets the one measured on its device)
+        self.pass_tokens = PASS_TOKENS
 
     def __call__(
         self,

