@@ -55,7 +55,7 @@ def jaster_rows(
         return [{"input": i, "output": o} for i, o in samples]
     if source.max_items is not None:
         samples = samples[: source.max_items]
-    shots = _shot_texts(source, splits)
+    shots = _shot_texts(source, splits, paths)
     return [
         {"input": i, "output": o, "instruction": source.instruction, **shots} for i, o in samples
     ]
@@ -65,7 +65,9 @@ def shot_text(samples: list[Sample]) -> str:
     return "".join(SHOT_FORMAT.format(input=i, output=o) for i, o in samples)
 
 
-def _shot_texts(source: JasterSource, splits: dict[str, list[Sample]]) -> dict[str, str]:
+def _shot_texts(
+    source: JasterSource, splits: dict[str, list[Sample]], paths: tuple[tuple[Path, ...], ...]
+) -> dict[str, str]:
     if source.shots_split not in splits:
         raise HakariInputError(
             f"shots_split {source.shots_split!r} is not a split of the set",
@@ -77,6 +79,11 @@ def _shot_texts(source: JasterSource, splits: dict[str, list[Sample]]) -> dict[s
         raise HakariInputError(
             f"the {source.shots_split!r} split has {len(examples)} items, fewer than the "
             f"{most} few-shot examples asked for (shots: {source.shots})",
+            file=", ".join(
+                str(files[0])
+                for pool, files in zip(source.pools, paths, strict=True)
+                if source.shots_split in pool.splits
+            ),
             field="data.jaster.shots",
         )
     return {f"shots_{n}": shot_text(examples[:n]) for n in source.shots}
@@ -100,7 +107,9 @@ def _built(
     source = JasterSource.model_validate_json(source_json)
     out: dict[str, list[Sample]] = {}
     for pool, files in zip(source.pools, paths, strict=True):
-        samples = [_sample(source, row, where, path) for path, where, row in _pool_rows(pool, files)]
+        samples = [
+            _sample(source, row, where, path) for path, where, row in _pool_rows(pool, files)
+        ]
         if pool.shuffle:
             random.Random(SEED).shuffle(samples)
         start = 0
@@ -113,12 +122,7 @@ def _built(
 
 def _pool_rows(pool: JasterPool, files: tuple[Path, ...]) -> list[tuple[Path, str, Row]]:
     read = READERS[pool.reader]
-    return [
-        (path, where, row)
-        for path in files
-        for where, row in read(path)
-        if _kept(pool, row)
-    ]
+    return [(path, where, row) for path in files for where, row in read(path) if _kept(pool, row)]
 
 
 def _kept(pool: JasterPool, row: Row) -> bool:

@@ -48,7 +48,9 @@ class JasterPool(_Strict):
 
 
 class JasterSource(_Strict):
-    input: str  # a format string over the reader's fields, e.g. "前提：{premise}\n仮説：{hypothesis}"
+    input: (
+        str  # a format string over the reader's fields, e.g. "前提：{premise}\n仮説：{hypothesis}"
+    )
     output: str  # the field that holds the answer
     instruction: str = Field(min_length=1)
     pools: list[JasterPool] = Field(min_length=1)

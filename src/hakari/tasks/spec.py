@@ -88,7 +88,9 @@ class DataSpec(_Strict):
     def _has_source(self) -> DataSpec:
         if self.jaster is not None:
             if self.splits or self.instances is not None or self.hub is not None:
-                raise ValueError("`jaster` names the files itself: no `splits`, `instances` or `hub`")
+                raise ValueError(
+                    "`jaster` names the files itself: no `splits`, `instances` or `hub`"
+                )
             if self.eval_split not in self.jaster.split_names():
                 raise ValueError(f"eval_split {self.eval_split!r} is not cut by a jaster pool")
             return self

@@ -56,7 +56,7 @@ def token_sort_ratio(first: str, second: str) -> int:
         return 0
     total = len(s1) + len(s2)
     distance = total - 2 * lcs_length(s1, s2)
-    return int(round(100 * (1.0 - distance / total)))
+    return round(100 * (1.0 - distance / total))
 
 
 @register

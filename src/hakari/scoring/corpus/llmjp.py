@@ -51,6 +51,9 @@ class LlmJpItemMetric(CorpusMetric):
         self, predictions: Sequence[Any], references: Sequence[Any], options: MetricOptions
     ) -> np.ndarray:
         return np.array(
-            [self.item(nfkc(p), gold_text(r)) for p, r in zip(predictions, references, strict=True)],
+            [
+                self.item(nfkc(p), gold_text(r))
+                for p, r in zip(predictions, references, strict=True)
+            ],
             dtype=np.float64,
         )

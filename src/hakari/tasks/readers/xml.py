@@ -47,12 +47,16 @@ def read_niilc_xml(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
 def read_jsem_xml(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     for i, problem in enumerate(_root(path).iter("problem")):
         where = f"problem {i} ({problem.get('jsem_id', '?')})"
-        premises = [_text(p.find("script")) for p in problem.findall("p")]
+        texts = [_text(p.find("script")) for p in problem.findall("p")]
+        premises = [t for t in texts if t is not None]
         hypothesis = _text(problem.find("h/script"))
-        yield where, {
-            "jsem_id": problem.get("jsem_id"),
-            "answer": problem.get("answer"),
-            # None (refused where the row is used) when a text is missing
-            "premise": None if not premises or None in premises else "".join(premises),
-            "hypothesis": hypothesis,
-        }
+        yield (
+            where,
+            {
+                "jsem_id": problem.get("jsem_id"),
+                "answer": problem.get("answer"),
+                # None (refused where the row is used) when a text is missing
+                "premise": "".join(premises) if premises and len(premises) == len(texts) else None,
+                "hypothesis": hypothesis,
+            },
+        )
