@@ -38,7 +38,8 @@ def family_members(path: Path) -> tuple[dict[str, Any], list[str]]:
     raw = read_task_file(path)
     family = raw.pop("family", None)
     if isinstance(family, dict) and "tasks" in family:
-        raw = {"name": raw.get("name", path.stem), TASK_LIST: True}
+        raw = {k: raw[k] for k in ("name", "language", "description") if k in raw}
+        raw[TASK_LIST] = True
         family = {"members": family["tasks"]}
     members = family.get("members") if isinstance(family, dict) else None
     if not isinstance(members, list) or not members or not all(isinstance(m, str) for m in members):
@@ -87,7 +88,7 @@ def _family_file(name: str) -> Path | None:
 
 def member_task(path: Path, raw: dict[str, Any], member: str) -> Task:
     if raw.get(TASK_LIST):
-        return replace(load_task(member), family=str(raw["name"]))
+        return replace(load_task(member), family=str(raw.get("name", path.stem)))
     data = dict(raw)
     family = str(data.get("name", path.stem))
     data["name"] = f"{family}-{member}"
