@@ -95,8 +95,13 @@ def test_splits_are_llm_jp_evals(name: str) -> None:
         rows = list(iter_rows(task.spec, split=split, data_dir=DATASETS))
         text = "\x00".join(r["input"] + "\x01" + r["output"] for r in rows)
         assert (len(rows), hashlib.sha256(text.encode()).hexdigest()[:16]) == (items, digest)
-    # by default the eval split is its first 100 items, as llm-jp-eval's max_num_samples
-    assert sum(1 for _ in iter_rows(load_task(name).spec, data_dir=DATASETS)) == 100
+    # by default the eval split is its first 100 items, as llm-jp-eval's max_num_samples;
+    # a --limit reads more (or fewer)
+    spec = load_task(name).spec
+    assert sum(1 for _ in iter_rows(spec, data_dir=DATASETS)) == 100
+    items = SPLITS[name]["test"][0]
+    assert sum(1 for _ in iter_rows(spec, data_dir=DATASETS, limit=10**6)) == items
+    assert sum(1 for _ in iter_rows(spec, data_dir=DATASETS, limit=3)) == 3
 
 
 # --- the prompt, as llm-jp-eval v1.3.0 writes it ------------------------------------

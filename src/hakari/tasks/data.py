@@ -57,8 +57,11 @@ def iter_rows(
     """The rows of one split, in file order (so `limit` is deterministic). A multiple-
     choice task's rows carry their choices and gold index (`tasks/choices.py`). Where a
     space takes its few-shot examples from the evaluated split, its first rows are the
-    examples and are not evaluated (`keep_shots` keeps them: the examples' reader)."""
+    examples and are not evaluated (`keep_shots` keeps them: the examples' reader). A
+    jaster set's eval split is read up to its `max_items` unless `limit` says otherwise."""
     name = split or task.data.eval_split
+    if limit is None and name == task.data.eval_split and task.data.jaster is not None:
+        limit = task.data.jaster.max_items  # the leaderboards' first 100; --limit lifts it
     rows = _iter_split(task.data, name, data_dir, task_dir)
     if task.choices is not None:
         rows = normalize_rows(task.choices, rows, get_path)

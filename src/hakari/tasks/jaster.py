@@ -41,8 +41,9 @@ def jaster_rows(
     eval_split: str,
     resolve: Callable[[str], Path],
 ) -> list[Row]:
-    """The rows of `split`: `input`, `output`, and on the eval split (its first
-    `max_items`) `instruction` and `shots_N` for every N of `source.shots`."""
+    """The rows of `split`: `input`, `output`, and on the eval split `instruction` and
+    `shots_N` for every N of `source.shots` (all of them: `max_items` is the default
+    limit of a run, `tasks/data.iter_rows`)."""
     if split not in source.split_names():
         raise HakariInputError(
             f"split {split!r} is not cut by any pool (splits: {sorted(source.split_names())})",
@@ -53,8 +54,6 @@ def jaster_rows(
     samples = splits[split]
     if split != eval_split:
         return [{"input": i, "output": o} for i, o in samples]
-    if source.max_items is not None:
-        samples = samples[: source.max_items]
     shots = _shot_texts(source, splits, paths)
     return [
         {"input": i, "output": o, "instruction": source.instruction, **shots} for i, o in samples

@@ -56,7 +56,8 @@ class JasterSource(_Strict):
     pools: list[JasterPool] = Field(min_length=1)
     shots: list[int] = Field(default_factory=lambda: [0, 2, 4])
     shots_split: str = "train"
-    # llm-jp-eval's max_num_samples (and Nejumi's): the eval split's first N items
+    # llm-jp-eval's max_num_samples (and Nejumi's): a run reads the eval split's first N
+    # items unless its --limit says otherwise (null: every item)
     max_items: int | None = Field(default=100, ge=1)
 
     @field_validator("input")
