@@ -25,11 +25,12 @@ from hakari.tasks.extract import blank_line_answer
 from hakari.tasks.families import load_tasks
 from hakari.tasks.loader import Task, load_task
 from hakari.tasks.prompts import render
+from hakari.tasks.readers import READERS
 from tests.helpers.paths import SHARED
 
 JASTER = SHARED / "datasets" / "jaster"
 DATASETS = SHARED / "datasets"
-SETS = ("jamp", "janli", "jsick", "jsem", "jemhopqa", "niilc", "mawps")
+SETS = ("jamp", "janli", "jsick", "jsem", "jemhopqa", "niilc", "mawps", "wiki_reading")
 HEADER = (
     "以下は、タスクを説明する指示と、文脈のある入力の組み合わせです。"
     "要求を適切に満たす応答を書きなさい。"
@@ -83,6 +84,12 @@ SPLITS = {  # split -> (items, sha256 prefix of its (input, output) pairs)
         "train": (16, "dec7889d369ad6b6"),
         "dev": (500, "1d045fe3f48e5a45"),
         "test": (500, "d9c5d625914c88a3"),
+    },
+    # the first 8 of 1,517 train documents are shipped: enough for 4 few-shot examples
+    "wiki_reading": {
+        "train": (8, "179cdc2f90e6afce"),
+        "dev": (100, "ca88c7295cad1f4f"),
+        "test": (200, "a46be4bcfdfb9cfd"),
     },
 }
 
@@ -184,6 +191,17 @@ def test_template_0_is_llm_jp_evals_prompt(name: str, shots: int) -> None:
         assert got.text == want
         assert got.gold == [test[index][1]]
     assert task.spec.max_new_tokens == {"jamp": 3, "jemhopqa": 15, "mawps": 10}[name]
+
+
+@needs_data
+def test_wiki_reading_rows_are_read_as_llm_jp_eval_reads_them() -> None:
+    """A document's text and hiragana reading (checked once against llm-jp-eval's
+    `wiki/reading.py` on rhoknp 1.8.2: all 308 shipped documents the same)."""
+    task = load_task("wiki_reading")
+    row = next(iter_rows(task.spec, split="train", data_dir=DATASETS))
+    assert row["input"].startswith("インダクタンスは、コイルなどにおいて電流の変化が")
+    assert row["output"].startswith("いんだくたんすは、こいるなどにおいてでんりゅうのへんかが")
+    assert task.spec.max_new_tokens == 512 and task.spec.metrics == ["char_f1"]
 
 
 def test_answer_is_the_text_before_the_first_blank_line() -> None:
@@ -289,3 +307,33 @@ def test_a_tsv_line_with_a_missing_field_is_refused(tmp_path: Path) -> None:
     (tmp_path / "test.tsv").write_text("num\tpremise\thypothesis\tgold_label\n0\tP\tentailment\n")
     code, output = run_cli(path)
     assert code == 2 and "line 2 has 3 tab-separated fields, the header 4" in output, output
+
+
+def test_knp_reading_rules(tmp_path: Path) -> None:
+    (tmp_path / "id").mkdir()
+    (tmp_path / "id" / "test.id").write_text("wiki00000002\nwiki00000001\n")
+    folder = tmp_path / "knp" / "wiki0000"
+    folder.mkdir(parents=True)
+    morpheme = "{} {} {} 名詞 6 普通名詞 1 * 0 * 0 NIL"
+    (folder / "wiki00000001.knp").write_text(
+        "\n".join(
+            [
+                "# S-ID:wiki00000001-00 KNP:5.0",
+                "* -1D",
+                "+ -1D",
+                morpheme.format("日本", "にほん/にっぽん", "日本"),
+                morpheme.format("CD", "CD", "CD"),
+                morpheme.format("明日", "　", "明日"),  # 熟字訓: no reading
+                "EOS",
+                "# S-ID:wiki00000001-01 括弧始:（ 括弧終:） 括弧位置:2",
+                morpheme.format("略", "りゃく", "略"),
+                "EOS",
+            ]
+        )
+        + "\n"
+    )
+    (folder / "wiki00000002.knp").write_text("# S-ID:wiki00000002-00\nEOS\n")
+    rows = [row for _, row in READERS["wiki_reading"](tmp_path / "id" / "test.id")]
+    assert [r["id"] for r in rows] == ["wiki00000001", "wiki00000002"]  # sorted
+    assert (rows[0]["text"], rows[0]["reading"]) == ("日本CD明日", "にほんしーでぃー")
+    assert (rows[1]["text"], rows[1]["reading"]) == ("", "")

@@ -19,7 +19,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-Reader = Literal["tsv", "json", "niilc_xml", "jsem_xml", "mawps_shots", "mawps_test"]
+Reader = Literal[
+    "tsv", "json", "niilc_xml", "jsem_xml", "mawps_shots", "mawps_test", "wiki_reading"
+]
 
 
 class _Strict(BaseModel):
