@@ -20,6 +20,7 @@ import yaml
 from typer.testing import CliRunner
 
 from hakari.cli import app
+from hakari.errors import HakariInputError
 from hakari.tasks.data import iter_rows
 from hakari.tasks.extract import blank_line_answer
 from hakari.tasks.families import load_tasks
@@ -30,7 +31,17 @@ from tests.helpers.paths import SHARED
 
 JASTER = SHARED / "datasets" / "jaster"
 DATASETS = SHARED / "datasets"
-SETS = ("jamp", "janli", "jsick", "jsem", "jemhopqa", "niilc", "mawps", "wiki_reading")
+SETS = (
+    "jamp",
+    "janli",
+    "jsick",
+    "jsem",
+    "jemhopqa",
+    "niilc",
+    "mawps",
+    "wiki_reading",
+    "wiki_dependency",
+)
 HEADER = (
     "以下は、タスクを説明する指示と、文脈のある入力の組み合わせです。"
     "要求を適切に満たす応答を書きなさい。"
@@ -90,6 +101,11 @@ SPLITS = {  # split -> (items, sha256 prefix of its (input, output) pairs)
         "train": (8, "179cdc2f90e6afce"),
         "dev": (100, "ca88c7295cad1f4f"),
         "test": (200, "a46be4bcfdfb9cfd"),
+    },
+    "wiki_dependency": {
+        "train": (8, "d25c5b30fdceee00"),
+        "dev": (100, "ca446f5f9259a937"),
+        "test": (200, "c33b38001534a390"),
     },
 }
 
@@ -196,7 +212,8 @@ def test_template_0_is_llm_jp_evals_prompt(name: str, shots: int) -> None:
 @needs_data
 def test_wiki_reading_rows_are_read_as_llm_jp_eval_reads_them() -> None:
     """A document's text and hiragana reading (checked once against llm-jp-eval's
-    `wiki/reading.py` on rhoknp 1.8.2: all 308 shipped documents the same)."""
+    `wiki/reading.py` and `wiki/dependency.py` on rhoknp 1.8.2: all 308 shipped documents
+    the same)."""
     task = load_task("wiki_reading")
     row = next(iter_rows(task.spec, split="train", data_dir=DATASETS))
     assert row["input"].startswith("インダクタンスは、コイルなどにおいて電流の変化が")
@@ -319,10 +336,12 @@ def test_knp_reading_rules(tmp_path: Path) -> None:
         "\n".join(
             [
                 "# S-ID:wiki00000001-00 KNP:5.0",
-                "* -1D",
-                "+ -1D",
+                "* 1D",
+                "+ 1D",
                 morpheme.format("日本", "にほん/にっぽん", "日本"),
                 morpheme.format("CD", "CD", "CD"),
+                "* -1D",
+                "+ -1D",
                 morpheme.format("明日", "　", "明日"),  # 熟字訓: no reading
                 "EOS",
                 "# S-ID:wiki00000001-01 括弧始:（ 括弧終:） 括弧位置:2",
@@ -337,3 +356,8 @@ def test_knp_reading_rules(tmp_path: Path) -> None:
     assert [r["id"] for r in rows] == ["wiki00000001", "wiki00000002"]  # sorted
     assert (rows[0]["text"], rows[0]["reading"]) == ("日本CD明日", "にほんしーでぃー")
     assert (rows[1]["text"], rows[1]["reading"]) == ("", "")
+    rows = [row for _, row in READERS["wiki_dependency"](tmp_path / "id" / "test.id")]
+    assert [r["dependencies"] for r in rows] == ["日本CD -> 明日", ""]
+    (folder / "wiki00000002.knp").write_text("# S-ID:wiki00000002-00\n* 3D\nEOS\n")
+    with pytest.raises(HakariInputError, match="parent is not in its sentence"):
+        list(READERS["wiki_dependency"](tmp_path / "id" / "test.id"))

@@ -20,7 +20,14 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 Reader = Literal[
-    "tsv", "json", "niilc_xml", "jsem_xml", "mawps_shots", "mawps_test", "wiki_reading"
+    "tsv",
+    "json",
+    "niilc_xml",
+    "jsem_xml",
+    "mawps_shots",
+    "mawps_test",
+    "wiki_reading",
+    "wiki_dependency",
 ]
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from hakari.tasks.readers.jsonfile import read_json, read_mawps_shots, read_mawps_test
-from hakari.tasks.readers.knp import read_wiki_reading
+from hakari.tasks.readers.knp import read_wiki_dependency, read_wiki_reading
 from hakari.tasks.readers.tsv import read_tsv
 from hakari.tasks.readers.xml import read_jsem_xml, read_niilc_xml
 
@@ -26,6 +26,7 @@ READERS: dict[str, ReadRows] = {
     "mawps_shots": read_mawps_shots,
     "mawps_test": read_mawps_test,
     "wiki_reading": read_wiki_reading,
+    "wiki_dependency": read_wiki_dependency,
 }
 
 __all__ = ["READERS", "ReadRows", "Row"]
