@@ -41,6 +41,7 @@ SETS = (
     "mawps",
     "wiki_reading",
     "wiki_dependency",
+    "wiki_ner",
 )
 HEADER = (
     "以下は、タスクを説明する指示と、文脈のある入力の組み合わせです。"
@@ -106,6 +107,12 @@ SPLITS = {  # split -> (items, sha256 prefix of its (input, output) pairs)
         "train": (8, "d25c5b30fdceee00"),
         "dev": (100, "ca446f5f9259a937"),
         "test": (200, "c33b38001534a390"),
+    },
+    # documents without a named entity are left out, as llm-jp-eval leaves them out
+    "wiki_ner": {
+        "train": (4, "0e4365f46ead9139"),
+        "dev": (64, "4fadb084dd0aad92"),
+        "test": (113, "61ac68b83f5da281"),
     },
 }
 
@@ -212,8 +219,8 @@ def test_template_0_is_llm_jp_evals_prompt(name: str, shots: int) -> None:
 @needs_data
 def test_wiki_reading_rows_are_read_as_llm_jp_eval_reads_them() -> None:
     """A document's text and hiragana reading (checked once against llm-jp-eval's
-    `wiki/reading.py` and `wiki/dependency.py` on rhoknp 1.8.2: all 308 shipped documents
-    the same)."""
+    `wiki/reading.py`, `wiki/dependency.py` and `wiki/ner.py` on rhoknp 1.8.2: all 308
+    shipped documents the same)."""
     task = load_task("wiki_reading")
     row = next(iter_rows(task.spec, split="train", data_dir=DATASETS))
     assert row["input"].startswith("インダクタンスは、コイルなどにおいて電流の変化が")
@@ -345,6 +352,7 @@ def test_knp_reading_rules(tmp_path: Path) -> None:
                 morpheme.format("明日", "　", "明日"),  # 熟字訓: no reading
                 "EOS",
                 "# S-ID:wiki00000001-01 括弧始:（ 括弧終:） 括弧位置:2",
+                "* -1D",
                 morpheme.format("略", "りゃく", "略"),
                 "EOS",
             ]
@@ -361,3 +369,30 @@ def test_knp_reading_rules(tmp_path: Path) -> None:
     (folder / "wiki00000002.knp").write_text("# S-ID:wiki00000002-00\n* 3D\nEOS\n")
     with pytest.raises(HakariInputError, match="parent is not in its sentence"):
         list(READERS["wiki_dependency"](tmp_path / "id" / "test.id"))
+
+
+def test_knp_named_entities_and_parentheses(tmp_path: Path) -> None:
+    (tmp_path / "id").mkdir()
+    (tmp_path / "id" / "dev.id").write_text("wiki00000003\n")
+    folder = tmp_path / "knp" / "wiki0000"
+    folder.mkdir(parents=True)
+    morpheme = "{} x x 名詞 6 普通名詞 1 * 0 * 0 NIL"
+    lines = [
+        "# S-ID:wiki00000003-00 括弧削除 KNP:5.0",
+        "* -1D",
+        "+ 1D <NE:LOCATION:東京都>",
+        morpheme.format("東京"),
+        morpheme.format("都"),
+        "+ -1D <NE:OPTIONAL:庁>",
+        morpheme.format("庁"),
+        "EOS",
+        "# S-ID:wiki00000003-01 括弧始:（ 括弧終:） 括弧位置:2 KNP:5.0",
+        "* -1D",
+        "+ -1D <NE:PERSON:ない人>",  # no run of morphemes spells it: left out
+        morpheme.format("とうきょう"),
+        "EOS",
+    ]
+    (folder / "wiki00000003.knp").write_text("\n".join(lines) + "\n")
+    [(_, row)] = list(READERS["wiki_ner"](tmp_path / "id" / "dev.id"))
+    assert row["text"] == "東京（とうきょう）都庁"
+    assert row["entities"] == "東京都（地名）"

@@ -28,6 +28,7 @@ Reader = Literal[
     "mawps_test",
     "wiki_reading",
     "wiki_dependency",
+    "wiki_ner",
 ]
 
 

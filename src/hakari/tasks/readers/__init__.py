@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from hakari.tasks.readers.jsonfile import read_json, read_mawps_shots, read_mawps_test
-from hakari.tasks.readers.knp import read_wiki_dependency, read_wiki_reading
 from hakari.tasks.readers.tsv import read_tsv
+from hakari.tasks.readers.wiki import read_wiki_dependency, read_wiki_ner, read_wiki_reading
 from hakari.tasks.readers.xml import read_jsem_xml, read_niilc_xml
 
 Row = dict[str, Any]
@@ -27,6 +27,7 @@ READERS: dict[str, ReadRows] = {
     "mawps_test": read_mawps_test,
     "wiki_reading": read_wiki_reading,
     "wiki_dependency": read_wiki_dependency,
+    "wiki_ner": read_wiki_ner,
 }
 
 __all__ = ["READERS", "ReadRows", "Row"]
