@@ -143,7 +143,7 @@ def _sample(source: JasterSource, row: Row, where: str, path: Path) -> Sample:
             field="data.jaster.output",
         )
     try:
-        text = source.input.format_map(_Fields(row))
+        text = source.input.format_map({k: v for k, v in row.items() if v is not None})
     except KeyError as exc:
         raise HakariInputError(
             f"{where} has no text in field {exc.args[0]!r} (fields: {', '.join(sorted(row))})",
@@ -152,10 +152,3 @@ def _sample(source: JasterSource, row: Row, where: str, path: Path) -> Sample:
         ) from None
     return text, str(output)
 
-
-class _Fields(dict[str, Any]):
-    def __init__(self, row: Row) -> None:
-        super().__init__({k: v for k, v in row.items() if v is not None})
-
-    def __missing__(self, key: str) -> Any:
-        raise KeyError(key)
