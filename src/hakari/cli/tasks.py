@@ -25,18 +25,19 @@ def tasks_list(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """List the built-in tasks."""
-    from hakari.tasks.families import builtin_family_paths, family_members
+    from hakari.tasks.families import TASK_LIST, builtin_family_paths, family_members
     from hakari.tasks.loader import builtin_task_paths, load_task, task_summary
 
     summaries = [task_summary(load_task(path)) for path in builtin_task_paths().values()]
     for name, path in builtin_family_paths().items():
         raw, members = family_members(path)
+        own_files = bool(raw.get(TASK_LIST))  # a family of task files: each its own
         summaries.append(
             {
                 "name": name,
                 "language": raw.get("language", ""),
-                "n_templates": "space",
-                "answer_type": "choice",
+                "n_templates": "per task" if own_files else "space",
+                "answer_type": "per task" if own_files else "choice",
                 "metrics": list(raw.get("metrics", [])),
                 "description": raw.get("description", "").replace("{member}", "*"),
                 "path": str(path),

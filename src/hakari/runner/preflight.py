@@ -272,6 +272,8 @@ def data_source(task: Task, plan: PlanOptions) -> str:
     data = task.spec.data
     if data.instances is not None:
         return f"{task.path} (inline instances)"
+    if data.jaster is not None:
+        return f"{task.path} (jaster {data.eval_split} split)"
     split = data.splits[data.eval_split]
     data_dir = plan.data_path
     local = resolve_split_file(split, data_dir=data_dir, task_dir=task.task_dir)

@@ -19,6 +19,7 @@ from typing import Any
 from hakari._util.jsonl import iter_jsonl
 from hakari.errors import HakariInputError, one_line
 from hakari.tasks.choices import normalize_rows
+from hakari.tasks.jaster import jaster_rows
 from hakari.tasks.spec import DataSpec, SplitSource, TaskSpec
 
 Row = dict[str, Any]
@@ -29,7 +30,12 @@ def resolve_split_file(
 ) -> Path | None:
     if split.file is None:
         return None
-    path = Path(split.file).expanduser()
+    return resolve_data_file(split.file, data_dir=data_dir, task_dir=task_dir)
+
+
+def resolve_data_file(file: str, *, data_dir: Path | None, task_dir: Path | None) -> Path:
+    """A task's data file: absolute as it is, else under --data-dir, else beside the task."""
+    path = Path(file).expanduser()
     if path.is_absolute():
         return path
     if data_dir is not None:
@@ -51,8 +57,11 @@ def iter_rows(
     """The rows of one split, in file order (so `limit` is deterministic). A multiple-
     choice task's rows carry their choices and gold index (`tasks/choices.py`). Where a
     space takes its few-shot examples from the evaluated split, its first rows are the
-    examples and are not evaluated (`keep_shots` keeps them: the examples' reader)."""
+    examples and are not evaluated (`keep_shots` keeps them: the examples' reader). A
+    jaster set's eval split is read up to its `max_items` unless `limit` says otherwise."""
     name = split or task.data.eval_split
+    if limit is None and name == task.data.eval_split and task.data.jaster is not None:
+        limit = task.data.jaster.max_items  # the leaderboards' first 100; --limit lifts it
     rows = _iter_split(task.data, name, data_dir, task_dir)
     if task.choices is not None:
         rows = normalize_rows(task.choices, rows, get_path)
@@ -76,6 +85,14 @@ def _iter_split(
 ) -> Iterator[Row]:
     if data.instances is not None and split_name == data.eval_split:
         yield from data.instances
+        return
+    if data.jaster is not None:
+        yield from jaster_rows(
+            data.jaster,
+            split_name,
+            eval_split=data.eval_split,
+            resolve=lambda f: resolve_data_file(f, data_dir=data_dir, task_dir=task_dir),
+        )
         return
     if split_name not in data.splits:
         raise HakariInputError(

@@ -40,7 +40,10 @@ first. The stop is checked with the same RE2 pattern, so it is linear in the tex
 QA modes. `first-line` (the default): the template's regex picks the answer (the first
 non-empty line, at most 200 characters) and golds are NFKC-normalised like answers.
 `paper`: Appendix B exactly: the whole output with quotes/punctuation stripped at both
-ends and NFKC; golds are compared as they are. See docs/tasks.md for why.
+ends and NFKC; golds are compared as they are. See docs/tasks.md for why. A task with
+`answer_cut: blank-line` (the jaster sets) takes llm-jp-eval's answer instead, in every
+mode: the text before the first blank line, stripped, NFKC; no regex, no punctuation
+stripped.
 """
 
 from __future__ import annotations
@@ -168,6 +171,11 @@ def normalize_qa_answer(text: str) -> str:
     return _strip_punct(unicodedata.normalize("NFKC", text))
 
 
+def blank_line_answer(output: str) -> str:
+    """llm-jp-eval's answer: the text before the first blank line, stripped, NFKC."""
+    return unicodedata.normalize("NFKC", output.split("\n\n")[0].strip())
+
+
 def _is_edge_junk(ch: str) -> bool:
     return ch.isspace() or unicodedata.category(ch).startswith("P")
 
@@ -200,6 +208,9 @@ def extract_answer(
             return Extraction(float(number), number, False)
         fallback = spec.fallback_answer()
         return Extraction(float(fallback) if fallback is not None else 0.0, None, True)
+    if spec.answer_cut == "blank-line":
+        answer = blank_line_answer(output)
+        return Extraction(answer, output if answer else None, not answer)
     if qa_mode == "paper":
         answer = normalize_qa_answer(output)
         return Extraction(answer, output if answer else None, not answer)

@@ -19,6 +19,7 @@ from hakari.errors import HakariInputError
 from hakari.tasks.loader import Task, load_task, read_task_file, validated_spec
 
 FAMILY_FOLDER = ("hakari.tasks.builtin", "families")
+TASK_LIST = "_task_list"  # marks the mapping of a family of task files
 
 
 def builtin_family_paths() -> dict[str, Path]:
@@ -32,9 +33,14 @@ def builtin_family_paths() -> dict[str, Path]:
 
 
 def family_members(path: Path) -> tuple[dict[str, Any], list[str]]:
-    """A family file's mapping (without `family:`) and its member names."""
+    """A family file's mapping (without `family:`) and its member names (for a family of
+    task files, `tasks:`, the mapping holds only its name)."""
     raw = read_task_file(path)
     family = raw.pop("family", None)
+    if isinstance(family, dict) and "tasks" in family:
+        raw = {k: raw[k] for k in ("name", "language", "description") if k in raw}
+        raw[TASK_LIST] = True
+        family = {"members": family["tasks"]}
     members = family.get("members") if isinstance(family, dict) else None
     if not isinstance(members, list) or not members or not all(isinstance(m, str) for m in members):
         raise HakariInputError(
@@ -81,6 +87,8 @@ def _family_file(name: str) -> Path | None:
 
 
 def member_task(path: Path, raw: dict[str, Any], member: str) -> Task:
+    if raw.get(TASK_LIST):
+        return replace(load_task(member), family=str(raw.get("name", path.stem)))
     data = dict(raw)
     family = str(data.get("name", path.stem))
     data["name"] = f"{family}-{member}"

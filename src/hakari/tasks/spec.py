@@ -25,6 +25,7 @@ from hakari.backends.base import tokens_for_chars
 from hakari.results.vocab import AnswerType, Language
 from hakari.scoring import corpus
 from hakari.tasks.choices import ChoiceSpec, expand_raw
+from hakari.tasks.jasterspec import JasterSource
 from hakari.tasks.spacelevels import LEVEL_NAME
 from hakari.tasks.spacespec import SpaceSpec
 
@@ -80,9 +81,19 @@ class DataSpec(_Strict):
     eval_split: str = "validation"
     # Inline instances: used by the built-in demo tasks; wins over `splits` for eval.
     instances: list[dict[str, Any]] | None = None
+    # a jaster set read with llm-jp-eval's preprocessing (`tasks/jasterspec.py`)
+    jaster: JasterSource | None = None
 
     @model_validator(mode="after")
     def _has_source(self) -> DataSpec:
+        if self.jaster is not None:
+            if self.splits or self.instances is not None or self.hub is not None:
+                raise ValueError(
+                    "`jaster` names the files itself: no `splits`, `instances` or `hub`"
+                )
+            if self.eval_split not in self.jaster.split_names():
+                raise ValueError(f"eval_split {self.eval_split!r} is not cut by a jaster pool")
+            return self
         if self.instances is None and self.eval_split not in self.splits:
             raise ValueError(
                 f"eval_split {self.eval_split!r} is not in `splits` and no inline `instances`"
@@ -221,6 +232,10 @@ class TaskSpec(_Strict):
     fallback: Fallback
     # corpus metrics by name (`hakari.scoring.corpus`): each must score this answer type
     metrics: list[str] = Field(min_length=1)
+    # how a text answer is taken from the output: the template's regex (then the QA
+    # mode's normalisation), or llm-jp-eval's rule: the text before the first blank
+    # line, stripped, NFKC (`tasks/extract.py`)
+    answer_cut: Literal["regex", "blank-line"] = "regex"
 
     @field_validator("space")
     @classmethod
@@ -276,6 +291,8 @@ class TaskSpec(_Strict):
                 raise ValueError(f"duplicate template id {t.id!r}")
             seen.add(t.id)
             self._check_fields_read(t)
+        if self.answer_cut != "regex" and self.answer_type != "text":
+            raise ValueError(f"answer_cut {self.answer_cut!r} is for text answers")
         if self.fallback.kind not in FALLBACK_KINDS[self.answer_type]:
             raise ValueError(
                 f"fallback.kind {self.fallback.kind!r} does not give a {self.answer_type!r} "

@@ -1,0 +1,33 @@
+"""Readers of the file formats jaster's sets ship in, one module per format: each yields
+`(where, row)`, where `where` names the row in its file ("line 12", "question 3") for
+error messages, and `row` maps field names to text as llm-jp-eval's processors read it.
+A file that does not parse is one `HakariInputError` naming the file and the place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from hakari.tasks.readers.jsonfile import read_json, read_mawps_shots, read_mawps_test
+from hakari.tasks.readers.tsv import read_tsv
+from hakari.tasks.readers.wiki import read_wiki_dependency, read_wiki_ner, read_wiki_reading
+from hakari.tasks.readers.xml import read_jsem_xml, read_niilc_xml
+
+Row = dict[str, Any]
+ReadRows = Callable[[Path], Iterator[tuple[str, Row]]]
+
+READERS: dict[str, ReadRows] = {
+    "tsv": read_tsv,
+    "json": read_json,
+    "niilc_xml": read_niilc_xml,
+    "jsem_xml": read_jsem_xml,
+    "mawps_shots": read_mawps_shots,
+    "mawps_test": read_mawps_test,
+    "wiki_reading": read_wiki_reading,
+    "wiki_dependency": read_wiki_dependency,
+    "wiki_ner": read_wiki_ner,
+}
+
+__all__ = ["READERS", "ReadRows", "Row"]

@@ -1,0 +1,114 @@
+"""KNP files of the Wikipedia Annotated Corpus, parsed as far as llm-jp-eval v1.3.0's
+Wikipedia sets read them through rhoknp (`wiki.py` makes the rows).
+
+A file lists document ids (`id/test.id`); each document is
+`knp/<first 8 characters>/<id>.knp`, read in sorted id order (the processor sorts the
+file names). KNP lines: `# ` a sentence's comment, `* <parent>D` a phrase (`-1`: none;
+also `P`, `A`, `I`), `+ ` a base phrase with its features (`<NE:CATEGORY:text>`), `EOS`
+the end, anything else a morpheme (`text reading lemma …`, separated by single spaces).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hakari.errors import HakariInputError
+
+# rhoknp's feature value pattern, for the `NE` feature of a base phrase line
+_NE_FEATURE = re.compile(r"<NE:((?:[^>\\]|\\>?)+)>")
+
+
+@dataclass
+class Phrase:
+    parent: int
+    morphemes: list[tuple[str, str]] = field(default_factory=list)  # (text, reading)
+
+    @property
+    def text(self) -> str:
+        return "".join(t for t, _ in self.morphemes)
+
+
+@dataclass
+class Sentence:
+    comment: str
+    phrases: list[Phrase] = field(default_factory=list)
+    # each base phrase's last NE feature value ("PERSON:織田信長", `\>` as ">") and the
+    # number of the sentence's morphemes up to the base phrase's end
+    named: list[tuple[str, int]] = field(default_factory=list)
+
+    @property
+    def morphemes(self) -> list[tuple[str, str]]:
+        return [m for p in self.phrases for m in p.morphemes]
+
+    @property
+    def text(self) -> str:
+        return "".join(p.text for p in self.phrases)
+
+
+def documents(id_file: Path) -> Iterator[tuple[str, list[Sentence]]]:
+    for doc_id in sorted(_ids(id_file)):
+        path = id_file.parent.parent / "knp" / doc_id[:8] / f"{doc_id}.knp"
+        yield doc_id, _sentences(path)
+
+
+def _ids(id_file: Path) -> list[str]:
+    try:
+        return [line for line in id_file.read_text(encoding="utf-8").splitlines() if line]
+    except (OSError, UnicodeDecodeError) as exc:
+        raise HakariInputError(f"cannot read the id list: {exc}", file=str(id_file)) from None
+
+
+def _sentences(path: Path) -> list[Sentence]:
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise HakariInputError(f"cannot read the KNP document: {exc}", file=str(path)) from None
+    sentences: list[Sentence] = []
+    pending_ne: str | None = None  # the NE of the base phrase being read
+    for number, line in enumerate(lines, start=1):
+        if line.startswith("# "):
+            sentences.append(Sentence(line))
+            continue
+        if line == "EOS" or not sentences:
+            if not sentences and line != "EOS":
+                raise HakariInputError(f"line {number} comes before a sentence", file=str(path))
+            _close_ne(sentences, pending_ne)
+            pending_ne = None
+            continue
+        sentence = sentences[-1]
+        if line.startswith(("* ", "+ ")):
+            _close_ne(sentences, pending_ne)
+            pending_ne = None
+        if line.startswith("* "):
+            sentence.phrases.append(Phrase(_parent(line, number, path)))
+        elif line.startswith("+ "):
+            found = _NE_FEATURE.findall(line)
+            pending_ne = found[-1].replace("\\>", ">") if found else None
+        else:
+            fields = line.split(" ")
+            if len(fields) < 2 or not sentence.phrases:
+                raise HakariInputError(f"line {number} is no morpheme line", file=str(path))
+            sentence.phrases[-1].morphemes.append((fields[0], fields[1]))
+    _close_ne(sentences, pending_ne)
+    for sentence in sentences:
+        if any(not -1 <= p.parent < len(sentence.phrases) for p in sentence.phrases):
+            raise HakariInputError("a phrase's parent is not in its sentence", file=str(path))
+    return sentences
+
+
+def _close_ne(sentences: list[Sentence], value: str | None) -> None:
+    """Record the NE of the base phrase that just ended (its morphemes are read)."""
+    if value is not None and sentences:
+        sentences[-1].named.append((value, len(sentences[-1].morphemes)))
+
+
+def _parent(line: str, number: int, path: Path) -> int:
+    parts = line.split(" ")
+    head = parts[1] if len(parts) > 1 else ""
+    digits = head[:-1]
+    if not head or head[-1] not in "DPAI" or not digits.lstrip("-").isdigit():
+        raise HakariInputError(f"line {number}: no dependency in {line[:40]!r}", file=str(path))
+    return int(digits)

@@ -1,0 +1,41 @@
+"""Tab-separated files as llm-jp-eval's processors read them: the first line is the
+header, every other line is `line.split("\\t")` (no quoting: a `"` is text), fields by
+position. Here the header names the fields (an empty or repeated name becomes
+`column_<i>`), the line end is dropped from the last field, and a line with another
+number of fields than the header is refused, since fields by position would then shift.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from hakari.errors import HakariInputError
+
+
+def read_tsv(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    try:
+        with path.open(encoding="utf-8") as fh:
+            header = _names(fh.readline().rstrip("\n").split("\t"))
+            for number, line in enumerate(fh, start=2):
+                values = line.rstrip("\n").split("\t")
+                if len(values) != len(header):
+                    raise HakariInputError(
+                        f"line {number} has {len(values)} tab-separated fields, the header "
+                        f"{len(header)}",
+                        file=str(path),
+                    )
+                yield f"line {number}", dict(zip(header, values, strict=True))
+    except UnicodeDecodeError:
+        raise HakariInputError("not UTF-8 text; save the file as UTF-8", file=str(path)) from None
+
+
+def _names(raw: list[str]) -> list[str]:
+    seen: set[str] = set()
+    names = []
+    for i, name in enumerate(raw):
+        usable = name if name and name not in seen else f"column_{i}"
+        seen.add(usable)
+        names.append(usable)
+    return names

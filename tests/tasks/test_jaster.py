@@ -1,0 +1,398 @@
+"""jaster sets: llm-jp-eval v1.3.0's splits and prompt, character for character, and bad
+set files as one line with exit code 2 before any model loads.
+
+The prompts are built here as llm-jp-eval v1.3.0 builds them (`datasets/<set>.py` makes
+the samples, `utils.get_few_shot_samples` takes the train split's first N,
+`utils.get_evaluation_prompt` writes the prompt, langchain fills `{input}`), written out
+in this file from those sources, not from hakari's code. The split digests were checked
+against the JSON files llm-jp-eval's own processors wrote from the same files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from hakari.cli import app
+from hakari.errors import HakariInputError
+from hakari.tasks.data import iter_rows
+from hakari.tasks.extract import blank_line_answer
+from hakari.tasks.families import load_tasks
+from hakari.tasks.loader import Task, load_task
+from hakari.tasks.prompts import render
+from hakari.tasks.readers import READERS
+from tests.helpers.paths import SHARED
+
+JASTER = SHARED / "datasets" / "jaster"
+DATASETS = SHARED / "datasets"
+SETS = (
+    "jamp",
+    "janli",
+    "jsick",
+    "jsem",
+    "jemhopqa",
+    "niilc",
+    "mawps",
+    "wiki_reading",
+    "wiki_dependency",
+    "wiki_ner",
+)
+HEADER = (
+    "以下は、タスクを説明する指示と、文脈のある入力の組み合わせです。"
+    "要求を適切に満たす応答を書きなさい。"
+)
+needs_data = pytest.mark.skipif(not JASTER.is_dir(), reason=f"jaster data not found at {JASTER}")
+
+
+def all_items(task: Task) -> Task:
+    source = task.spec.data.jaster
+    assert source is not None
+    data = task.spec.data.model_copy(
+        update={"jaster": source.model_copy(update={"max_items": None})}
+    )
+    return Task(spec=task.spec.model_copy(update={"data": data}), path=task.path)
+
+
+# --- splits ---------------------------------------------------------------------------
+
+SPLITS = {  # split -> (items, sha256 prefix of its (input, output) pairs)
+    "jamp": {
+        "train": (8955, "9c82508724654196"),
+        "dev": (995, "389c789587ee7fb4"),
+        "test": (348, "b4e743225c930664"),
+    },
+    "janli": {
+        "train": (12312, "7b3cbeffd1a47938"),
+        "dev": (1368, "4a0e77ba2e7e182d"),
+        "test": (720, "8d354fe42e9ad6f8"),
+    },
+    "jsick": {
+        "train": (4500, "2372824a1e316f5d"),
+        "dev": (500, "8ec452572c05acaa"),
+        "test": (4927, "da66196abd10fc1e"),
+    },
+    "jsem": {
+        "train": (12667, "09b5965180ae16a4"),
+        "dev": (1583, "8e99ad4aac4b4e59"),
+        "test": (1584, "e079662ec7fe6609"),
+    },
+    "jemhopqa": {
+        "train": (953, "6f42beda15365248"),
+        "dev": (106, "acacd2c45ca8d1bb"),
+        "test": (120, "767faa6794d36e86"),
+    },
+    "niilc": {
+        "train": (715, "4011dcf3df4101c3"),
+        "dev": (80, "b7452932b298355a"),
+        "test": (198, "b77f5ffe95e45a06"),
+    },
+    "mawps": {
+        "train": (16, "dec7889d369ad6b6"),
+        "dev": (500, "1d045fe3f48e5a45"),
+        "test": (500, "d9c5d625914c88a3"),
+    },
+    # the first 8 of 1,517 train documents are shipped: enough for 4 few-shot examples
+    "wiki_reading": {
+        "train": (8, "179cdc2f90e6afce"),
+        "dev": (100, "ca88c7295cad1f4f"),
+        "test": (200, "a46be4bcfdfb9cfd"),
+    },
+    "wiki_dependency": {
+        "train": (8, "d25c5b30fdceee00"),
+        "dev": (100, "ca446f5f9259a937"),
+        "test": (200, "c33b38001534a390"),
+    },
+    # documents without a named entity are left out, as llm-jp-eval leaves them out
+    "wiki_ner": {
+        "train": (4, "0e4365f46ead9139"),
+        "dev": (64, "4fadb084dd0aad92"),
+        "test": (113, "61ac68b83f5da281"),
+    },
+}
+
+
+@needs_data
+@pytest.mark.parametrize("name", SETS)
+def test_splits_are_llm_jp_evals(name: str) -> None:
+    task = all_items(load_task(name))
+    for split, (items, digest) in SPLITS[name].items():
+        rows = list(iter_rows(task.spec, split=split, data_dir=DATASETS))
+        text = "\x00".join(r["input"] + "\x01" + r["output"] for r in rows)
+        assert (len(rows), hashlib.sha256(text.encode()).hexdigest()[:16]) == (items, digest)
+    # by default the eval split is its first 100 items, as llm-jp-eval's max_num_samples;
+    # a --limit reads more (or fewer)
+    spec = load_task(name).spec
+    assert sum(1 for _ in iter_rows(spec, data_dir=DATASETS)) == 100
+    items = SPLITS[name]["test"][0]
+    assert sum(1 for _ in iter_rows(spec, data_dir=DATASETS, limit=10**6)) == items
+    assert sum(1 for _ in iter_rows(spec, data_dir=DATASETS, limit=3)) == 3
+
+
+# --- the prompt, as llm-jp-eval v1.3.0 writes it ------------------------------------
+
+
+def llm_jp_eval_samples(name: str) -> tuple[str, list[tuple[str, str]], list[tuple[str, str]]]:
+    """(instruction, train samples, test samples) as the set's v1.3.0 processor makes them."""
+    if name == "jamp":
+
+        def read(path: Path) -> list[tuple[str, str]]:
+            with path.open(encoding="utf-8") as f:
+                next(f)
+                return [(f"前提：{r[1]}\n仮説：{r[2]}", r[3]) for r in (ln.split("\t") for ln in f)]
+
+        train = read(JASTER / "jamp/dataset/train_all.tsv")
+        random.seed(42)
+        random.shuffle(train)
+        return (
+            "前提と仮説の関係をentailment、contradiction、neutralの中から回答してください。"
+            "それ以外には何も含めないことを厳守してください。\n\n制約：\n"
+            "- 前提から仮説が、時間関係上導出可能である場合はentailmentと出力\n"
+            "- 前提と仮説が両立しえない場合はcontradictionと出力\n"
+            "- そのいずれでもない場合はneutralと出力",
+            train[: int(len(train) * 0.9)],
+            read(JASTER / "jamp/dataset/test_2.tsv"),
+        )
+    if name == "jemhopqa":
+
+        def items(path: Path) -> list[tuple[str, str]]:
+            return [(f"質問：{x['question']}", x["answer"]) for x in json.loads(path.read_text())]
+
+        train = items(JASTER / "jemhopqa/corpus/train.json")
+        random.seed(42)
+        random.shuffle(train)
+        return (
+            "質問を入力とし、回答を出力してください。回答の他には何も含めないことを厳守してくだ"
+            "さい。回答が'はい'と'いいえ'で答えることができる場合、'YES'と'NO'で答えてください。",
+            train[: int(len(train) * 0.9)],
+            items(JASTER / "jemhopqa/corpus/dev.json"),
+        )
+    assert name == "mawps"
+    folder = JASTER / "mawps/dataset/mawps"
+    train = []
+    for file in ("zero_shot_example.json", "shot_example.json"):
+        for example in json.loads((folder / file).read_text()):
+            question, answer = example["shot_example"].split("\n解答：")
+            train.append((question, answer.split("答えは")[1].split("です。")[0]))
+    test = [
+        (x["question"].split("\n解答：")[0], x["answer"])
+        for x in json.loads((folder / "test.json").read_text())
+    ]
+    random.seed(42)
+    random.shuffle(test)
+    return (
+        "与えられた計算問題に対する答えを整数または小数で出力してください。数値のみを出力し、"
+        "それ以外には何も含めないことを厳守してください。",
+        train,
+        test[int(len(test) / 2) :],
+    )
+
+
+def llm_jp_eval_prompt(instruction: str, shots: list[tuple[str, str]], text: str) -> str:
+    system_message = f"{HEADER}\n\n### 指示:\n{instruction}"
+    for shot_input, shot_output in shots:
+        system_message += f"\n\n### 入力:\n{shot_input}\n\n### 応答:\n{shot_output}"
+    system_message += "\n\n### 入力:\n{input}\n\n### 応答:\n"
+    return system_message.format(input=text)  # langchain's f-string PromptTemplate
+
+
+@needs_data
+@pytest.mark.parametrize("name", ["jamp", "jemhopqa", "mawps"])
+@pytest.mark.parametrize("shots", [0, 2, 4])
+def test_template_0_is_llm_jp_evals_prompt(name: str, shots: int) -> None:
+    instruction, train, test = llm_jp_eval_samples(name)
+    task = load_task(name)
+    rows = list(iter_rows(task.spec, data_dir=DATASETS, limit=8))
+    for index in (0, 7):
+        want = llm_jp_eval_prompt(instruction, train[:shots], test[index][0])
+        got = render(task.spec, task.spec.template(f"0-{shots}"), rows[index], index)
+        assert got.text == want
+        assert got.gold == [test[index][1]]
+    assert task.spec.max_new_tokens == {"jamp": 3, "jemhopqa": 15, "mawps": 10}[name]
+
+
+@needs_data
+def test_wiki_reading_rows_are_read_as_llm_jp_eval_reads_them() -> None:
+    """A document's text and hiragana reading (checked once against llm-jp-eval's
+    `wiki/reading.py`, `wiki/dependency.py` and `wiki/ner.py` on rhoknp 1.8.2: all 308
+    shipped documents the same)."""
+    task = load_task("wiki_reading")
+    row = next(iter_rows(task.spec, split="train", data_dir=DATASETS))
+    assert row["input"].startswith("インダクタンスは、コイルなどにおいて電流の変化が")
+    assert row["output"].startswith("いんだくたんすは、こいるなどにおいてでんりゅうのへんかが")
+    assert task.spec.max_new_tokens == 512 and task.spec.metrics == ["char_f1"]
+
+
+def test_answer_is_the_text_before_the_first_blank_line() -> None:
+    assert blank_line_answer(" entailment\n\n### 入力:\n…") == "entailment"
+    assert blank_line_answer("１２６\nです") == "126\nです"  # one newline is kept
+    assert blank_line_answer("\n\nentailment") == ""
+    assert blank_line_answer("") == ""
+
+
+def test_family_runs_every_set_under_its_own_name() -> None:
+    tasks = load_tasks(["jaster"])
+    assert [(t.name, t.family) for t in tasks] == [(n, "jaster") for n in SETS]
+    assert [t.name for t in load_tasks(["jaster:niilc"])] == ["niilc"]
+
+
+# --- bad set files ----------------------------------------------------------------------
+
+
+def bad_set(
+    tmp_path: Path, *, gold: str = "entailment", train_rows: int = 5, **change: object
+) -> Path:
+    header = "num\tpremise\thypothesis\tgold_label\n"
+    (tmp_path / "train.tsv").write_text(
+        header + "".join(f"{i}\tA{i}\tB{i}\tneutral\n" for i in range(train_rows))
+    )
+    (tmp_path / "test.tsv").write_text(header + f"0\tP\tH\t{gold}\n1\tP2\tH2\tneutral\n")
+    task = {
+        "name": "tiny_jaster",
+        "language": "ja",
+        "data": {
+            "eval_split": "test",
+            "jaster": {
+                "input": "前提：{premise}\n仮説：{hypothesis}",
+                "output": "gold_label",
+                "instruction": "答えてください。",
+                "shots": [0, 4],
+                "pools": [
+                    {
+                        "files": ["train.tsv"],
+                        "reader": "tsv",
+                        "shuffle": True,
+                        "splits": {"train": 1.0},
+                    },
+                    {"files": ["test.tsv"], "reader": "tsv", "splits": {"test": 1.0}},
+                ],
+            },
+        },
+        "target": "output",
+        "answer_type": "text",
+        "answer_cut": "blank-line",
+        "fallback": {"kind": "text"},
+        "metrics": ["llmjp_exact_match"],
+        "max_new_tokens": 3,
+        "templates": [
+            {"id": "0-4", "prompt": "{instruction}{shots_4}\n{input}\n", "regex": "[^\\n]+"}
+        ],
+    }
+    task.update(change)
+    path = tmp_path / "task.yaml"
+    path.write_text(yaml.safe_dump(task, allow_unicode=True))
+    return path
+
+
+def run_cli(path: Path) -> tuple[int, str]:
+    # a model that cannot load: the error must come before any model is touched
+    result = CliRunner().invoke(app, ["run", "--tasks", str(path), "--model", "hf:/nonexistent"])
+    return result.exit_code, result.output
+
+
+def test_a_good_set_file_renders_its_shots(tmp_path: Path) -> None:
+    task = load_task(bad_set(tmp_path))
+    row = next(iter_rows(task.spec, task_dir=tmp_path))
+    text = render(task.spec, task.spec.templates[0], row, 0).text
+    assert (
+        text.startswith("答えてください。\n\n### 入力:\n前提：A") and text.count("### 応答:") == 4
+    )
+    assert text.endswith("\n前提：P\n仮説：H\n")
+
+
+@pytest.mark.parametrize(
+    ("change", "needles"),
+    [
+        ({"gold": ""}, ["test.tsv", "line 2 has no answer", "gold_label"]),
+        ({"metrics": ["exact_matsh"]}, ["unknown metric 'exact_matsh'"]),
+        (
+            {"train_rows": 3},
+            ["train.tsv", "'train' split has 3 items", "fewer than the 4 few-shot"],
+        ),
+    ],
+)
+def test_bad_set_files_are_one_line_and_exit_2(
+    tmp_path: Path, change: dict[str, object], needles: list[str]
+) -> None:
+    code, output = run_cli(bad_set(tmp_path, **change))
+    assert code == 2, output
+    assert "Traceback" not in output and "nonexistent" not in output
+    for needle in needles:
+        assert needle in output, output
+
+
+def test_a_tsv_line_with_a_missing_field_is_refused(tmp_path: Path) -> None:
+    path = bad_set(tmp_path)
+    (tmp_path / "test.tsv").write_text("num\tpremise\thypothesis\tgold_label\n0\tP\tentailment\n")
+    code, output = run_cli(path)
+    assert code == 2 and "line 2 has 3 tab-separated fields, the header 4" in output, output
+
+
+def test_knp_reading_rules(tmp_path: Path) -> None:
+    (tmp_path / "id").mkdir()
+    (tmp_path / "id" / "test.id").write_text("wiki00000002\nwiki00000001\n")
+    folder = tmp_path / "knp" / "wiki0000"
+    folder.mkdir(parents=True)
+    morpheme = "{} {} {} 名詞 6 普通名詞 1 * 0 * 0 NIL"
+    (folder / "wiki00000001.knp").write_text(
+        "\n".join(
+            [
+                "# S-ID:wiki00000001-00 KNP:5.0",
+                "* 1D",
+                "+ 1D",
+                morpheme.format("日本", "にほん/にっぽん", "日本"),
+                morpheme.format("CD", "CD", "CD"),
+                "* -1D",
+                "+ -1D",
+                morpheme.format("明日", "　", "明日"),  # 熟字訓: no reading
+                "EOS",
+                "# S-ID:wiki00000001-01 括弧始:（ 括弧終:） 括弧位置:2",
+                "* -1D",
+                morpheme.format("略", "りゃく", "略"),
+                "EOS",
+            ]
+        )
+        + "\n"
+    )
+    (folder / "wiki00000002.knp").write_text("# S-ID:wiki00000002-00\nEOS\n")
+    rows = [row for _, row in READERS["wiki_reading"](tmp_path / "id" / "test.id")]
+    assert [r["id"] for r in rows] == ["wiki00000001", "wiki00000002"]  # sorted
+    assert (rows[0]["text"], rows[0]["reading"]) == ("日本CD明日", "にほんしーでぃー")
+    assert (rows[1]["text"], rows[1]["reading"]) == ("", "")
+    rows = [row for _, row in READERS["wiki_dependency"](tmp_path / "id" / "test.id")]
+    assert [r["dependencies"] for r in rows] == ["日本CD -> 明日", ""]
+    (folder / "wiki00000002.knp").write_text("# S-ID:wiki00000002-00\n* 3D\nEOS\n")
+    with pytest.raises(HakariInputError, match="parent is not in its sentence"):
+        list(READERS["wiki_dependency"](tmp_path / "id" / "test.id"))
+
+
+def test_knp_named_entities_and_parentheses(tmp_path: Path) -> None:
+    (tmp_path / "id").mkdir()
+    (tmp_path / "id" / "dev.id").write_text("wiki00000003\n")
+    folder = tmp_path / "knp" / "wiki0000"
+    folder.mkdir(parents=True)
+    morpheme = "{} x x 名詞 6 普通名詞 1 * 0 * 0 NIL"
+    lines = [
+        "# S-ID:wiki00000003-00 括弧削除 KNP:5.0",
+        "* -1D",
+        "+ 1D <NE:LOCATION:東京都>",
+        morpheme.format("東京"),
+        morpheme.format("都"),
+        "+ -1D <NE:OPTIONAL:庁>",
+        morpheme.format("庁"),
+        "EOS",
+        "# S-ID:wiki00000003-01 括弧始:（ 括弧終:） 括弧位置:2 KNP:5.0",
+        "* -1D",
+        "+ -1D <NE:PERSON:ない人>",  # no run of morphemes spells it: left out
+        morpheme.format("とうきょう"),
+        "EOS",
+    ]
+    (folder / "wiki00000003.knp").write_text("\n".join(lines) + "\n")
+    [(_, row)] = list(READERS["wiki_ner"](tmp_path / "id" / "dev.id"))
+    assert row["text"] == "東京（とうきょう）都庁"
+    assert row["entities"] == "東京都（地名）"
