@@ -8,8 +8,9 @@ workers; `-n N` chooses, `-n 0` or `-p no:xdist` runs it in one process with the
 results). Each worker computes torch with one thread and the passive OpenMP wait, so two
 workers on two cores do not slow each other. The tiers are the markers of pyproject.toml
 (one definition); the two that need a place of their own are mapped to xdist groups here:
-`vllm` (a real engine of ~4 GB: one at a time) and `exclusive` (a test that kills a
-process or reads a terminal: one at a time).
+`vllm` (real engines of ~3 GB each: one test of a group at a time, and a session's shared
+engine run made once; `vllm("servers")` is a second group that may run beside the first)
+and `exclusive` (a test that kills a process or reads a terminal: one at a time).
 """
 
 from __future__ import annotations

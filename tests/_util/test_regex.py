@@ -41,6 +41,7 @@ def _assigned() -> str:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("escape_code", ["d", "w", "s", "D", "W", "S"])
 def test_class_escapes_mean_what_they_mean_in_python(escape_code: str) -> None:
     """RE2's \\d \\w \\s are ASCII; the matcher reads them as Python does (Unicode), so a

@@ -10,6 +10,7 @@ Sharpe score, whose error at 2x is mostly the mean's."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from hakari.aggregate.budget.design import balanced_design
 from hakari.aggregate.budget.estimate import estimate
@@ -27,6 +28,7 @@ def _grid(seed: int) -> np.ndarray:
     return (rng.random(p.shape) < p).astype(float)
 
 
+@pytest.mark.slow
 def test_the_budgeted_mean_is_no_worse_than_the_mean_of_the_cells_run() -> None:
     imputed, run = [], []
     ids = [f"t{t}" for t in range(N_TEMPLATES)]

@@ -44,6 +44,7 @@ def _signed_std_errors(spread: float, seeds: range) -> tuple[list[float], list[b
     return errors, covered
 
 
+@pytest.mark.slow
 def test_a_small_spread_is_not_exaggerated() -> None:
     # true std over templates ~0.05 (the 1.5B MMLU grids: 0.02-0.03): each template is
     # seen on 5 items, whose noise (~0.15 per template) dwarfs the spread. With each

@@ -182,6 +182,7 @@ def test_gemma_japanese_constrained(gemma_backend: HFBackend) -> None:
     assert "<start_of_image>" not in results[1].text
 
 
+@pytest.mark.slow
 def test_a_tokenizer_that_llguidance_reads_otherwise_is_refused(
     tokenizer: PreTrainedTokenizerBase,
 ) -> None:

@@ -343,6 +343,7 @@ def test_each_row_is_handed_on_in_the_step_it_ends(tiny_random_backend: HFBacken
     assert [r.n_tokens for r in results] == [1, 4, 8]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("why", ["sliding-window layers", "over the bytes bound"])
 def test_caches_that_cannot_be_stacked_decode_a_batch_at_a_time(
     tiny_random_backend: HFBackend, monkeypatch: pytest.MonkeyPatch, why: str

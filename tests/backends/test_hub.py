@@ -156,6 +156,7 @@ def test_cached_commit_reads_the_snapshot_a_revision_resolves_to(tmp_path: Path)
     assert hub.cached_commit("owner/other", None, cache_dir=cache) is None
 
 
+@pytest.mark.slow
 def test_a_hub_model_is_identified_by_the_commit_it_loaded(
     tmp_path: Path, smollm2_folder: Path
 ) -> None:

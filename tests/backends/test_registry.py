@@ -37,6 +37,7 @@ def test_conversion_is_cached_by_gguf_hash(
     assert not any(p.name.startswith(".tmp-") for p in smollm2_folder.parent.iterdir())
 
 
+@pytest.mark.slow
 def test_packaged_identity_is_the_gguf_hash(smollm2_backend: object, smollm2_folder: Path) -> None:
     marker = json.loads((smollm2_folder / MARKER).read_text())
     identity = smollm2_backend.identity  # type: ignore[attr-defined]
@@ -148,6 +149,7 @@ def test_hf_folder_loads_with_its_fingerprint(
     assert identity.prompt_format == "chat"  # the SmolLM2 tokenizer has a chat template
 
 
+@pytest.mark.slow
 def test_packaged_chat_template_flags_match_the_converted_tokenizers(
     smollm2_backend: object, gemma_backend: object
 ) -> None:

@@ -37,8 +37,10 @@ def test_the_default_is_within_the_cpus_this_process_may_use() -> None:
     assert check_threads(None) is None  # not given: the rule decides
 
 
-@pytest.mark.parametrize(("given", "expected"), [("1", 1), (" 1 ", 1), ("", None), ("0", None),
-                                                ("two", None), ("-1", None), ("1.5", None)])
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [("1", 1), (" 1 ", 1), ("", None), ("0", None), ("two", None), ("-1", None), ("1.5", None)],
+)
 def test_the_default_follows_omp_num_threads_where_it_is_a_positive_count(
     given: str, expected: int | None, monkeypatch: pytest.MonkeyPatch
 ) -> None:

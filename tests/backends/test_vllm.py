@@ -353,6 +353,7 @@ def test_spec_errors(smollm2_folder: Path) -> None:
         load(f"vllm:{smollm2_folder}", dtype="int3")
 
 
+@pytest.mark.slow
 def test_the_dtype_asked_for_is_the_engines_and_the_identity_records_the_engines(
     smollm2_folder: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -475,6 +476,7 @@ def test_an_engine_that_fails_to_start_is_one_line_with_the_fix(
     log.unlink()
 
 
+@pytest.mark.slow
 def test_the_memory_share_on_a_cpu_host_is_what_is_free(
     stand_in: ModuleType, smollm2_folder: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

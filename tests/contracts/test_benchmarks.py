@@ -85,7 +85,10 @@ NEEDS_VLLM = {"bench_vllm"}
 @pytest.mark.benchmark
 @pytest.mark.parametrize(
     "script",
-    [pytest.param(p, marks=[pytest.mark.vllm] if p.stem in NEEDS_VLLM else []) for p in SCRIPTS],
+    [
+        pytest.param(p, marks=[pytest.mark.vllm("servers")] if p.stem in NEEDS_VLLM else [])
+        for p in SCRIPTS
+    ],
     ids=lambda p: p.stem,
 )
 def test_the_benchmark_runs_end_to_end_in_its_smoke_mode(script: Path) -> None:

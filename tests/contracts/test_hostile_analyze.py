@@ -21,6 +21,7 @@ from tests.helpers.outputs import finished_run, run_in_flight
 runner = CliRunner()
 
 
+@pytest.mark.slow
 def test_analyze_while_a_run_writes_the_folder_is_refused(
     tmp_path: Path, no_model_loads: list[str]
 ) -> None:

@@ -50,6 +50,7 @@ SETTING_CASES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(SETTING_CASES))
 def test_settings_are_checked_before_the_model_loads(
     tmp_path: Path, toy: Path, no_model_loads: list[str], case: str

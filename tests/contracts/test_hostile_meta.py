@@ -76,6 +76,7 @@ def test_json_to_a_full_disk_leaves_no_file(
     assert list(out_dir.iterdir()) == []
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero")
 def test_input_linked_to_dev_zero_is_read_with_a_bound(tmp_path: Path) -> None:
     zero = tmp_path / "rows.jsonl"

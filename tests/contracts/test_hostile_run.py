@@ -673,6 +673,7 @@ def _fake_loader(
     return loaded
 
 
+@pytest.mark.slow
 def test_a_second_run_into_a_folder_in_use_is_refused(
     tmp_path: Path, no_model_loads: list[str]
 ) -> None:
@@ -691,6 +692,7 @@ def test_a_second_run_into_a_folder_in_use_is_refused(
     assert not no_model_loads
 
 
+@pytest.mark.slow
 def test_a_rerun_whose_second_model_fails_keeps_the_previous_pair(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -791,6 +793,7 @@ def test_a_lone_surrogate_in_an_answer_is_stored_and_counted(tmp_path: Path, ser
     assert b"posi\\ud800tive" in raw
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "payload",
     ["{not json", '"a string"', '{"text": 7, "n_tokens": 1, "finish_reason": "stop"}',

@@ -62,6 +62,7 @@ def rows_file(path: Path, predictions: list[str]) -> Path:
 ROUGE = ["--metrics", "rouge1", "--reference-field", "ref"]
 
 
+@pytest.mark.slow
 def test_score_while_a_run_writes_the_folder_is_refused(tmp_path: Path) -> None:
     """`score RUN` during a rerun into RUN (two writers of samples.jsonl): refused at once;
     the run then publishes a matching pair."""
@@ -115,6 +116,7 @@ def test_input_with_text_utf8_cannot_encode(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl", "out.jsonl"]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero")
 def test_input_linked_to_dev_zero_is_read_with_a_bound(tmp_path: Path) -> None:
     zero = tmp_path / "rows.jsonl"

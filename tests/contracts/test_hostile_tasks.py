@@ -88,6 +88,7 @@ def test_export_to_standard_output_through_a_link(tmp_path: Path) -> None:
     assert link.is_symlink()
 
 
+@pytest.mark.slow
 def test_list_json_to_a_full_standard_output() -> None:
     with open_full_stdout() as full:
         result = hakari_process("tasks", "list", "--json", stdout=full)
@@ -113,6 +114,7 @@ def hakari_ascii(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "args", [["tasks", "show", "demo_sentiment_ja"], ["tasks", "list"]], ids=["show", "list"]
 )
@@ -125,6 +127,7 @@ def test_an_ascii_terminal_gets_escaped_text(args: list[str]) -> None:
         assert "\\u" in done.stdout  # the Japanese templates, escaped
 
 
+@pytest.mark.slow
 def test_an_ascii_terminal_gets_errors_as_one_line(tmp_path: Path) -> None:
     path = tmp_path / "t\u00e9.yaml"
     path.write_text(yaml.safe_dump(mutate(name="Bad Name")), encoding="utf-8")
@@ -354,6 +357,7 @@ def _refused_class(task: dict) -> str | None:
     return None
 
 
+@pytest.mark.slow
 @settings(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )

@@ -9,6 +9,8 @@ import ast
 import inspect
 from pathlib import Path
 
+import pytest
+
 from tests.helpers.paths import REPO
 
 RUNNER = REPO / "src" / "hakari" / "runner"
@@ -30,6 +32,7 @@ def _calls(name: str) -> list[str]:
     return out
 
 
+@pytest.mark.slow
 def test_the_factory_and_run_decodings_are_called_from_one_place() -> None:
     assert _calls("run_decodings") == [c for c in _calls("run_decodings") if "loop.py" in c]
     assert len(_calls("run_decodings")) == 1

@@ -36,6 +36,7 @@ def users_shell(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["quiet", "verbose"])
 def test_the_gguf_bar_shows_only_with_verbose(mode: str) -> None:
     done = subprocess.run(

@@ -32,6 +32,7 @@ def _run(tmp_path: Path, name: str, **kw: object) -> dict:
     return json.loads((tmp_path / name / "results.json").read_text())
 
 
+@pytest.mark.slow
 def test_space_budget_run(tmp_path: Path) -> None:
     # 32 instances, 4 cells a template: the smallest grid and budget estimated honestly
     # (`aggregate.budget.floor`; a smaller grid runs in full, not estimated)

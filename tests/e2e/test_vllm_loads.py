@@ -18,7 +18,7 @@ import pytest
 
 from tests.helpers.vllm_venv import ENGINE_OPTIONS, run_hakari, vllm_python
 
-pytestmark = [pytest.mark.slow, pytest.mark.vllm]
+pytestmark = [pytest.mark.slow, pytest.mark.vllm("servers")]  # beside the one-engine group
 TASK = "demo_sentiment_en"  # 6 templates x 32 instances: three rounds
 ENGINE_START = "Initializing a V1 LLM engine"
 

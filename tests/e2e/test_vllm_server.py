@@ -45,7 +45,7 @@ from tests.helpers.cli import assert_one_line
 from tests.helpers.http_doubles import FAULT_KINDS, FaultProxy
 from tests.helpers.vllm_venv import VLLMServer, completion_latency, vllm_python, vllm_servers
 
-pytestmark = [pytest.mark.slow, pytest.mark.vllm]
+pytestmark = [pytest.mark.slow, pytest.mark.vllm("servers")]  # beside the one-engine group
 TASKS = ("demo_sentiment_en", "demo_sentiment_ja")
 FAULT_TASK = TASKS[0]  # faults, kill -9, replicas
 DECODINGS = ("greedy", "constrained", "loglik")

@@ -93,6 +93,7 @@ def test_long_table_equals_the_full_grid_truth_to_1e12(bench: ModuleType, tmp_pa
     assert imported["source"] == "table" and imported["dropped"] == []
 
 
+@pytest.mark.slow
 def test_grid_source_gives_the_table_numbers(bench: ModuleType, tmp_path: Path) -> None:
     """`import grid` on the folder (the bank beside the grids) and `import table` on the
     same cells: the same statistics, metric key aside."""

@@ -6,6 +6,7 @@ import json
 import lzma
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from hakari.cli.pfgen import app
@@ -120,6 +121,7 @@ def test_leaderboard_flags_temperature_and_trial_count(small_data: Path, tmp_pat
     assert "T=" not in line_a
 
 
+@pytest.mark.slow
 def test_leaderboard_of_published_results(shared_pfgen: Path, shared_tables, tmp_path: Path):
     cache = shared_tables.directory.parents[2]
     result = runner.invoke(

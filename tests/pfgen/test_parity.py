@@ -44,6 +44,7 @@ def test_all_shipped_models_are_covered(shared_pfgen):
     assert len(_inputs(shared_pfgen)) == 16
 
 
+@pytest.mark.slow
 def test_top_level_numbers_match_exactly_under_both_sum_modes(scored, shared_tables):
     for mode, results in scored.items():
         for s in results:

@@ -63,6 +63,7 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, list[s
         browser.close()
 
 
+@pytest.mark.slow
 def test_renders_without_errors_or_scripts(page: tuple[Any, list[str], Path]) -> None:
     pg, messages, _ = page
     assert messages == []  # no console message, no page error, no request leaving the file
@@ -76,6 +77,7 @@ def test_renders_without_errors_or_scripts(page: tuple[Any, list[str], Path]) ->
                        ".filter(a => a.name.startsWith('on')).length") == 0  # fmt: skip
 
 
+@pytest.mark.slow
 def test_every_section_is_present_and_screenshotted(page: tuple[Any, list[str], Path]) -> None:
     pg, _, shots = page
     for selector, expected in [

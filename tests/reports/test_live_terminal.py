@@ -10,6 +10,8 @@ import re
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.helpers.http_doubles import Reply, Seen, StubServer, chat, completion
 from tests.helpers.terminal import screen_of
 
@@ -26,6 +28,7 @@ def slow_server(servers: list[StubServer], model: str) -> str:
     return f"openai:{model}@{server.url}"
 
 
+@pytest.mark.slow
 def test_lines_under_the_tables_stay_and_finished_bars_print_once(
     servers: list[StubServer], tmp_path: Path
 ) -> None:

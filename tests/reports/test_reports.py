@@ -71,6 +71,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return run, make_hostile_copy(run, folder)
 
 
+@pytest.mark.slow
 def test_page_has_every_section_and_the_run_numbers(runs: tuple[Path, Path]) -> None:
     run, _ = runs
     data = load_inputs([run])
@@ -139,6 +140,7 @@ def test_one_model_gets_the_per_template_chart_with_its_intervals(
         assert f">{template}</text>" in svg  # axis labels stay text
 
 
+@pytest.mark.slow
 def test_old_results_chart_without_intervals_says_why() -> None:
     html = build_html(load_inputs([OLD_RESULTS]))
     tasks = EvalResults.read(OLD_RESULTS).models["smollm2-135m"].tasks.values()
@@ -147,6 +149,7 @@ def test_old_results_chart_without_intervals_says_why() -> None:
     assert "no per-template intervals recorded" in html
 
 
+@pytest.mark.slow
 def test_every_untrusted_field_is_text(runs: tuple[Path, Path]) -> None:
     _, hostile = runs
     html = build_html(load_inputs([hostile]), samples_per_template=3)
@@ -159,6 +162,7 @@ def test_every_untrusted_field_is_text(runs: tuple[Path, Path]) -> None:
     assert 'run <b>&"x"</b> 日本' in text  # the file name
 
 
+@pytest.mark.slow
 def test_paired_differences_from_results(runs: tuple[Path, Path]) -> None:
     run, _ = runs
     html = build_html(load_inputs([run]))
@@ -171,6 +175,7 @@ def test_paired_differences_from_results(runs: tuple[Path, Path]) -> None:
     assert 'class="paired"' not in build_html(load_inputs([OLD_RESULTS]))
 
 
+@pytest.mark.slow
 def test_page_is_deterministic(runs: tuple[Path, Path]) -> None:
     run, _ = runs
     assert build_html(load_inputs([run])) == build_html(load_inputs([run]))
@@ -189,6 +194,7 @@ def test_samples_first_n_per_template(runs: tuple[Path, Path]) -> None:
     assert any(r.correct is False for b in en for r in b.rows)
 
 
+@pytest.mark.slow
 def test_old_results_without_samples_render() -> None:
     html = build_html(load_inputs([OLD_RESULTS]))
     results = EvalResults.read(OLD_RESULTS)
@@ -268,6 +274,7 @@ def test_csv_guards_formulas(tmp_path: Path, runs: tuple[Path, Path]) -> None:
     assert "'=HYPERLINK(1)" in paths[0].read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_cli_html_csv_and_markdown(
     runs: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -302,6 +309,7 @@ def test_cli_errors_name_the_file(tmp_path: Path, content: str | None, message: 
     assert not (tmp_path / "o.html").exists()
 
 
+@pytest.mark.slow
 def test_overview_first_and_only_the_settings_that_apply_collapsed_last(
     runs: tuple[Path, Path],
 ) -> None:

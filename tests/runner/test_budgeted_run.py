@@ -135,6 +135,7 @@ def test_reruns_and_a_later_full_run_pay_only_for_missing_cells(tmp_path: Path) 
     assert a == b  # same seed, same cells: the same estimates
 
 
+@pytest.mark.slow
 def test_target_ci_stops_when_reached_or_at_the_full_grid(tmp_path: Path) -> None:
     loose = _run(tmp_path, random_answers, n_boot=100, target_ci=0.5)
     dec = loose.models["m"].tasks[TASK].decodings["greedy"]
@@ -151,6 +152,7 @@ def test_target_ci_stops_when_reached_or_at_the_full_grid(tmp_path: Path) -> Non
     assert [r.cells for r in dec.budget.rounds] == [64, 96]
 
 
+@pytest.mark.slow
 def test_until_decided_stops_once_every_pair_differs(tmp_path: Path) -> None:
     table = oracle_table(TASK)
     backends = {

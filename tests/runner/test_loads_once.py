@@ -77,6 +77,7 @@ def _rounds(results: Any, model: str) -> int:
 ALIKE = {"a": ["positive", "negative"], "b": ["positive", "negative", "negative"]}
 
 
+@pytest.mark.slow
 def test_until_decided_loads_each_model_once(tmp_path: Path) -> None:
     factory = CountingFactory(ALIKE)
     results = _run(factory, tmp_path, until_decided=True)
@@ -86,6 +87,7 @@ def test_until_decided_loads_each_model_once(tmp_path: Path) -> None:
     assert factory.most_open == 2  # the rounds keep every model open
 
 
+@pytest.mark.slow
 def test_target_ci_over_several_rounds_loads_each_model_once(tmp_path: Path) -> None:
     factory = CountingFactory(ALIKE | {"c": ["negative", "positive", "?"]})
     results = _run(factory, tmp_path, target_ci=1e-9)  # never met: every round runs

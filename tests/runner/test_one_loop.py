@@ -79,6 +79,7 @@ def _corrupt_some_rows(cache: Path) -> int:
     return len(keys)
 
 
+@pytest.mark.slow
 def test_budgeted_and_sequential_runs_count_like_the_full_run(
     server: StubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

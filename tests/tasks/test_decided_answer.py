@@ -107,6 +107,7 @@ def _recorded() -> list[dict]:
     return [json.loads(line) for line in RECORDED.read_text(encoding="utf-8").splitlines()]
 
 
+@pytest.mark.slow
 def test_recorded_real_answers_extract_the_same_when_cut() -> None:
     """SmolLM2's greedy answers on the demo suite, generated to the end of their line:
     cut by the rule, every one extracts the same answer, and most Japanese ones (the

@@ -116,6 +116,7 @@ def test_unknown_task_and_template(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "9-9" in result.output
 
 
+@pytest.mark.slow
 def test_tasks_list_json_and_show() -> None:
     result = runner.invoke(app, ["tasks", "list", "--json"])
     assert result.exit_code == 0
