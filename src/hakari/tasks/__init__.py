@@ -9,5 +9,8 @@ render), `spacesample.py` (which templates `space:N` takes) and `space.py` (the 
 built from them), `duplicates.py` (rows that repeat an earlier row), `prompts.py` (template ×
 instance expansion, streamed), `extract.py` (answer extraction: regex, then the task's
 fallback rule), `chance.py` (the trivial baselines, from the evaluated golds), `export.py`
-(templates × training instances as training data), `builtin/` (the shipped task files).
+(templates × training instances as training data), `builtin/` (the shipped task files),
+`jasterspec.py` (the `data.jaster` block: llm-jp-eval's preprocessing as data), `jaster.py`
+(that preprocessing: files → samples → splits, and the few-shot text) and `readers/` (the
+file formats jaster's sets ship in).
 """

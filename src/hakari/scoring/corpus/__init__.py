@@ -30,7 +30,10 @@ A new metric is one module in this folder: a `CorpusMetric` subclass decorated w
 the bootstrap and the reports know the metric by its name.
 
 Modules: `accuracy.py`, `mcc.py` (Matthews correlation, sklearn's multiclass formula),
-`correlation.py` (Pearson and Spearman, for number answers): one metric each.
+`correlation.py` (Pearson and Spearman, for number answers): one metric each; llm-jp-eval's
+metrics of the jaster sets, one each: `llmjp_exact_match.py`, `char_f1.py` (fuzzywuzzy's
+`token_sort_ratio`), `set_f1.py`, `exact_match_figure.py` (Nejumi's, MAWPS and MGSM),
+`balanced_accuracy.py` (beside exact match for the NLI sets), on what `llmjp.py` shares.
 """
 
 from __future__ import annotations

@@ -2,6 +2,10 @@
 `(where, row)`, where `where` names the row in its file ("line 12", "question 3") for
 error messages, and `row` maps field names to text as llm-jp-eval's processors read it.
 A file that does not parse is one `HakariInputError` naming the file and the place.
+
+Modules: `tsv.py` (Jamp, JaNLI, JSICK), `xml.py` (JSeM, NIILC), `jsonfile.py` (JEMHopQA,
+MAWPS-ja), `knp.py` (the Wikipedia annotated corpus's KNP files) and `wiki.py` (its
+reading, NER and dependency rows).
 """
 
 from __future__ import annotations
