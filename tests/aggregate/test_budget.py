@@ -170,6 +170,7 @@ def test_full_grid_estimates_equal_the_full_run() -> None:
         assert est.stats.estimated is True and est.stats.to_dict()["estimated"] is True
 
 
+@pytest.mark.slow
 def test_budgeted_estimates_cover_the_full_grid() -> None:
     answers, gold = _simulated_labels(1, t=12, n=240)
     design = balanced_design(12, gold, seed=5)

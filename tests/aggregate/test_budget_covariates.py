@@ -56,6 +56,7 @@ def test_no_levels_or_constant_levels_change_nothing() -> None:
     np.testing.assert_array_equal(plain.factor, same.factor)
 
 
+@pytest.mark.slow
 def test_covariates_bring_the_template_scores_closer_on_a_cue_driven_grid() -> None:
     errors = {"without": [], "with": []}
     for seed in range(3):

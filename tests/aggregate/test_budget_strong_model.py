@@ -93,6 +93,7 @@ def strong_stub(task: Path, skill: float = 0.9):
     return respond
 
 
+@pytest.mark.slow
 def test_a_strong_model_s_budgeted_interval_covers_the_full_grid(tmp_path: Path) -> None:
     task = write_task(tmp_path)
     respond = strong_stub(task)

@@ -54,6 +54,7 @@ def test_validate_regex_reports_errors() -> None:
     assert validate_regex("(?=a)b") is not None  # look-around is not supported
 
 
+@pytest.mark.slow
 def test_start_rejects_invalid_regex(factory: RegexConstraintFactory) -> None:
     assert factory.validate("[0-") is not None
     with pytest.raises(HakariInputError, match="invalid regex"):
@@ -78,6 +79,7 @@ def test_finished_match_may_continue(
     assert a_or_ab.is_accepting and not a_or_ab.is_finished  # outlines-core's bug
 
 
+@pytest.mark.slow
 def test_eos_only_where_the_regex_accepts(
     factory: RegexConstraintFactory, tokenizer: PreTrainedTokenizerBase
 ) -> None:

@@ -63,6 +63,7 @@ def test_results_in_request_order_and_on_results_covers_each_index_once(
         assert result.n_tokens == request.max_new_tokens and result.finish_reason == "length"
 
 
+@pytest.mark.slow
 def test_seeded_sampling_does_not_depend_on_the_batch(tiny_random_backend: HFBackend) -> None:
     def sample(seed: int, prompt: str = "Once upon a time") -> GenerationRequest:
         return GenerationRequest(
@@ -222,6 +223,7 @@ def test_loglik_trailing_space_and_empty_continuation(tiny_random_backend: HFBac
     assert spaced.logprobs[1] == 0.0 and spaced.n_tokens[1] == 0
 
 
+@pytest.mark.slow
 def test_render_prompt_uses_the_chat_template_only_for_messages(
     smollm2_backend: HFBackend,
 ) -> None:

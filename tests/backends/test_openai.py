@@ -86,6 +86,7 @@ def test_concurrency_is_bounded(servers: list[StubServer]) -> None:
     b.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "fault",
     [

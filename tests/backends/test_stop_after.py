@@ -107,6 +107,7 @@ def test_transformers_backend_stops_generating_there(tiny_random_backend: HFBack
     assert ruled.finish_reason == "stop" and ruled.n_tokens < full.n_tokens
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("text", ["A: 盄\nB", "B: 東京です", "答え: いいえ、です", "A:  1"])
 def test_a_row_stops_where_the_rules_cut_its_whole_text(
     smollm2_backend: HFBackend, text: str

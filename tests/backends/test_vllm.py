@@ -495,6 +495,7 @@ def test_the_memory_share_on_a_cpu_host_is_what_is_free(
     assert shares == [pytest.approx(0.9 * 13 / 16, abs=1e-3), None, 0.4]
 
 
+@pytest.mark.slow
 def test_data_parallel_engines_on_one_cpu_host_split_what_is_free(
     stand_in: ModuleType, smollm2_folder: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

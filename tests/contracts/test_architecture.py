@@ -72,6 +72,7 @@ READING_A_RUN_MUST_NOT_LOAD = ("scipy", "hakari.aggregate", "hakari.runner")
 RUN_OPTIONS = ("hakari.runner", "hakari.runner.options", "hakari.runner.settings")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("view", [[], ["--markdown"]], ids=["terminal", "markdown"])
 def test_report_of_a_run_loads_neither_scipy_nor_the_aggregation(
     tmp_path: Path, view: list[str]

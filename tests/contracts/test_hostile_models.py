@@ -90,6 +90,7 @@ def _served_run(server: StubServer, tmp_path: Path, name: str) -> tuple[int, str
     return result.exit_code, result.output, out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("answer", [NULL_CONTENT, MISSING_CONTENT], ids=["null", "missing"])
 def test_no_content_is_retried_then_a_counted_refusal_never_cached(
     servers: list[StubServer], tmp_path: Path, answer: dict

@@ -84,6 +84,7 @@ def test_html_through_a_symlink_keeps_the_link(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_html_to_a_full_device(tmp_path: Path) -> None:
     """A character device is written in place: ENOSPC is one line, the device stays."""
     run = finished_run(tmp_path / "run")
@@ -339,6 +340,7 @@ def test_hand_edited_results_are_one_line(
     assert not no_model_loads
 
 
+@pytest.mark.slow
 def test_the_budgeted_run_itself_is_reported(budgeted_run: Path, tmp_path: Path) -> None:
     code, out = report(str(budgeted_run), "--html", str(tmp_path / "r.html"))
     assert code == 0, out

@@ -79,6 +79,7 @@ def test_export_through_a_symlink_keeps_the_link(tmp_path: Path) -> None:
     assert len(rows) == 8 and json.loads(rows[0])["task"] == "tiny"
 
 
+@pytest.mark.slow
 def test_export_to_standard_output_through_a_link(tmp_path: Path) -> None:
     task = task_with_data(tmp_path)
     link = stdout_link(tmp_path)

@@ -73,6 +73,7 @@ def test_no_file_names_a_missing_docs_page() -> None:
     assert not missing, "\n".join(missing)
 
 
+@pytest.mark.slow
 def test_the_cli_reference_has_every_command() -> None:
     import typer
 

@@ -22,6 +22,10 @@ PY311 = {"gpt-4o", "Meta-Llama-3.1-405B", "gemma-2-9b", "open-calm-small", "gemm
 TOP_LEVEL = ("score", "score_std", "num_trials", "length", "length_std", "scores")
 
 
+# the shipped models' trials scored once a worker (`scored`: ~1 min): out of the quick loop
+pytestmark = pytest.mark.slow
+
+
 def _inputs(root: Path) -> list[Path]:
     models = sorted((root / "result").glob("*/*/*/trials.jsonl.xz"))
     return [*models, root / "data" / "questions.jsonl"]
@@ -44,7 +48,6 @@ def test_all_shipped_models_are_covered(shared_pfgen):
     assert len(_inputs(shared_pfgen)) == 16
 
 
-@pytest.mark.slow
 def test_top_level_numbers_match_exactly_under_both_sum_modes(scored, shared_tables):
     for mode, results in scored.items():
         for s in results:

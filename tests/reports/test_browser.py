@@ -115,6 +115,7 @@ def test_every_section_is_present_and_screenshotted(page: tuple[Any, list[str], 
         assert path.stat().st_size > 1000
 
 
+@pytest.mark.slow
 def test_injected_strings_are_text_in_every_field(page: tuple[Any, list[str], Path]) -> None:
     pg, _, _ = page
     pg.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")

@@ -100,6 +100,7 @@ def test_page_has_every_section_and_the_run_numbers(runs: tuple[Path, Path]) -> 
     )
 
 
+@pytest.mark.slow
 def test_one_model_gets_the_per_template_chart_with_its_intervals(
     runs: tuple[Path, Path], tmp_path: Path
 ) -> None:

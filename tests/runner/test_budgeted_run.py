@@ -256,6 +256,7 @@ def test_bad_budget_options_are_one_line_before_any_model_loads(
     assert no_model_loads == []
 
 
+@pytest.mark.slow
 def test_a_budgeted_prompt_space_run_has_its_space_record(tmp_path: Path) -> None:
     """`--templates space:N --budget 2x` writes what the space tells (issue 37 §1):
     estimated from the same imputed replicates as the aggregate, marked, and shown by

@@ -158,6 +158,7 @@ def test_a_task_file_cannot_name_given_score(tmp_path: Path) -> None:
         load_task(path)
 
 
+@pytest.mark.slow
 def test_missing_cells_go_to_the_imputed_estimator(native: tuple) -> None:
     _, samples = native
     grid = _by_hand(samples, (GridMetric("accuracy", "accuracy"), GridMetric("mcc", "mcc")))
@@ -186,6 +187,7 @@ def test_missing_cells_go_to_the_imputed_estimator(native: tuple) -> None:
     assert finished.model_groups["accuracy"].estimated
 
 
+@pytest.mark.slow
 def test_given_scores_with_gaps_are_imputed_as_scores(native: tuple) -> None:
     _, samples = native
     grid = _by_hand(
@@ -207,6 +209,7 @@ def test_given_scores_with_gaps_are_imputed_as_scores(native: tuple) -> None:
     assert set(chosen) == {"acc", "acc_norm"} and chosen["acc"] == chosen["acc_norm"]
 
 
+@pytest.mark.slow
 def test_a_grid_with_gaps_built_by_hand_finishes_as_a_native_budgeted_run(
     tmp_path: Path,
 ) -> None:

@@ -96,6 +96,7 @@ def test_target_ci_over_several_rounds_loads_each_model_once(tmp_path: Path) -> 
     assert factory.closes == factory.loads and factory.open == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("plan", [{}, {"budget": "2x"}], ids=["full", "budget"])
 def test_one_round_holds_one_model_at_a_time(tmp_path: Path, plan: dict[str, Any]) -> None:
     factory = CountingFactory(ALIKE)
@@ -104,6 +105,7 @@ def test_one_round_holds_one_model_at_a_time(tmp_path: Path, plan: dict[str, Any
     assert factory.most_open == 1
 
 
+@pytest.mark.slow
 def test_a_model_failing_in_a_later_round_closes_every_backend(tmp_path: Path) -> None:
     factory = CountingFactory(ALIKE, fail="b")
     with pytest.raises(RuntimeError, match="backend died"):

@@ -143,6 +143,7 @@ def _two_models(tmp_path: Path, out: Path, **kwargs: Any) -> EvalResults:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("plan", [{"budget": "2x"}, {"target_ci": 1e-9}], ids=["budget", "seq"])
 def test_a_budgeted_run_whose_second_model_fails_keeps_the_first(
     tmp_path: Path, plan: dict[str, Any]

@@ -175,6 +175,7 @@ def _realsumm_subset(n: int) -> tuple[list[str], list[str], list[dict]]:
     return preds, refs, rows
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not REALSUMM.is_dir(), reason=f"{REALSUMM} not present")
 def test_rouge_agrees_with_the_realsumm_authors() -> None:
     """Upstream ran ROUGE-1.5.5 with stemming; rouge-score with the Porter stemmer agrees

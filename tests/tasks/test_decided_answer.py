@@ -75,6 +75,7 @@ def _adversarial_texts(regex_keys: list[str], rng: random.Random, n: int) -> Ite
         yield "".join(rng.choice(pieces) for _ in range(rng.randint(0, 14)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("spec", "template_id", "regex", "answers"),
     LABEL_TEMPLATES,

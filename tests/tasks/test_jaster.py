@@ -117,6 +117,7 @@ SPLITS = {  # split -> (items, sha256 prefix of its (input, output) pairs)
 }
 
 
+@pytest.mark.slow
 @needs_data
 @pytest.mark.parametrize("name", SETS)
 def test_splits_are_llm_jp_evals(name: str) -> None:

@@ -66,6 +66,7 @@ def test_every_template_parses_and_reads_its_answers(mc: Task) -> None:
             assert find_answer(f"The answer is {key}.", t.regex) == key
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(data=st.data())
 def test_gold_remapped_under_every_level(data: st.DataObject, tmp_path_factory) -> None:

@@ -106,6 +106,7 @@ def test_malformed_data_line_is_named(tmp_path: Path) -> None:
     assert code == 2 and "data.jsonl" in out and "line 2" in out
 
 
+@pytest.mark.slow
 def test_unknown_task_and_template(tmp_path: Path) -> None:
     result = runner.invoke(app, ["run", "--tasks", "no_such_task"])
     assert result.exit_code == 2 and "no_such_task" in result.output
