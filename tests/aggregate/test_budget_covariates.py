@@ -5,6 +5,7 @@ none, leave the estimate as it was."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from hakari.aggregate.budget.covariates import covariate_design, select_columns
 from hakari.aggregate.budget.design import balanced_design

@@ -76,8 +76,10 @@ def test_threads_reach_torch_and_results_json(tiny_random_folder: Path, tmp_path
         "--tasks", "demo_sentiment_en", "--limit", "1", "--decoding", "greedy",
         "--n-boot", "0", "--cache-dir", str(tmp_path / "cache"), "--quiet",
     ]  # fmt: skip
-    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
-    for given, expected in ((["--threads", "1"], 1), ([], default_threads())):
+    # neither variable of the caller (a parallel test worker sets both): the rule's own
+    # number is the usable CPUs
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "OMP_NUM_THREADS")}
+    for given, expected in ((["--threads", "1"], 1), ([], usable_cpus())):
         out = tmp_path / f"run-{expected}-{len(given)}"
         done = subprocess.run(
             [*run, *given, "--output", str(out)], capture_output=True, text=True, env=env
