@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from hakari._util.atomic import check_output_folder, json_line, json_text, staged_files
+from hakari._util.redact import redact_identity
 from hakari.interop.export import read_run, table_rows
 from hakari.results import AggregateStats, DecodingResult, EvalResults
 from hakari.scoring import corpus
@@ -149,7 +150,7 @@ def _aggregate(
     results: EvalResults, model: str, task: str, stem: str, folder: str, instances: str, n_rows: int
 ) -> dict[str, Any]:
     model_id, developer = _model_id(results, model)
-    identity = {k: str(v) for k, v in results.models[model].identity.items()}
+    identity = redact_identity(results.models[model].identity)
     task_result = results.models[model].tasks[task]
     evaluation_results = []
     for decoding, dec in task_result.decodings.items():

@@ -27,7 +27,6 @@ against it (a difference beyond 1e-9 is a note: the samples are not the ones sco
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import dataclass, field
@@ -35,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from hakari._util.jsonl import iter_jsonl
-from hakari._util.redact import redact_arguments
+from hakari._util.redact import redact_recorded
 from hakari.errors import HakariInputError
 from hakari.interop.cells import Cell, ImportedGrid, MetricSpec, Origin, item_id, score_value
 from hakari.interop.mapping import TaskMapping
@@ -161,10 +160,7 @@ def _identity(run: _Run, model: str) -> dict[str, str]:
         for key in ("model", "model_args", "model_revision", "model_sha", "model_dtype"):
             value = config.get(key)
             if value is not None and value != "":
-                shown = redact_arguments(value)
-                identity[key] = (
-                    shown if isinstance(shown, str) else json.dumps(shown, sort_keys=True)
-                )
+                identity[key] = redact_recorded(value)
     return identity
 
 
