@@ -14,6 +14,11 @@ item (× run) is an error naming both lines, never a silent overwrite. Where met
 computed from answers and golds, golds are per item: two cells of one item whose golds
 differ are an error too (every template is scored against the same gold, as in a native
 run).
+
+Answers and golds are labels, compared as text: a number a source wrote (JSON Lines and
+Parquet keep types) becomes its text, a whole float as an integer (`1`, `1.0` → `"1"`),
+so an answer `1` matches a gold `"1"` (`answer_label`). A list of golds (acceptable
+answers) is for exact match and F1; accuracy and MCC compare one label and refuse it.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from hakari.errors import HakariInputError
 
 _INTEGER = re.compile(r"^-?\d{1,18}$")
 MISSING = object()  # a cell field the source did not have
+LABEL_METRICS = ("accuracy", "mcc")  # compare one answer label with one gold label
 
 
 @dataclass(frozen=True)
@@ -132,7 +138,10 @@ class ImportedGrid:
             raise cell.origin.error(
                 f"template {template!r} has levels {levels} here but {known} before", "level"
             )
+        cell.answer = answer_label(cell.answer)
         if cell.gold is not MISSING:
+            cell.gold = answer_label(cell.gold)
+            _check_label_gold(cell, info.metrics)
             self._check_gold(task, item, cell, strict=any(m.from_answers for m in info.metrics))
         per_item = self.cells.setdefault(key, {}).setdefault(template, {})
         runs = per_item.setdefault(item, [])
@@ -188,6 +197,28 @@ class ImportedGrid:
         """The tasks in ranked order (then in the order first read)."""
         first = list(dict.fromkeys(t for _, t, _ in self.cells))
         return sorted(first, key=lambda t: (self.task_rank.get(t, len(first)), first.index(t)))
+
+
+def answer_label(value: Any) -> Any:
+    """An answer or gold as a label: a number as its text (a whole float as an integer),
+    in a list too; text, None and booleans as they are."""
+    if isinstance(value, bool) or not isinstance(value, int | float | list):
+        return value
+    if isinstance(value, list):
+        return [answer_label(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def _check_label_gold(cell: Cell, metrics: Sequence[MetricSpec]) -> None:
+    label_metric = next((m for m in metrics if m.scorer in LABEL_METRICS), None)
+    if label_metric is not None and isinstance(cell.gold, list | dict):
+        raise cell.origin.error(
+            f"metric {label_metric.key} compares one label, and the gold is "
+            f"{cell.gold!r:.60}: a list of acceptable answers is for exact_match or f1",
+            "gold",
+        )
 
 
 def item_order(items: Iterable[str]) -> list[str]:

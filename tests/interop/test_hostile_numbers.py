@@ -1,0 +1,58 @@
+"""Hostile round five (issue 43), wrong numbers: the statistics of an imported table
+checked by hand (answers against golds of another type, names split by a pattern,
+lm-eval's group records, scales outside [0, 1])."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hakari.cli import app
+from tests.helpers.cli import assert_one_line, runner, succeed
+
+
+def _jsonl(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def _import(path: Path, out: Path, *extra: str, source: str = "table") -> dict:
+    succeed(["import", source, str(path), "--output", str(out), "--n-boot", "0", *extra])
+    return json.loads((out / "results.json").read_text())
+
+
+def _templates(results: dict, model: str, task: str) -> dict:
+    decodings = results["models"][model]["tasks"][task]["decodings"]
+    return next(iter(decodings.values()))["templates"]
+
+
+@pytest.mark.parametrize(("answer", "gold"), [(1, "1"), ("1", 1), (1.0, "1"), (1, 1.0)])
+def test_a_number_answer_matches_a_text_gold(tmp_path: Path, answer: object, gold: object) -> None:
+    """Item 4: JSON Lines keep types; answers and golds are compared as labels (text)."""
+    rows = [
+        {"model": "m", "task": "x", "template": t, "item": i, "answer": answer, "gold": gold}
+        for t in ("t0", "t1")
+        for i in range(4)
+    ]
+    results = _import(_jsonl(tmp_path / "t.jsonl", rows), tmp_path / "run", "--metric", "accuracy")
+    for template in _templates(results, "m", "x").values():
+        assert template["metrics"]["accuracy"] == 1.0
+
+
+def test_a_list_gold_for_accuracy_is_refused_in_one_line(tmp_path: Path) -> None:
+    """Item 4: a list of golds made accuracy raise a TypeError traceback (unhashable)."""
+    rows = [
+        {"model": "m", "task": "x", "template": t, "item": i, "answer": "1", "gold": ["1", "one"]}
+        for t in ("t0", "t1")
+        for i in range(4)
+    ]
+    path = _jsonl(tmp_path / "t.jsonl", rows)
+    result = runner.invoke(
+        app,
+        ["import", "table", str(path), "--output", str(tmp_path / "run"), "--metric", "accuracy"],
+    )
+    assert_one_line(
+        result.exit_code, result.output, "t.jsonl", "line 1", "field gold", "exact_match"
+    )
