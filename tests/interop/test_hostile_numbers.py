@@ -5,12 +5,16 @@ lm-eval's group records, scales outside [0, 1])."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 
 from hakari.cli import app
 from tests.helpers.cli import assert_one_line, runner, succeed
+from tests.helpers.paths import FIXTURES
+
+LM_EVAL = FIXTURES / "interop" / "lm_eval"
 
 
 def _jsonl(path: Path, rows: list[dict]) -> Path:
@@ -56,3 +60,44 @@ def test_a_list_gold_for_accuracy_is_refused_in_one_line(tmp_path: Path) -> None
     assert_one_line(
         result.exit_code, result.output, "t.jsonl", "line 1", "field gold", "exact_match"
     )
+
+
+def _subject_logs(tmp_path: Path) -> Path:
+    """lm-eval logs of two MMLU-like subjects, two prompt variants each."""
+    logs = tmp_path / "logs"
+    shutil.copytree(LM_EVAL, logs)
+    names = {"p0": "psychology_p0", "p1": "psychology_p1", "p2": "physics_p0"}
+    for path in list(logs.rglob("samples_demo_mc_p*.jsonl")):
+        variant = path.name.split("_")[3]
+        target = path.with_name(
+            path.name.replace(f"demo_mc_{variant}", f"mmlu_high_school_{names[variant]}")
+        )
+        path.rename(target)
+        if variant == "p2":
+            shutil.copy(target, target.with_name(target.name.replace("physics_p0", "physics_p1")))
+    return logs
+
+
+def test_a_pattern_never_splits_a_subject_name(tmp_path: Path) -> None:
+    """Item 2: `{task}_p{template}` read `mmlu_high_school_psychology_p0` as task
+    `mmlu_high_school`, template `sychology_p0`: the two subjects merged into one task."""
+    out = tmp_path / "run"
+    result = succeed(
+        [
+            "import",
+            "lm-eval",
+            str(_subject_logs(tmp_path)),
+            "--templates",
+            "{task}_p{template}",
+            "--output",
+            str(out),
+            "--n-boot",
+            "0",
+        ]
+    )
+    results = json.loads((out / "results.json").read_text())
+    model = next(iter(results["models"].values()))
+    assert set(model["tasks"]) == {"mmlu_high_school_psychology", "mmlu_high_school_physics"}
+    for task in model["tasks"].values():
+        assert set(next(iter(task["decodings"].values()))["templates"]) == {"0", "1"}
+    assert "read by the shortest template" in " ".join(result.output.split())  # said

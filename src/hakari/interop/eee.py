@@ -48,6 +48,7 @@ def read(paths: list[Path], options: ImportOptions) -> Reading:
             _instance_cell(record, origin, options, mapping, names, reading.grid, pending)
     if names:
         mapping.check_matched(names)
+        reading.notes += mapping.notes()
     _add_pending(pending, options, reading.grid)
     return reading
 

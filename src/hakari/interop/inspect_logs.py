@@ -84,6 +84,7 @@ def read(paths: list[Path], options: ImportOptions) -> Reading:
         _add_log(path, log, mapped, to_float, options, reading)
     if not (by_arg or by_metadata):
         mapping.check_matched(names)
+        reading.notes += mapping.notes()
     return reading
 
 

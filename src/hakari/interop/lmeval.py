@@ -91,6 +91,7 @@ def read(paths: list[Path], options: ImportOptions) -> Reading:
             reading.grid.identities[model] = identity
             _check_against_results(run, lm_task, means, options, reading)
     mapping.check_matched(names)
+    reading.notes += mapping.notes()
     left = sorted(n for n in names if mapping(n) is None) if options.templates else []
     if left:
         reading.notes.append(
