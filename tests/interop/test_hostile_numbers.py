@@ -101,3 +101,30 @@ def test_a_pattern_never_splits_a_subject_name(tmp_path: Path) -> None:
     for task in model["tasks"].values():
         assert set(next(iter(task["decodings"].values()))["templates"]) == {"0", "1"}
     assert "read by the shortest template" in " ".join(result.output.split())  # said
+
+
+def test_lm_evals_group_record_in_eee_is_no_template(tmp_path: Path) -> None:
+    """Item 3: with --task and no --templates, the converter's group record (a copy of
+    one template's instances under the group's name) was read as a fourth template."""
+    eee = FIXTURES / "producers" / "eee" / "lm-eval"
+    result = succeed(
+        [
+            "import",
+            "eee",
+            str(eee),
+            "--task",
+            "demo_sentiment_en",
+            "--output",
+            str(tmp_path / "run"),
+            "--n-boot",
+            "0",
+        ]
+    )
+    results = json.loads((tmp_path / "run" / "results.json").read_text())
+    task = next(iter(results["models"].values()))["tasks"]["demo_sentiment_en"]
+    dec = next(iter(task["decodings"].values()))
+    names = [f"demo_sentiment_en_{t}" for t in ("0-1", "0-2", "1-2")]
+    assert sorted(dec["templates"]) == names
+    assert dec["aggregate"]["acc"]["mean"] == pytest.approx(0.4583333333, abs=1e-9)
+    assert dec["aggregate"]["acc"]["std"] == pytest.approx(0.0589255651, abs=1e-9)
+    assert "copy of" in " ".join(result.output.split())
