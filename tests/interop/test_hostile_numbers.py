@@ -128,3 +128,58 @@ def test_lm_evals_group_record_in_eee_is_no_template(tmp_path: Path) -> None:
     assert dec["aggregate"]["acc"]["mean"] == pytest.approx(0.4583333333, abs=1e-9)
     assert dec["aggregate"]["acc"]["std"] == pytest.approx(0.0589255651, abs=1e-9)
     assert "copy of" in " ".join(result.output.split())
+
+
+def _two_models(scale: float) -> list[dict]:
+    """Model A: templates 0.7 and 0.5 (mean 0.6, std 0.1); model B: 0.5 and 0.5."""
+    per_template = {"A": (0.7, 0.5), "B": (0.5, 0.5)}
+    return [
+        {"model": m, "task": "x", "template": f"t{k}", "item": i, "score": scale * value}
+        for m, values in per_template.items()
+        for k, value in enumerate(values)
+        for i in range(4)
+    ]
+
+
+def _sharpe(results: dict) -> dict[str, float]:
+    return {
+        m: next(iter(r["tasks"]["x"]["decodings"].values()))["aggregate"]["score"]["sharpe"]
+        for m, r in results["models"].items()
+    }
+
+
+def test_scores_outside_zero_one_are_refused_without_a_declared_range(tmp_path: Path) -> None:
+    """Item 1: as fractions A wins (Sharpe 0.545 against 0.500), as percentages B won
+    (50.0 against 5.455) by scale alone. Percentages are refused until their range is said."""
+    path = _jsonl(tmp_path / "pct.jsonl", _two_models(100.0))
+    result = runner.invoke(app, ["import", "table", str(path), "--output", str(tmp_path / "r")])
+    assert_one_line(result.exit_code, result.output, "pct.jsonl", "line 1", "--score-range")
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_declared_range_gives_the_fractions_statistics(tmp_path: Path) -> None:
+    """Item 1: --score-range 0:100 rescales to [0, 1]: the Sharpe scores (and the ranking)
+    are the fractions' exactly, the range is recorded and the report says it."""
+    fractions = _import(_jsonl(tmp_path / "f.jsonl", _two_models(1.0)), tmp_path / "f")
+    pct = _import(
+        _jsonl(tmp_path / "p.jsonl", _two_models(100.0)), tmp_path / "p", "--score-range", "0:100"
+    )
+    assert _sharpe(pct) == pytest.approx(_sharpe(fractions), abs=1e-12)
+    assert _sharpe(pct) == pytest.approx({"A": 0.6 / 1.1, "B": 0.5}, abs=1e-12)
+    assert pct["imported"]["options"]["score_range"] == [0.0, 100.0]
+    report = " ".join(succeed(["report", str(tmp_path / "p"), "--markdown"]).output.split())
+    assert r"rescaled from \[0, 100\] to \[0, 1\]" in report  # Markdown-escaped
+    for bad in ("100:0", "0-100", "0:inf"):
+        result = runner.invoke(
+            app,
+            [
+                "import",
+                "table",
+                str(tmp_path / "p.jsonl"),
+                "--output",
+                str(tmp_path / "q"),
+                "--score-range",
+                bad,
+            ],
+        )
+        assert_one_line(result.exit_code, result.output, "field --score-range")

@@ -20,6 +20,7 @@ from hakari._util.outputs import RESULTS_FILE
 from hakari.errors import HakariInputError
 from hakari.interop.finish import Settings
 from hakari.interop.options import SOURCES, ImportOptions, Reading
+from hakari.interop.scale import apply_scale
 from hakari.results import EvalResults, ImportRecord
 
 READERS = {
@@ -49,6 +50,7 @@ def read_source(source: str, paths: list[Path], options: ImportOptions) -> Readi
         raise HakariInputError(
             f"no cells were read from {', '.join(map(str, paths))}", field="PATH"
         )
+    reading.notes += apply_scale(reading.grid, options.score_range)
     return reading
 
 

@@ -49,6 +49,7 @@ class ImportOptions:
     columns: dict[str, str] = field(default_factory=dict)  # role -> column name
     run: str | None = None
     levels: Path | None = None
+    score_range: tuple[float, float] | None = None  # per-item scores' range (`scale`)
 
     def check(self) -> None:
         if self.language is not None:
@@ -106,6 +107,8 @@ class ImportOptions:
             out["columns"] = dict(self.columns)
         if self.levels is not None:
             out["levels"] = str(self.levels)
+        if self.score_range is not None:
+            out["score_range"] = list(self.score_range)
         out["qa_mode"] = self.qa_mode
         return out
 
