@@ -10,7 +10,10 @@ decoding, template, item, answer, gold, fallback, output, `level.DIMENSION`, and
 score of the task's first metric that has one (a native accuracy's 0/1), for other tools
 (evalstats reads the table as it is). Rows follow samples.jsonl: template order is kept.
 
-The format is the output's suffix: `.csv`, `.jsonl` or `.parquet` (pyarrow).
+The format is the output's suffix: `.csv`, `.jsonl` or `.parquet` (pyarrow). In CSV, a text
+cell a spreadsheet would run as a formula (`=`, `+`, `-`, `@`...) gets a leading apostrophe,
+the one rule of every CSV hakari writes (`hakari._util.spreadsheet`); the table reader
+removes it, so the names come back as they were.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from hakari._util.atomic import (
     json_line,
 )
 from hakari._util.jsonl import iter_jsonl
+from hakari._util.spreadsheet import escape_cell
 from hakari.errors import HakariInputError
 from hakari.interop.options import SCORE_PREFIX
 from hakari.interop.table import csv_cell
@@ -205,8 +209,13 @@ def _csv_text(rows: list[dict[str, Any]], columns: list[str]) -> str:
 
 
 def _csv_value(column: str, value: Any) -> str:
+    """A cell's text; text cells escaped against spreadsheet formulas as in every CSV
+    hakari writes (`hakari._util.spreadsheet`, undone by `hakari import table`)."""
     if column in ("answer", "gold"):
-        return csv_cell(value)
+        text = csv_cell(value)
+        return escape_cell(text) if isinstance(value, str | list) else text
+    if isinstance(value, str):
+        return str(escape_cell(value))
     if value is None:
         return ""
     if isinstance(value, bool):

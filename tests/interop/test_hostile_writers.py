@@ -1,0 +1,71 @@
+"""Hostile round five (issue 43), writers: one rule for every CSV hakari writes
+(spreadsheet formulas), and exports that say what their run lost."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+from hakari._util.spreadsheet import FORMULA_START
+from tests.helpers.cli import succeed
+
+
+def _jsonl(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+HOSTILE = {"model": '=HYPERLINK("http://x")', "task": "@sum", "template": "+t"}
+
+
+def _hostile_rows() -> list[dict]:
+    return [
+        {
+            **HOSTILE,
+            "template": f"{HOSTILE['template']}{k}",
+            "item": i,
+            "score": float(i % 2),
+            "output": "-1+1",
+            "answer": "=1",
+            "gold": "=1",
+        }
+        for k in range(2)
+        for i in range(4)
+    ]
+
+
+def _cells(path: Path) -> list[str]:
+    with path.open(newline="", encoding="utf-8") as fh:
+        return [cell for row in csv.reader(fh) for cell in row]
+
+
+def test_every_csv_writer_escapes_formulas_alike(tmp_path: Path) -> None:
+    """Item 15: `export --format table` wrote `=`, `+`, `@` names as they are; `report
+    --csv` put an apostrophe before them. Both now use one rule, and the export's table
+    imports back with the names unchanged."""
+    run = tmp_path / "run"
+    succeed(
+        [
+            "import",
+            "table",
+            str(_jsonl(tmp_path / "t.jsonl", _hostile_rows())),
+            "--output",
+            str(run),
+            "--n-boot",
+            "0",
+        ]
+    )
+    succeed(["export", str(run), "--format", "table", "--output", str(tmp_path / "t.csv")])
+    succeed(["report", str(run), "--csv", str(tmp_path / "csv")])
+    written = _cells(tmp_path / "t.csv") + _cells(tmp_path / "csv" / "summary.csv")
+    assert [c for c in written if c[:1] in FORMULA_START] == []
+    assert '\'=HYPERLINK("http://x")' in _cells(tmp_path / "t.csv")
+    assert '\'=HYPERLINK("http://x")' in _cells(tmp_path / "csv" / "summary.csv")
+    back = tmp_path / "back"
+    succeed(["import", "table", str(tmp_path / "t.csv"), "--output", str(back), "--n-boot", "0"])
+    results = json.loads((back / "results.json").read_text())
+    assert list(results["models"]) == [HOSTILE["model"]]
+    assert list(results["models"][HOSTILE["model"]]["tasks"]) == [HOSTILE["task"]]
+    sample = json.loads((back / "samples.jsonl").read_text().splitlines()[0])
+    assert (sample["answer"], sample["gold"], sample["output"]) == ("=1", "=1", "-1+1")
