@@ -33,6 +33,9 @@ from typing import Any
 from hakari.errors import HakariInputError
 
 _INTEGER = re.compile(r"^-?\d{1,18}$")
+# a number as a table writes it: ASCII digits only (`float()` also reads `1_0` as 10, `٣`
+# and fullwidth `１` as digits: never a table's intent)
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
 MISSING = object()  # a cell field the source did not have
 LABEL_METRICS = ("accuracy", "mcc")  # compare one answer label with one gold label
 
@@ -248,17 +251,20 @@ def item_id(value: Any, origin: Origin, field_name: str = "item") -> str:
 
 
 def score_value(value: Any, origin: Origin, field_name: str) -> float:
-    """A per-item score: a finite number (a bool counts as 0/1); anything else, NaN
-    included, is an error naming the field."""
+    """A per-item score: a finite number (a bool counts as 0/1), as text only in plain
+    ASCII decimal notation; anything else, NaN included, is an error naming the field."""
     if isinstance(value, bool):
         return float(value)
     if isinstance(value, int | float) and math.isfinite(value):
         return float(value)
     if isinstance(value, str):
-        try:
-            number = float(value)
-        except ValueError:
-            number = math.nan
+        if not _DECIMAL.fullmatch(value.strip(" ")):
+            raise origin.error(
+                f"score {field_name!r} must be a finite number in plain ASCII decimals (no "
+                f"underscores, no other digits), got {value!r:.40}",
+                field_name,
+            )
+        number = float(value)
         if math.isfinite(number):
             return number
     shown = "NaN" if isinstance(value, float) and math.isnan(value) else f"{value!r:.40}"
