@@ -39,3 +39,43 @@ def test_numbers_only_python_reads_are_refused(tmp_path: Path, score: str) -> No
     """Item 8: `float()` reads `1_0` as 10, Arabic-Indic ٣ as 3, fullwidth １ as 1."""
     path = _csv(tmp_path / "t.csv", _grid(score))
     _refused(tmp_path, path, "t.csv", "line 8", "field score", "plain ASCII decimals")
+
+
+def test_nfc_and_nfd_spellings_are_one_template(tmp_path: Path) -> None:
+    """Item 9: `café` composed and decomposed were two templates (and the paired
+    comparison ran on one shared template)."""
+    nfc, nfd = "caf\u00e9", "cafe\u0301"
+    rows = [
+        {
+            "model": m,
+            "task": "x",
+            "template": (nfc if m == "A" else nfd) if t == 0 else "t1",
+            "item": i,
+            "score": float((i + t) % 2),
+        }
+        for m in ("A", "B")
+        for t in range(2)
+        for i in range(4)
+    ]
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    result = succeed(
+        ["import", "table", str(path), "--output", str(tmp_path / "run"), "--n-boot", "0"]
+    )
+    results = json.loads((tmp_path / "run" / "results.json").read_text())
+    for model in ("A", "B"):
+        templates = results["models"][model]["tasks"]["x"]["decodings"]["imported"]["templates"]
+        assert sorted(templates) == [nfc, "t1"]
+    assert "NFC" in " ".join(result.output.split())
+    assert any("NFC" in note for note in results["imported"]["notes"])
+
+
+@pytest.mark.parametrize(("row", "field"), [(("A", " qa"), "task"), (("A ", "qa"), "model")])
+def test_spaces_around_a_name_are_refused(tmp_path: Path, row: tuple, field: str) -> None:
+    """Item 9: `A, qa` after a CSV comma made task ` qa` beside `qa`."""
+    rows = [
+        (*(row if (t, i) == (1, 2) else ("A", "qa")), f"t{t}", i, i % 2)
+        for t in range(2)
+        for i in range(4)
+    ]
+    _refused(tmp_path, _csv(tmp_path / "t.csv", rows), "t.csv", "line 8", f"field {field}", "space")

@@ -108,9 +108,29 @@ class ImportedGrid:
     # their rank; else the order they were first read in
     model_rank: dict[str, int] = field(default_factory=dict)
     task_rank: dict[str, int] = field(default_factory=dict)
+    decomposed: set[str] = field(default_factory=set)  # names read in NFC (`nfc`)
+
+    def notes(self) -> list[str]:
+        """What reading changed, for the import's notes."""
+        if not self.decomposed:
+            return []
+        shown = ", ".join(sorted(repr(n) for n in self.decomposed)[:5])
+        return [
+            f"{len(self.decomposed)} name(s) not in Unicode NFC read as their composed "
+            f"spelling ({shown}): the two spellings print alike and are one name"
+        ]
+
+    def nfc(self, name: str) -> str:
+        """A name in Unicode NFC: its composed and decomposed spellings print alike and
+        are one name; each one changed is kept for the import's note."""
+        composed = unicodedata.normalize("NFC", name)
+        if composed != name:
+            self.decomposed.add(name)
+        return composed
 
     def task(self, name: str, metrics: Sequence[MetricSpec], origin: Origin) -> TaskInfo:
         """The task `name`, made on first sight; its metrics must agree across inputs."""
+        name = self.nfc(name)
         info = self.tasks.get(name)
         if info is None:
             info = self.tasks[name] = TaskInfo(name, list(metrics))
@@ -131,7 +151,12 @@ class ImportedGrid:
         levels: dict[str, str] | None = None,
         run: str | None = None,
     ) -> None:
-        """One cell; a duplicate (same key, template, item and run) is an error."""
+        """One cell; a duplicate (same key, template, item and run) is an error. Names
+        are read in NFC (`nfc`)."""
+        key = (self.nfc(key[0]), self.nfc(key[1]), self.nfc(key[2]))
+        template = self.nfc(template)
+        if levels:
+            levels = {self.nfc(k): self.nfc(v) for k, v in levels.items()}
         model, task, _ = key
         info = self.tasks[task]
         known = info.templates.get(template, MISSING)
@@ -286,6 +311,12 @@ def label(value: Any, origin: Origin, field_name: str) -> str:
             f"{field_name} {text!r:.60} holds the invisible character U+{ord(hidden):04X} "
             f"({unicodedata.name(hidden, 'a control character')}): two names that print "
             "alike would be different templates",
+            field_name,
+        )
+    if text != text.strip():
+        raise origin.error(
+            f"{field_name} {text!r:.60} begins or ends with a space (a space after a CSV "
+            "comma?): it would be another name than the one without",
             field_name,
         )
     return text

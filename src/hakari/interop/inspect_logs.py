@@ -103,7 +103,7 @@ def _add_log(
         identity["model_args"] = redact_recorded(log.eval.model_args)
     if log.eval.model_base_url:
         identity["base_url"] = redact_recorded(str(log.eval.model_base_url))
-    grid.identities[model] = identity
+    grid.identities[grid.nfc(model)] = identity
     reading.producers.update({str(k): str(v) for k, v in (log.eval.packages or {}).items()})
     reading.producers.setdefault("inspect_ai log format", str(log.version))
     if log.status != "success":

@@ -88,7 +88,7 @@ def read(paths: list[Path], options: ImportOptions) -> Reading:
                 reading,
                 doc_hashes,
             )
-            reading.grid.identities[model] = identity
+            reading.grid.identities[reading.grid.nfc(model)] = identity
             _check_against_results(run, lm_task, means, options, reading)
     mapping.check_matched(names)
     reading.notes += mapping.notes()
@@ -213,8 +213,7 @@ def _read_samples(
             )
         if chosen is None:
             chosen = _metrics(sample, options, origin)
-            grid.task(task, chosen, origin)
-            info = grid.tasks[task]
+            info = grid.task(task, chosen, origin)
             info.language = options.language or info.language
             info.qa_mode = options.qa_mode
         item = item_id(sample["doc_id"], origin, "doc_id")
