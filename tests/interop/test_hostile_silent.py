@@ -79,3 +79,27 @@ def test_spaces_around_a_name_are_refused(tmp_path: Path, row: tuple, field: str
         for i in range(4)
     ]
     _refused(tmp_path, _csv(tmp_path / "t.csv", rows), "t.csv", "line 8", f"field {field}", "space")
+
+
+def test_a_repeated_json_key_is_refused(tmp_path: Path) -> None:
+    """Item 10: `{"score": 1, "score": 0}` was read as its last value."""
+    path = tmp_path / "t.jsonl"
+    lines = [
+        json.dumps({"model": "m", "task": "x", "template": f"t{t}", "item": i, "score": i % 2})
+        for t in range(2)
+        for i in range(4)
+    ]
+    lines[5] = lines[5][:-1] + ', "score": 0}'
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    _refused(tmp_path, path, "t.jsonl", "line 6", "'score' twice")
+
+
+def test_a_repeated_key_in_a_json_document_is_refused(tmp_path: Path) -> None:
+    """Item 10: the same in a whole-document reader (an lm-eval results file)."""
+    from hakari.errors import HakariInputError
+    from hakari.interop.options import read_json
+
+    path = tmp_path / "results.json"
+    path.write_text('{"results": {"a": 1, "a": 2}}', encoding="utf-8")
+    with pytest.raises(HakariInputError, match="'a' twice"):
+        read_json(path)

@@ -197,9 +197,13 @@ def read_json(path: Path) -> Any:
     line and column."""
     import json
 
+    from hakari._util.jsonl import RepeatedKeyError, loads_strict
+
     data = read_bounded(path)
     try:
-        return json.loads(data.decode("utf-8"))
+        return loads_strict(data.decode("utf-8"))
+    except RepeatedKeyError as exc:
+        raise HakariInputError(str(exc), file=str(path)) from None
     except UnicodeDecodeError as exc:
         raise HakariInputError(f"not UTF-8 text (byte {exc.start})", file=str(path)) from None
     except json.JSONDecodeError as exc:
