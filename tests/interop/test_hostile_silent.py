@@ -103,3 +103,49 @@ def test_a_repeated_key_in_a_json_document_is_refused(tmp_path: Path) -> None:
     path.write_text('{"results": {"a": 1, "a": 2}}', encoding="utf-8")
     with pytest.raises(HakariInputError, match="'a' twice"):
         read_json(path)
+
+
+def _level_rows(levels: dict[tuple[int, int], str | None]) -> list[dict]:
+    """Three templates × 4 items; `levels[(template, item)]` the cue (None: no column)."""
+    rows = []
+    for t in range(3):
+        for i in range(4):
+            row = {"model": "m", "task": "x", "template": f"t{t}", "item": i, "score": (i + t) % 2}
+            cue = levels.get((t, i), f"c{t % 2}")
+            if cue is not None:
+                row["level.cue"] = cue
+            rows.append(row)
+    return rows
+
+
+def _write(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def test_levels_missing_on_a_later_row_are_refused(tmp_path: Path) -> None:
+    """Item 11: levels on a template's first row and none on a later one were accepted
+    (the reverse was refused)."""
+    path = _write(tmp_path / "t.jsonl", _level_rows({(1, 2): None}))
+    _refused(tmp_path, path, "t.jsonl", "line 7", "field level", "template 't1'")
+
+
+def test_a_template_without_levels_beside_ones_with_is_refused(tmp_path: Path) -> None:
+    """Item 11: a template with no levels was left out of the attribution (2 of 3)."""
+    path = _write(tmp_path / "t.jsonl", _level_rows({(2, i): None for i in range(4)}))
+    _refused(tmp_path, path, "t.jsonl", "field level", "template 't2'", "no levels")
+
+
+def test_eta_squared_stays_within_zero_one() -> None:
+    """Item 11: eta² of a dimension that explains everything read 1.0000000000000087."""
+    import numpy as np
+
+    from hakari.aggregate.dimensions import shares
+
+    for codes, x in (
+        ([0, 0, 0, 1, 1, 1], [0.6, 0.6, 0.6, 0.5, 0.5, 0.5]),
+        ([0, 1, 1], [1.0, 0.875, 0.875]),
+    ):
+        eta, _ = shares(np.array(codes), np.array(x), 2)
+        assert 0.0 <= float(eta) <= 1.0
+        assert float(eta) == pytest.approx(1.0, abs=1e-12)

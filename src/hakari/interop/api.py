@@ -50,6 +50,7 @@ def read_source(source: str, paths: list[Path], options: ImportOptions) -> Readi
         raise HakariInputError(
             f"no cells were read from {', '.join(map(str, paths))}", field="PATH"
         )
+    reading.grid.check_levels()
     reading.notes += reading.grid.notes() + apply_scale(reading.grid, options.score_range)
     return reading
 

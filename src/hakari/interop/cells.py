@@ -162,9 +162,11 @@ class ImportedGrid:
         known = info.templates.get(template, MISSING)
         if known is MISSING:
             info.templates[template] = levels
-        elif levels and known != levels:
+        elif (levels or None) != known:
             raise cell.origin.error(
-                f"template {template!r} has levels {levels} here but {known} before", "level"
+                f"template {template!r} has levels {levels or 'none'} here but "
+                f"{known or 'none'} before: a template has one level on each dimension",
+                "level",
             )
         cell.answer = answer_label(cell.answer)
         if cell.gold is not MISSING:
@@ -201,6 +203,28 @@ class ImportedGrid:
                 f"{seen[0]!r} at line {seen[1].line} of {seen[1].file}: an item has one gold",
                 "gold",
             )
+
+    def check_levels(self) -> None:
+        """Levels for every template of a task or for none: a template without them
+        would be left out of the per-dimension attribution."""
+        for task, info in self.tasks.items():
+            given = [t for t, levels in info.templates.items() if levels]
+            bare = [t for t, levels in info.templates.items() if not levels]
+            if given and bare:
+                origin = self._origin(task, bare[0])
+                raise origin.error(
+                    f"template {bare[0]!r} of task {task!r} has no levels while "
+                    f"{given[0]!r} has {info.templates[given[0]]}: give every template its "
+                    "levels (or none), else the attribution leaves it out",
+                    "level",
+                )
+
+    def _origin(self, task: str, template: str) -> Origin:
+        """Where a template of `task` was first read."""
+        for (_, name, _), per_template in self.cells.items():
+            if name == task and template in per_template:
+                return next(iter(per_template[template].values()))[0].origin
+        raise KeyError(template)
 
     def gold(self, task: str, item: str) -> Any:
         seen = self.golds.get((task, item))
