@@ -149,3 +149,20 @@ def test_eta_squared_stays_within_zero_one() -> None:
         eta, _ = shares(np.array(codes), np.array(x), 2)
         assert 0.0 <= float(eta) <= 1.0
         assert float(eta) == pytest.approx(1.0, abs=1e-12)
+
+
+def test_a_task_with_one_template_says_its_spread_is_not_measured(tmp_path: Path) -> None:
+    """Item 12: one template gave std 0, a [0, 0] interval and Sharpe = mean, no word."""
+    rows = [
+        {"model": "m", "task": "x", "template": "t0", "item": i, "score": i % 2} for i in range(4)
+    ]
+    out = tmp_path / "run"
+    result = succeed(
+        ["import", "table", str(_write(tmp_path / "t.jsonl", rows)), "--output", str(out)]
+    )
+    said = " ".join(result.output.split())
+    assert "task 'x' has one template: the spread over prompts is not measured" in said
+    notes = json.loads((out / "results.json").read_text())["imported"]["notes"]
+    assert any("one template" in n for n in notes)
+    report = " ".join(succeed(["report", str(out)]).output.split())
+    assert "spread over prompts is not measured" in report

@@ -111,14 +111,21 @@ class ImportedGrid:
     decomposed: set[str] = field(default_factory=set)  # names read in NFC (`nfc`)
 
     def notes(self) -> list[str]:
-        """What reading changed, for the import's notes."""
-        if not self.decomposed:
-            return []
-        shown = ", ".join(sorted(repr(n) for n in self.decomposed)[:5])
-        return [
-            f"{len(self.decomposed)} name(s) not in Unicode NFC read as their composed "
-            f"spelling ({shown}): the two spellings print alike and are one name"
+        """What reading changed or could not measure, for the import's notes."""
+        out = [
+            f"task {name!r} has one template: the spread over prompts is not measured (std "
+            "0, its interval [0, 0] and the Sharpe score equal to the mean say nothing of "
+            "prompt sensitivity)"
+            for name, info in self.tasks.items()
+            if len(info.templates) == 1
         ]
+        if self.decomposed:
+            shown = ", ".join(sorted(repr(n) for n in self.decomposed)[:5])
+            out.append(
+                f"{len(self.decomposed)} name(s) not in Unicode NFC read as their composed "
+                f"spelling ({shown}): the two spellings print alike and are one name"
+            )
+        return out
 
     def nfc(self, name: str) -> str:
         """A name in Unicode NFC: its composed and decomposed spellings print alike and
