@@ -166,3 +166,12 @@ def test_a_task_with_one_template_says_its_spread_is_not_measured(tmp_path: Path
     assert any("one template" in n for n in notes)
     report = " ".join(succeed(["report", str(out)]).output.split())
     assert "spread over prompts is not measured" in report
+
+
+@pytest.mark.parametrize("option", ["--model", "--task"])
+def test_model_or_task_given_for_a_table_with_that_column_is_refused(
+    tmp_path: Path, option: str
+) -> None:
+    """Item 13: the column won, yet imported.options recorded the option as applied."""
+    path = _csv(tmp_path / "t.csv", _grid())
+    _refused(tmp_path, path, "t.csv", f"field {option}", "column", extra=(option, "other"))

@@ -171,6 +171,15 @@ def _layout(
 ) -> dict[str, Any]:
     """What the first row says about the table: where the template comes from, the
     task's default name, the default score column."""
+    for role, given in (("model", options.model), ("task", options.task)):
+        if given is not None and names[role] in row:
+            raise HakariInputError(
+                f"--{role} {given!r} is given, but the table has a {names[role]!r} column, "
+                f"which names the {role} of every row: drop --{role} (or map another column "
+                f"with --column {role}=NAME)",
+                file=str(path),
+                field=f"--{role}",
+            )
     layout: dict[str, Any] = {"template": names["template"], "task_default": options.task}
     if names["template"] not in row and "template" not in options.columns and "prompt" in row:
         layout["template"] = "prompt"  # the evalstats layout
