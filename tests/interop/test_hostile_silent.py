@@ -175,3 +175,38 @@ def test_model_or_task_given_for_a_table_with_that_column_is_refused(
     """Item 13: the column won, yet imported.options recorded the option as applied."""
     path = _csv(tmp_path / "t.csv", _grid())
     _refused(tmp_path, path, "t.csv", f"field {option}", "column", extra=(option, "other"))
+
+
+def test_an_undefined_correlation_is_said(tmp_path: Path) -> None:
+    """Item 18: a template answering a constant has no Pearson (scipy: NaN); hakari counts
+    it 0.0, chance, in the mean and the Sharpe score, and now says so."""
+    rows = [
+        {
+            "model": "m",
+            "task": "sts",
+            "template": f"t{t}",
+            "item": i,
+            "answer": 2.5 if t == 1 else float(i),
+            "gold": float(i % 3),
+        }
+        for t in range(3)
+        for i in range(6)
+    ]
+    out = tmp_path / "run"
+    result = succeed(
+        [
+            "import",
+            "table",
+            str(_write(tmp_path / "t.jsonl", rows)),
+            "--output",
+            str(out),
+            "--metric",
+            "pearson",
+            "--n-boot",
+            "0",
+        ]
+    )
+    said = " ".join(result.output.split())
+    assert "template 't1'" in said and "pearson is undefined" in said and "0.0" in said
+    results = json.loads((out / "results.json").read_text())
+    assert any("pearson is undefined" in n for n in results["imported"]["notes"])

@@ -18,6 +18,7 @@ from hakari._util.atomic import check_output_folder
 from hakari._util.checks import bootstrap_replicates, choice, number, seed
 from hakari._util.outputs import RESULTS_FILE
 from hakari.errors import HakariInputError
+from hakari.interop.caveats import constant_answer_notes
 from hakari.interop.finish import Settings
 from hakari.interop.options import SOURCES, ImportOptions, Reading
 from hakari.interop.scale import apply_scale
@@ -51,7 +52,8 @@ def read_source(source: str, paths: list[Path], options: ImportOptions) -> Readi
             f"no cells were read from {', '.join(map(str, paths))}", field="PATH"
         )
     reading.grid.check_levels()
-    reading.notes += reading.grid.notes() + apply_scale(reading.grid, options.score_range)
+    reading.notes += reading.grid.notes() + constant_answer_notes(reading.grid)
+    reading.notes += apply_scale(reading.grid, options.score_range)
     return reading
 
 
