@@ -8,7 +8,8 @@ import json
 from pathlib import Path
 
 from hakari._util.spreadsheet import FORMULA_START
-from tests.helpers.cli import succeed
+from hakari.cli import app
+from tests.helpers.cli import assert_one_line, runner, succeed
 
 
 def _jsonl(path: Path, rows: list[dict]) -> Path:
@@ -69,3 +70,32 @@ def test_every_csv_writer_escapes_formulas_alike(tmp_path: Path) -> None:
     assert list(results["models"][HOSTILE["model"]]["tasks"]) == [HOSTILE["task"]]
     sample = json.loads((back / "samples.jsonl").read_text().splitlines()[0])
     assert (sample["answer"], sample["gold"], sample["output"]) == ("=1", "=1", "-1+1")
+
+
+def test_an_export_of_a_run_that_lost_samples_is_refused(tmp_path: Path) -> None:
+    """Item 20: samples.jsonl lost 8 of its 40 lines: the table had 32 rows without a
+    word, and the EEE aggregate (t1 = 0.6) disagreed with its own instance records."""
+    rows = [
+        {"model": "m", "task": "x", "template": f"t{t}", "item": i, "score": float(i < 12)}
+        for t in range(2)
+        for i in range(20)
+    ]
+    run = tmp_path / "run"
+    succeed(
+        [
+            "import",
+            "table",
+            str(_jsonl(tmp_path / "t.jsonl", rows)),
+            "--output",
+            str(run),
+            "--n-boot",
+            "0",
+        ]
+    )
+    samples = run / "samples.jsonl"
+    lines = samples.read_text().splitlines(keepends=True)
+    samples.write_text("".join(lines[:20] + lines[28:]))
+    for fmt, target in (("table", tmp_path / "t.csv"), ("eee", tmp_path / "eee")):
+        result = runner.invoke(app, ["export", str(run), "--format", fmt, "--output", str(target)])
+        assert_one_line(result.exit_code, result.output, "samples.jsonl", "t1", "12 rows", "20")
+        assert not target.exists()
