@@ -183,3 +183,28 @@ def test_a_declared_range_gives_the_fractions_statistics(tmp_path: Path) -> None
             ],
         )
         assert_one_line(result.exit_code, result.output, "field --score-range")
+
+
+def test_huge_scores_are_refused_at_their_line(tmp_path: Path) -> None:
+    """Item 21: scores of 1e308 gave four numpy RuntimeWarnings, then an error blaming
+    --metric that named no file or line; a range whose width overflows is refused too."""
+    rows = [
+        {"model": "m", "task": "x", "template": f"t{t}", "item": i, "score": 1e308 * (i % 2)}
+        for t in range(2)
+        for i in range(4)
+    ]
+    path = _jsonl(tmp_path / "big.jsonl", rows)
+    result = runner.invoke(app, ["import", "table", str(path), "--output", str(tmp_path / "r")])
+    assert_one_line(result.exit_code, result.output, "big.jsonl", "line 2", "field score")
+    result = runner.invoke(
+        app,
+        [
+            "import",
+            "table",
+            str(path),
+            "--output",
+            str(tmp_path / "r"),
+            "--score-range=-1e308:1e308",
+        ],
+    )
+    assert_one_line(result.exit_code, result.output, "field --score-range")

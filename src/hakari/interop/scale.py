@@ -15,6 +15,8 @@ Scores computed here from answers and golds (`--metric`) are hakari's own and un
 
 from __future__ import annotations
 
+import math
+
 from hakari.errors import HakariInputError
 from hakari.interop.cells import ImportedGrid
 
@@ -28,9 +30,11 @@ def parse_range(text: str | None) -> tuple[float, float] | None:
         bounds = (float(low), float(high)) if sep else None
     except ValueError:
         bounds = None
-    if bounds is None or not all(abs(b) < float("inf") for b in bounds) or bounds[0] >= bounds[1]:
+    if bounds is None or not math.isfinite(bounds[1] - bounds[0]) or bounds[0] >= bounds[1]:
         raise HakariInputError(
-            f"{text!r} is not LO:HI with finite numbers LO < HI (e.g. 0:100)", field="--score-range"
+            f"{text!r} is not LO:HI with finite numbers LO < HI and a finite width HI - LO "
+            "(e.g. 0:100)",
+            field="--score-range",
         )
     return bounds
 
