@@ -99,3 +99,45 @@ def test_an_export_of_a_run_that_lost_samples_is_refused(tmp_path: Path) -> None
         result = runner.invoke(app, ["export", str(run), "--format", fmt, "--output", str(target)])
         assert_one_line(result.exit_code, result.output, "samples.jsonl", "t1", "12 rows", "20")
         assert not target.exists()
+
+
+def test_scoring_an_import_without_outputs_or_golds_is_refused(tmp_path: Path) -> None:
+    """Item 16: `hakari score --metrics rouge1` on an import of bare scores scored every
+    sample 0.0 (its output "" against the gold "null"), none unscored, and said it
+    updated results.json."""
+    rows = [
+        {"model": "m", "task": "x", "template": f"t{t}", "item": i, "score": float(i % 2)}
+        for t in range(2)
+        for i in range(4)
+    ]
+    run = tmp_path / "run"
+    succeed(
+        [
+            "import",
+            "table",
+            str(_jsonl(tmp_path / "t.jsonl", rows)),
+            "--output",
+            str(run),
+            "--n-boot",
+            "0",
+        ]
+    )
+    before = (run / "results.json").read_text(), (run / "samples.jsonl").read_text()
+    result = runner.invoke(app, ["score", str(run), "--metrics", "rouge1"])
+    assert_one_line(result.exit_code, result.output, "samples.jsonl", "no sample has an output")
+    rows = [{**r, "output": f"answer {r['item']}"} for r in rows]
+    succeed(
+        [
+            "import",
+            "table",
+            str(_jsonl(tmp_path / "t.jsonl", rows)),
+            "--output",
+            str(run),
+            "--n-boot",
+            "0",
+        ]
+    )
+    result = runner.invoke(app, ["score", str(run), "--metrics", "rouge1"])
+    assert_one_line(result.exit_code, result.output, "samples.jsonl", "no sample has a gold")
+    assert "rouge1" not in (run / "results.json").read_text()
+    assert before[0] != ""  # the first refusal left the files as they were
