@@ -210,3 +210,41 @@ def test_an_undefined_correlation_is_said(tmp_path: Path) -> None:
     assert "template 't1'" in said and "pearson is undefined" in said and "0.0" in said
     results = json.loads((out / "results.json").read_text())
     assert any("pearson is undefined" in n for n in results["imported"]["notes"])
+
+
+def test_a_gunzipped_grid_in_a_grid_folder_is_read(tmp_path: Path) -> None:
+    """Item 17: a `.json` grid in a folder was skipped (named directly, it was read)."""
+    import gzip
+    import shutil
+
+    from tests.helpers.paths import FIXTURES
+
+    grids = sorted((FIXTURES / "grids").glob("*demo_sentiment_en__*.json.gz"))[:2]
+    both = tmp_path / "gz"
+    mixed = tmp_path / "mixed"
+    both.mkdir(), mixed.mkdir()
+    for grid in grids:
+        shutil.copy(grid, both / grid.name)
+    shutil.copy(grids[0], mixed / grids[0].name)
+    (mixed / grids[1].name.removesuffix(".gz")).write_bytes(gzip.decompress(grids[1].read_bytes()))
+    got = {}
+    for name, folder in (("gz", both), ("mixed", mixed)):
+        succeed(
+            [
+                "import",
+                "grid",
+                str(folder),
+                "--output",
+                str(tmp_path / f"run-{name}"),
+                "--n-boot",
+                "0",
+            ]
+        )
+        task = json.loads((tmp_path / f"run-{name}" / "results.json").read_text())["models"][
+            "gemma3-270m"
+        ]["tasks"]["demo_sentiment_en"]
+        got[name] = {
+            d: (dec["templates"], dec["aggregate"]) for d, dec in task["decodings"].items()
+        }
+    assert len(got["mixed"]) == 2
+    assert got["mixed"] == got["gz"]
