@@ -82,3 +82,30 @@ def test_an_import_checks_the_bootstraps_memory_as_run_does(tmp_path: Path, monk
     result = runner.invoke(app, [*args, "--n-boot", "100000"])
     assert_one_line(result.exit_code, result.output, "field --n-boot", "of memory")
     assert not (tmp_path / "r").exists()
+
+
+def test_an_import_holds_the_folders_lock_while_it_computes(tmp_path: Path, monkeypatch) -> None:
+    """Item 6: two imports into one --output could both exit 0 and print the folder while
+    only the second's data was there: the lock was taken only to write, after the
+    statistics. It is now held from before the statistics, as `hakari run` holds it."""
+    import hakari.interop.publish as publish
+    from hakari.errors import HakariInputError
+    from hakari.runner.rundir import RunFolderLock
+
+    out = tmp_path / "run"
+    seen: list[str] = []
+    real = publish.import_results
+
+    def second_import_meanwhile(*args, **kwargs):  # type: ignore[no-untyped-def]
+        try:
+            RunFolderLock(out, "--output").release()
+            seen.append("a second import got the lock")
+        except HakariInputError as exc:
+            seen.append(str(exc))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(publish, "import_results", second_import_meanwhile)
+    args = ["import", "table", str(_table(tmp_path)), "--output", str(out), "--n-boot", "0"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert len(seen) == 1 and "another hakari command" in seen[0] and "import" in seen[0]
