@@ -248,3 +248,30 @@ def test_a_gunzipped_grid_in_a_grid_folder_is_read(tmp_path: Path) -> None:
         }
     assert len(got["mixed"]) == 2
     assert got["mixed"] == got["gz"]
+
+
+def test_models_on_different_templates_are_said(tmp_path: Path) -> None:
+    """Item 19: A on t1-t3, B on t1-t2: the headline Sharpe put B ahead, the paired
+    comparison on the shared t1-t2 put A ahead, with no note of the difference."""
+    rows = [
+        {"model": m, "task": "x", "template": f"t{t}", "item": i, "score": (i + t) % 2}
+        for m, templates in (("A", (1, 2, 3)), ("B", (1, 2)))
+        for t in templates
+        for i in range(4)
+    ]
+    out = tmp_path / "run"
+    result = succeed(
+        [
+            "import",
+            "table",
+            str(_write(tmp_path / "t.jsonl", rows)),
+            "--output",
+            str(out),
+            "--n-boot",
+            "0",
+        ]
+    )
+    said = " ".join(result.output.split())
+    assert "not on the same templates" in said and "'t3'" in said
+    notes = json.loads((out / "results.json").read_text())["imported"]["notes"]
+    assert any("not on the same templates" in n for n in notes)

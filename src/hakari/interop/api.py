@@ -18,7 +18,7 @@ from hakari._util.atomic import check_output_folder
 from hakari._util.checks import bootstrap_replicates, choice, fits_in_memory, number, seed
 from hakari._util.outputs import RESULTS_FILE
 from hakari.errors import HakariInputError
-from hakari.interop.caveats import constant_answer_notes
+from hakari.interop.caveats import constant_answer_notes, template_set_notes
 from hakari.interop.finish import Settings
 from hakari.interop.options import SOURCES, ImportOptions, Reading
 from hakari.interop.scale import apply_scale
@@ -53,6 +53,7 @@ def read_source(source: str, paths: list[Path], options: ImportOptions) -> Readi
         )
     reading.grid.check_levels()
     reading.notes += reading.grid.notes() + constant_answer_notes(reading.grid)
+    reading.notes += template_set_notes(reading.grid)
     reading.notes += apply_scale(reading.grid, options.score_range)
     return reading
 
