@@ -208,3 +208,20 @@ def test_huge_scores_are_refused_at_their_line(tmp_path: Path) -> None:
         ],
     )
     assert_one_line(result.exit_code, result.output, "field --score-range")
+
+
+def test_an_lm_eval_model_without_its_results_file_keeps_its_name_and_decoding(
+    tmp_path: Path,
+) -> None:
+    """Item 14: without results_*.json the model was named after its folder
+    (`HuggingFaceTB__SmolLM2-135M-Instruct`) and its loglik task labelled `generate`:
+    two models under two spellings, never compared."""
+    logs = tmp_path / "logs"
+    shutil.copytree(LM_EVAL, logs)
+    with_results = _import(logs, tmp_path / "a", "--group", "demo_mc", source="lm-eval")
+    for path in logs.rglob("results_*.json"):
+        path.unlink()
+    bare = _import(logs, tmp_path / "b", "--task", "demo_mc", source="lm-eval")
+    assert sorted(bare["models"]) == sorted(with_results["models"])
+    for model in bare["models"].values():
+        assert list(model["tasks"]["demo_mc"]["decodings"]) == ["loglik"]

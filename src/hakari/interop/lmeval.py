@@ -72,6 +72,11 @@ def read(paths: list[Path], options: ImportOptions) -> Reading:
     doc_hashes: dict[tuple[str, str], tuple[str, Origin]] = {}
     for run in runs:
         model = _model(run, options)
+        if run.results is None and options.model is None:
+            reading.notes.append(
+                f"{run.folder}: no results_*.json: the model is named after its folder "
+                f"({model!r}) and each task's decoding after its responses"
+            )
         identity = _identity(run, model)
         reading.producers.update(_producers(run.results))
         for lm_task, path in sorted(run.samples.items()):
@@ -151,7 +156,9 @@ def _model(run: _Run, options: ImportOptions) -> str:
     for value in (results.get("model_name"), (results.get("config") or {}).get("model")):
         if isinstance(value, str) and value.strip():
             return value
-    return run.folder.name
+    # lm-eval names the folder after the model with "/" as "__" (model_name_sanitized):
+    # the same spelling as a run of the model that has its results file
+    return run.folder.name.replace("__", "/")
 
 
 def _identity(run: _Run, model: str) -> dict[str, str]:
@@ -212,6 +219,10 @@ def _read_samples(
                 "filter",
             )
         if chosen is None:
+            if options.decoding is None and output_type is None:
+                # no results file to say the output type: the responses do
+                loglik = _looks_loglik(sample.get("filtered_resps"))
+                decoding = "loglik" if loglik else "generate"
             chosen = _metrics(sample, options, origin)
             info = grid.task(task, chosen, origin)
             info.language = options.language or info.language
