@@ -193,15 +193,18 @@ def test_export_to_a_path_that_exists(tmp_path: Path) -> None:
     assert_one_line(result.exit_code, result.output, "is the input folder")
 
 
-def test_scores_outside_zero_one_are_means_with_uncut_intervals(tmp_path: Path) -> None:
+def test_scores_outside_zero_one_are_read_on_their_declared_range(tmp_path: Path) -> None:
+    """Scores of -2 and 3 (issue 43 #1: refused without --score-range, interop.scale):
+    rescaled to 0 and 1, the template's mean is 0.5 on [0, 1]."""
     rows = [{**r, "score": r["score"] * 5 - 2} for r in _rows(8)]  # -2 and 3
-    code, text = _import(_jsonl(tmp_path / "t.jsonl", rows), tmp_path / "run", "--n-boot", "200")
+    path = _jsonl(tmp_path / "t.jsonl", rows)
+    code, text = _import(path, tmp_path / "run", "--n-boot", "200", "--score-range=-2:3")
     assert code == 0, text
     results = json.loads((tmp_path / "run" / "results.json").read_text())
     decoding = results["models"]["m"]["tasks"]["x"]["decodings"]["imported"]
     assert decoding["templates"]["t0"]["metrics"]["score"] == pytest.approx(0.5)
     ci = decoding["templates"]["t0"]["ci"]["score"]
-    assert ci["low"] < 0 < 1 < ci["high"]  # not cut to [0, 1]
+    assert 0 <= ci["low"] < 0.5 < ci["high"] <= 1
 
 
 def test_an_inspect_log_with_an_eval_in_error_status(tmp_path: Path) -> None:

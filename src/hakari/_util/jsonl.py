@@ -6,7 +6,9 @@ checked before any model loads or any statistic is computed: the file must be UT
 every line one JSON object, and every named field present (a path such as
 `metric_scores.rouge_1_f_score` walks nested objects; an integer part indexes a list).
 An error names the file, the 1-based line and the field, so a problem in row 2,317 is
-found in a second rather than after an hour of scoring.
+found in a second rather than after an hour of scoring. An object that names a key twice
+(`{"score": 1, "score": 0}`, which `json` reads as its last value) is an error too
+(`loads_strict`, also for whole JSON documents).
 """
 
 from __future__ import annotations
@@ -27,6 +29,24 @@ _MISSING = object()
 _BOM = b"\xef\xbb\xbf"
 LINE_KEY = "\x00hakari-line"  # the 1-based line a row came from (no JSON key can clash)
 MAX_LINE_BYTES = 64 << 20  # one JSON Lines row; a longer one is refused, not read on
+
+
+class RepeatedKeyError(ValueError):
+    """A JSON object that names one key twice."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in obj:
+            raise RepeatedKeyError(f"the object names {key!r} twice (which one counts?)")
+        obj[key] = value
+    return obj
+
+
+def loads_strict(text: str | bytes) -> Any:
+    """`json.loads`, refusing an object with a repeated key (`RepeatedKeyError`)."""
+    return json.loads(text, object_pairs_hook=_unique_keys)
 
 
 def check_path(path: str, option: str) -> tuple[str, ...]:
@@ -116,13 +136,15 @@ def _parse_lines(
                 field=field,
             ) from None
         try:
-            obj = json.loads(text)
+            obj = loads_strict(text)
         except json.JSONDecodeError as exc:
             raise HakariInputError(
                 f"line {lineno}: not valid JSON ({exc.msg} at column {exc.colno})",
                 file=str(path),
                 field=field,
             ) from None
+        except RepeatedKeyError as exc:
+            raise HakariInputError(f"line {lineno}: {exc}", file=str(path), field=field) from None
         except RecursionError:  # json's C decoder recurses once per nesting level
             raise HakariInputError(
                 f"line {lineno}: JSON nested too deeply to read", file=str(path), field=field

@@ -170,9 +170,12 @@ def shares(codes: np.ndarray, x: np.ndarray, n_levels: int) -> tuple[np.ndarray,
     n = x.shape[-1]
     mean = x.mean(axis=-1)
     with np.errstate(divide="ignore", invalid="ignore"):
-        between = np.where(counts > 0, sums * sums / np.maximum(counts, 1), 0.0).sum(-1)
-        between = between - n * mean * mean
+        # sum of counts x squared deviations of the level means (not sums²/n - n·mean²,
+        # whose cancellation made eta² of an all-explaining dimension 1.0000000000000087)
+        level_mean = sums / np.maximum(counts, 1)
+        between = (counts * (level_mean - mean[..., None]) ** 2).sum(-1)
         total = ((x - mean[..., None]) ** 2).sum(axis=-1)
+        between = np.minimum(between, total)  # a share is at most 1, whatever the rounding
         k = (counts > 0).sum(axis=-1)
         within = (total - between) / (n - k)
         eta = np.where(total > 1e-15, between / total, np.nan)

@@ -340,3 +340,43 @@ class Backend(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+PROTOCOL_KEYWORDS = ("batch_size", "on_results")  # what the runner passes generate/loglik
+
+
+def check_backend(backend: object, spec: str) -> None:
+    """A custom backend (`evaluate(..., backend_factory=...)`) checked before it is asked
+    anything: `generate` and `loglik` must take the keywords the runner passes
+    (`PROTOCOL_KEYWORDS`), else one line saying what changed, not a TypeError from deep
+    inside the runner. The previous protocol's `on_batch` is named as such."""
+    import inspect
+
+    for method in ("generate", "loglik"):
+        function = getattr(backend, method, None)
+        if not callable(function):
+            raise HakariInputError(
+                f"the backend for {spec!r} has no {method}() (the Backend protocol: "
+                "hakari.backends.base.Backend)",
+                field="backend_factory",
+            )
+        try:
+            parameters = inspect.signature(function).parameters
+        except (TypeError, ValueError):
+            continue  # a builtin or C function: nothing to read
+        if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+            continue
+        missing = [k for k in PROTOCOL_KEYWORDS if k not in parameters]
+        if missing:
+            old = (
+                " (on_batch is the previous protocol's name of on_results)"
+                if ("on_batch" in parameters)
+                else ""
+            )
+            raise HakariInputError(
+                f"the backend for {spec!r}: {type(backend).__name__}.{method}() takes no "
+                f"{', '.join(missing)} keyword{old}; the Backend protocol calls "
+                f"{method}(requests, *, batch_size=None, on_results=None) "
+                "(hakari.backends.base.Backend)",
+                field="backend_factory",
+            )

@@ -35,6 +35,7 @@ from hakari.cli.common import (
     quiet_libraries,
     redacted_output,
     remember_argv,
+    terminate_as_interrupt,
 )
 
 
@@ -57,7 +58,7 @@ class _OneLineUsageErrors(TyperGroup):
         # every command: the libraries' bars and advice off (`hakari run --verbose` keeps them)
         quiet_libraries(verbose="--verbose" in given or "-v" in given)
         _never_fail_on_text()
-        with redacted_output():
+        with redacted_output(), terminate_as_interrupt():
             return self._main(args, prog_name, complete_var, standalone_mode, **extra)
 
     def _main(

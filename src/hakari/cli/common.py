@@ -11,7 +11,9 @@ command runs, stdout and stderr pass through the one redaction filter
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, NoReturn
@@ -79,6 +81,26 @@ def redacted_output() -> Iterator[None]:
         yield
     finally:
         sys.stdout, sys.stderr = saved
+
+
+@contextmanager
+def terminate_as_interrupt() -> Iterator[None]:
+    """While a command runs, SIGTERM (a `kill`, a job scheduler, a container stop) ends
+    it as Ctrl-C does: a `KeyboardInterrupt`, so every writer drops its `.tmp` and
+    `.partial` files and every lock is released (the default action left them behind).
+    Only the main thread can set a handler; elsewhere nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt("terminated (SIGTERM)")
+
+    saved = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, saved)
 
 
 def _one_line(text: str) -> str:

@@ -93,6 +93,15 @@ class Mapping:
         str | None,
         Opt("--run", help="table: keep only this run of each cell.", rich_help_panel=MAPPING),
     ] = None
+    score_range: Annotated[
+        str | None,
+        Opt(
+            "--score-range",
+            help="LO:HI, the range of the source's per-item scores when not [0, 1] (e.g. "
+            "0:100): rescaled to [0, 1] for the Sharpe score, recorded.",
+            rich_help_panel=MAPPING,
+        ),
+    ] = None
     levels: Annotated[
         Path | None,
         Opt(
@@ -141,6 +150,7 @@ def import_(
     from hakari.interop.api import import_run
     from hakari.interop.finish import Settings
     from hakari.interop.options import ImportOptions
+    from hakari.interop.scale import parse_range
 
     try:
         options = ImportOptions(
@@ -157,6 +167,7 @@ def import_(
             columns=_columns(mapping.column),
             run=mapping.run,
             levels=mapping.levels,
+            score_range=parse_range(mapping.score_range),
         )
         settings = Settings(
             alpha=statistics.alpha,

@@ -15,11 +15,13 @@ import os
 from pathlib import Path
 
 from hakari._util.atomic import check_output_folder
-from hakari._util.checks import bootstrap_replicates, choice, number, seed
+from hakari._util.checks import bootstrap_replicates, choice, fits_in_memory, number, seed
 from hakari._util.outputs import RESULTS_FILE
 from hakari.errors import HakariInputError
+from hakari.interop.caveats import constant_answer_notes, template_set_notes
 from hakari.interop.finish import Settings
 from hakari.interop.options import SOURCES, ImportOptions, Reading
+from hakari.interop.scale import apply_scale
 from hakari.results import EvalResults, ImportRecord
 
 READERS = {
@@ -49,6 +51,10 @@ def read_source(source: str, paths: list[Path], options: ImportOptions) -> Readi
         raise HakariInputError(
             f"no cells were read from {', '.join(map(str, paths))}", field="PATH"
         )
+    reading.grid.check_levels()
+    reading.notes += reading.grid.notes() + constant_answer_notes(reading.grid)
+    reading.notes += template_set_notes(reading.grid)
+    reading.notes += apply_scale(reading.grid, options.score_range)
     return reading
 
 
@@ -69,6 +75,7 @@ def import_run(
     check_settings(settings)
     check_import_output(output, paths)
     reading = read_source(source, paths, options)
+    check_bootstrap_memory(reading, settings.n_boot)
     record = ImportRecord(
         source=source,
         files=[file_record(p) for p in reading.files],
@@ -77,6 +84,25 @@ def import_run(
         notes=reading.notes,
     )
     return write_run(reading.grid, record, settings, output, argv)
+
+
+def check_bootstrap_memory(reading: Reading, n_boot: int) -> None:
+    """`--n-boot` against the memory its replicates will hold, by the rule `hakari run`
+    uses (`aggregate.bootstrap_bytes`: every model's replicates of every metric are kept
+    for the paired comparisons), before any statistic."""
+    if n_boot == 0:
+        return
+    from hakari.aggregate import bootstrap_bytes
+
+    grid = reading.grid
+    sizes = [
+        (len(grid.tasks[task].metrics), len(per_template))
+        for (_, task, _), per_template in grid.cells.items()
+    ]
+    kept = sum(metrics * templates for metrics, templates in sizes)
+    widest = max(templates for _, templates in sizes)
+    needed = bootstrap_bytes(n_boot, kept_templates=kept, widest=widest)
+    fits_in_memory(needed, "--n-boot", n_boot, "the bootstrap replicates")
 
 
 def check_import_output(output: Path, paths: list[Path]) -> None:

@@ -14,6 +14,11 @@ item (× run) is an error naming both lines, never a silent overwrite. Where met
 computed from answers and golds, golds are per item: two cells of one item whose golds
 differ are an error too (every template is scored against the same gold, as in a native
 run).
+
+Answers and golds are labels, compared as text: a number a source wrote (JSON Lines and
+Parquet keep types) becomes its text, a whole float as an integer (`1`, `1.0` → `"1"`),
+so an answer `1` matches a gold `"1"` (`answer_label`). A list of golds (acceptable
+answers) is for exact match and F1; accuracy and MCC compare one label and refuse it.
 """
 
 from __future__ import annotations
@@ -28,7 +33,11 @@ from typing import Any
 from hakari.errors import HakariInputError
 
 _INTEGER = re.compile(r"^-?\d{1,18}$")
+# a number as a table writes it: ASCII digits only (`float()` also reads `1_0` as 10, `٣`
+# and fullwidth `１` as digits: never a table's intent)
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
 MISSING = object()  # a cell field the source did not have
+LABEL_METRICS = ("accuracy", "mcc")  # compare one answer label with one gold label
 
 
 @dataclass(frozen=True)
@@ -99,9 +108,36 @@ class ImportedGrid:
     # their rank; else the order they were first read in
     model_rank: dict[str, int] = field(default_factory=dict)
     task_rank: dict[str, int] = field(default_factory=dict)
+    decomposed: set[str] = field(default_factory=set)  # names read in NFC (`nfc`)
+
+    def notes(self) -> list[str]:
+        """What reading changed or could not measure, for the import's notes."""
+        out = [
+            f"task {name!r} has one template: the spread over prompts is not measured (std "
+            "0, its interval [0, 0] and the Sharpe score equal to the mean say nothing of "
+            "prompt sensitivity)"
+            for name, info in self.tasks.items()
+            if len(info.templates) == 1
+        ]
+        if self.decomposed:
+            shown = ", ".join(sorted(repr(n) for n in self.decomposed)[:5])
+            out.append(
+                f"{len(self.decomposed)} name(s) not in Unicode NFC read as their composed "
+                f"spelling ({shown}): the two spellings print alike and are one name"
+            )
+        return out
+
+    def nfc(self, name: str) -> str:
+        """A name in Unicode NFC: its composed and decomposed spellings print alike and
+        are one name; each one changed is kept for the import's note."""
+        composed = unicodedata.normalize("NFC", name)
+        if composed != name:
+            self.decomposed.add(name)
+        return composed
 
     def task(self, name: str, metrics: Sequence[MetricSpec], origin: Origin) -> TaskInfo:
         """The task `name`, made on first sight; its metrics must agree across inputs."""
+        name = self.nfc(name)
         info = self.tasks.get(name)
         if info is None:
             info = self.tasks[name] = TaskInfo(name, list(metrics))
@@ -122,17 +158,27 @@ class ImportedGrid:
         levels: dict[str, str] | None = None,
         run: str | None = None,
     ) -> None:
-        """One cell; a duplicate (same key, template, item and run) is an error."""
+        """One cell; a duplicate (same key, template, item and run) is an error. Names
+        are read in NFC (`nfc`)."""
+        key = (self.nfc(key[0]), self.nfc(key[1]), self.nfc(key[2]))
+        template = self.nfc(template)
+        if levels:
+            levels = {self.nfc(k): self.nfc(v) for k, v in levels.items()}
         model, task, _ = key
         info = self.tasks[task]
         known = info.templates.get(template, MISSING)
         if known is MISSING:
             info.templates[template] = levels
-        elif levels and known != levels:
+        elif (levels or None) != known:
             raise cell.origin.error(
-                f"template {template!r} has levels {levels} here but {known} before", "level"
+                f"template {template!r} has levels {levels or 'none'} here but "
+                f"{known or 'none'} before: a template has one level on each dimension",
+                "level",
             )
+        cell.answer = answer_label(cell.answer)
         if cell.gold is not MISSING:
+            cell.gold = answer_label(cell.gold)
+            _check_label_gold(cell, info.metrics)
             self._check_gold(task, item, cell, strict=any(m.from_answers for m in info.metrics))
         per_item = self.cells.setdefault(key, {}).setdefault(template, {})
         runs = per_item.setdefault(item, [])
@@ -165,6 +211,28 @@ class ImportedGrid:
                 "gold",
             )
 
+    def check_levels(self) -> None:
+        """Levels for every template of a task or for none: a template without them
+        would be left out of the per-dimension attribution."""
+        for task, info in self.tasks.items():
+            given = [t for t, levels in info.templates.items() if levels]
+            bare = [t for t, levels in info.templates.items() if not levels]
+            if given and bare:
+                origin = self._origin(task, bare[0])
+                raise origin.error(
+                    f"template {bare[0]!r} of task {task!r} has no levels while "
+                    f"{given[0]!r} has {info.templates[given[0]]}: give every template its "
+                    "levels (or none), else the attribution leaves it out",
+                    "level",
+                )
+
+    def _origin(self, task: str, template: str) -> Origin:
+        """Where a template of `task` was first read."""
+        for (_, name, _), per_template in self.cells.items():
+            if name == task and template in per_template:
+                return next(iter(per_template[template].values()))[0].origin
+        raise KeyError(template)
+
     def gold(self, task: str, item: str) -> Any:
         seen = self.golds.get((task, item))
         return None if seen is None else seen[0]
@@ -188,6 +256,28 @@ class ImportedGrid:
         """The tasks in ranked order (then in the order first read)."""
         first = list(dict.fromkeys(t for _, t, _ in self.cells))
         return sorted(first, key=lambda t: (self.task_rank.get(t, len(first)), first.index(t)))
+
+
+def answer_label(value: Any) -> Any:
+    """An answer or gold as a label: a number as its text (a whole float as an integer),
+    in a list too; text, None and booleans as they are."""
+    if isinstance(value, bool) or not isinstance(value, int | float | list):
+        return value
+    if isinstance(value, list):
+        return [answer_label(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def _check_label_gold(cell: Cell, metrics: Sequence[MetricSpec]) -> None:
+    label_metric = next((m for m in metrics if m.scorer in LABEL_METRICS), None)
+    if label_metric is not None and isinstance(cell.gold, list | dict):
+        raise cell.origin.error(
+            f"metric {label_metric.key} compares one label, and the gold is "
+            f"{cell.gold!r:.60}: a list of acceptable answers is for exact_match or f1",
+            "gold",
+        )
 
 
 def item_order(items: Iterable[str]) -> list[str]:
@@ -217,17 +307,20 @@ def item_id(value: Any, origin: Origin, field_name: str = "item") -> str:
 
 
 def score_value(value: Any, origin: Origin, field_name: str) -> float:
-    """A per-item score: a finite number (a bool counts as 0/1); anything else, NaN
-    included, is an error naming the field."""
+    """A per-item score: a finite number (a bool counts as 0/1), as text only in plain
+    ASCII decimal notation; anything else, NaN included, is an error naming the field."""
     if isinstance(value, bool):
         return float(value)
     if isinstance(value, int | float) and math.isfinite(value):
         return float(value)
     if isinstance(value, str):
-        try:
-            number = float(value)
-        except ValueError:
-            number = math.nan
+        if not _DECIMAL.fullmatch(value.strip(" ")):
+            raise origin.error(
+                f"score {field_name!r} must be a finite number in plain ASCII decimals (no "
+                f"underscores, no other digits), got {value!r:.40}",
+                field_name,
+            )
+        number = float(value)
         if math.isfinite(number):
             return number
     shown = "NaN" if isinstance(value, float) and math.isnan(value) else f"{value!r:.40}"
@@ -249,6 +342,12 @@ def label(value: Any, origin: Origin, field_name: str) -> str:
             f"{field_name} {text!r:.60} holds the invisible character U+{ord(hidden):04X} "
             f"({unicodedata.name(hidden, 'a control character')}): two names that print "
             "alike would be different templates",
+            field_name,
+        )
+    if text != text.strip():
+        raise origin.error(
+            f"{field_name} {text!r:.60} begins or ends with a space (a space after a CSV "
+            "comma?): it would be another name than the one without",
             field_name,
         )
     return text

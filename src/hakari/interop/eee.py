@@ -48,7 +48,8 @@ def read(paths: list[Path], options: ImportOptions) -> Reading:
             _instance_cell(record, origin, options, mapping, names, reading.grid, pending)
     if names:
         mapping.check_matched(names)
-    _add_pending(pending, options, reading.grid)
+        reading.notes += mapping.notes()
+    _add_pending(pending, options, reading)
     return reading
 
 
@@ -146,18 +147,49 @@ def _texts(cell: Cell, record: dict[str, Any]) -> None:
     cell.prompt = str(inputs.get("formatted") or inputs.get("raw") or "")
 
 
-def _add_pending(pending: Pending, options: ImportOptions, grid: ImportedGrid) -> None:
+def _add_pending(pending: Pending, options: ImportOptions, reading: Reading) -> None:
     """The merged cells of other producers' records; a task's metrics are the metrics its
-    records name, in the order first seen (or `--score`'s)."""
+    records name, in the order first seen (or `--score`'s). A template whose records are
+    a copy of another's (lm-eval's group record) is left out, said in a note."""
+    grid = reading.grid
     per_task: dict[str, dict[str, None]] = {}
     for (_, task, _, _, _), (cell, _) in pending.items():
         per_task.setdefault(task, {}).update(dict.fromkeys(cell.scores))
+    copies = _group_copies(pending)
+    for (model, task, template), of in sorted(copies.items()):
+        reading.notes.append(
+            f"{template!r} (model {model}, task {task}) left out: its records are a copy of "
+            f"{of!r}'s (lm-eval's group record as Every Eval Ever's converter writes it)"
+        )
     for (model, task, decoding, template, item), (cell, _) in pending.items():
+        if (model, task, template) in copies:
+            continue
         keys = list(options.scores) if options.scores else list(per_task[task])
         info = grid.task(task, [MetricSpec(k) for k in keys], cell.origin)
         info.language = options.language or info.language
         info.qa_mode = options.qa_mode
         grid.add((model, task, decoding), template, item, cell)
+
+
+def _group_copies(pending: Pending) -> dict[tuple[str, str, str], str]:
+    """(model, task, template) -> the template it copies: a template whose name begins
+    another's and whose records (item, prompt, answer, scores) are that one's exactly, as
+    the converter writes an lm-eval group (`demo` beside `demo_0-1`, `demo_0-2`...)."""
+    signatures: dict[tuple[str, str, str], list[tuple[Any, ...]]] = {}
+    for (model, task, _, template, item), (cell, _) in pending.items():
+        signatures.setdefault((model, task, template), []).append(
+            (item, cell.prompt, repr(cell.answer), sorted(cell.scores.items()))
+        )
+    by_content: dict[tuple[str, str, str], list[str]] = {}
+    for (model, task, template), rows in signatures.items():
+        by_content.setdefault((model, task, repr(sorted(rows))), []).append(template)
+    copies = {}
+    for (model, task, _), templates in by_content.items():
+        for template in templates:
+            longer = [t for t in templates if t != template and t.startswith(template)]
+            if longer:
+                copies[(model, task, template)] = longer[0]
+    return copies
 
 
 def _hakari_cell(

@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from hakari._util.atomic import check_output_folder, json_line, json_text, staged_files
-from hakari.interop.export import read_run, table_rows
+from hakari._util.redact import redact_identity
+from hakari.interop.export import checked_rows, read_run
 from hakari.results import AggregateStats, DecodingResult, EvalResults
 from hakari.scoring import corpus
 
@@ -41,7 +42,7 @@ def export_eee(run: Path, output: Path) -> list[Path]:
     by_key: dict[tuple[str, str], list[dict[str, Any]]] = {}
     ranks = {m: k for k, m in enumerate(results.models)}
     task_ranks = {t: k for k, t in enumerate(results.config.tasks or [])}
-    for row in table_rows(run, with_prompt=True):
+    for row in checked_rows(run, with_prompt=True):
         row[f"{META}model_rank"] = str(ranks.get(row["model"], len(ranks)))
         row[f"{META}task_rank"] = str(task_ranks.get(row["task"], len(task_ranks)))
         by_key.setdefault((row["model"], row["task"]), []).append(row)
@@ -149,7 +150,7 @@ def _aggregate(
     results: EvalResults, model: str, task: str, stem: str, folder: str, instances: str, n_rows: int
 ) -> dict[str, Any]:
     model_id, developer = _model_id(results, model)
-    identity = {k: str(v) for k, v in results.models[model].identity.items()}
+    identity = redact_identity(results.models[model].identity)
     task_result = results.models[model].tasks[task]
     evaluation_results = []
     for decoding, dec in task_result.decodings.items():

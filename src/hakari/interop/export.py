@@ -10,7 +10,10 @@ decoding, template, item, answer, gold, fallback, output, `level.DIMENSION`, and
 score of the task's first metric that has one (a native accuracy's 0/1), for other tools
 (evalstats reads the table as it is). Rows follow samples.jsonl: template order is kept.
 
-The format is the output's suffix: `.csv`, `.jsonl` or `.parquet` (pyarrow).
+The format is the output's suffix: `.csv`, `.jsonl` or `.parquet` (pyarrow). In CSV, a text
+cell a spreadsheet would run as a formula (`=`, `+`, `-`, `@`...) gets a leading apostrophe,
+the one rule of every CSV hakari writes (`hakari._util.spreadsheet`); the table reader
+removes it, so the names come back as they were.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from hakari._util.atomic import (
     json_line,
 )
 from hakari._util.jsonl import iter_jsonl
+from hakari._util.spreadsheet import escape_cell
 from hakari.errors import HakariInputError
 from hakari.interop.options import SCORE_PREFIX
 from hakari.interop.table import csv_cell
@@ -136,6 +140,33 @@ def table_rows(run: Path, *, with_prompt: bool = False) -> Iterator[dict[str, An
         yield row
 
 
+def checked_rows(run: Path, *, with_prompt: bool = False) -> list[dict[str, Any]]:
+    """`table_rows`, all of them, checked against results.json: every template's items
+    are there (a samples.jsonl that lost lines would export fewer rows than the statistics
+    were made from, and an EEE aggregate that disagrees with its own instances)."""
+    results, samples_path = read_run(run)
+    rows = list(table_rows(run, with_prompt=with_prompt))
+    items: dict[tuple[str, str, str, str], set[str]] = {}
+    for row in rows:
+        key = (row["model"], row["task"], row["decoding"], row["template"])
+        items.setdefault(key, set()).add(row["item"])
+    for model, model_result in results.models.items():
+        for task, task_result in model_result.tasks.items():
+            for decoding, dec in task_result.decodings.items():
+                for template, result in dec.templates.items():
+                    found = len(items.get((model, task, decoding, template), ()))
+                    if found != result.n:
+                        raise HakariInputError(
+                            f"has {found} rows of model {model!r}, task {task!r}, {decoding}, "
+                            f"template {template!r}, where results.json counts {result.n} "
+                            "items: lines lost or added? An export must hold the items its "
+                            "statistics were made from",
+                            file=str(samples_path),
+                            field="RUN",
+                        )
+    return rows
+
+
 def _scores(sample: dict[str, Any]) -> dict[str, Any]:
     """The per-item scores a sample carries (a source's, or `hakari score`'s)."""
     scores = sample.get("scores")
@@ -181,7 +212,7 @@ def export_table(run: Path, output: Path) -> int:
             f"a table is written as {', '.join(TABLE_SUFFIXES)} (by the suffix)", field="--output"
         )
     out = check_output(Output(output, "--output"), inputs=[run / RESULTS_FILE, run / SAMPLES_FILE])
-    rows = list(table_rows(run))
+    rows = checked_rows(run)
     columns = list(dict.fromkeys(k for row in rows for k in row))
     if suffix == ".jsonl":
         with atomic_open(out) as fh:
@@ -205,8 +236,13 @@ def _csv_text(rows: list[dict[str, Any]], columns: list[str]) -> str:
 
 
 def _csv_value(column: str, value: Any) -> str:
+    """A cell's text; text cells escaped against spreadsheet formulas as in every CSV
+    hakari writes (`hakari._util.spreadsheet`, undone by `hakari import table`)."""
     if column in ("answer", "gold"):
-        return csv_cell(value)
+        text = csv_cell(value)
+        return escape_cell(text) if isinstance(value, str | list) else text
+    if isinstance(value, str):
+        return str(escape_cell(value))
     if value is None:
         return ""
     if isinstance(value, bool):

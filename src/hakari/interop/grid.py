@@ -29,7 +29,7 @@ KINDS = ("score", "label", "number")
 
 
 def read(paths: list[Path], options: ImportOptions) -> Reading:
-    files = expand(paths, ["*.json.gz"], "grid files")
+    files = expand(paths, ["*.json.gz", "*.json"], "grid files")
     files = [f for f in files if f.name != TEMPLATE_BANK]
     bank_file = options.levels
     if bank_file is None:

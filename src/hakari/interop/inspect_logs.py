@@ -20,12 +20,11 @@ Provenance: the log's `packages` (inspect_ai's version) and `model_args` (redact
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any
 
-from hakari._util.redact import redact_arguments
+from hakari._util.redact import redact_recorded
 from hakari.errors import HakariInputError, one_line
 from hakari.interop.cells import Cell, ImportedGrid, MetricSpec, Origin, item_id, label
 from hakari.interop.mapping import Mapped, TaskMapping
@@ -85,6 +84,7 @@ def read(paths: list[Path], options: ImportOptions) -> Reading:
         _add_log(path, log, mapped, to_float, options, reading)
     if not (by_arg or by_metadata):
         mapping.check_matched(names)
+        reading.notes += mapping.notes()
     return reading
 
 
@@ -100,12 +100,10 @@ def _add_log(
     model = options.model or str(log.eval.model)
     identity = {"backend": "inspect_ai", "name": model}
     if log.eval.model_args:
-        identity["model_args"] = json.dumps(
-            redact_arguments(log.eval.model_args), sort_keys=True, default=str
-        )
+        identity["model_args"] = redact_recorded(log.eval.model_args)
     if log.eval.model_base_url:
-        identity["base_url"] = str(redact_arguments(str(log.eval.model_base_url)))
-    grid.identities[model] = identity
+        identity["base_url"] = redact_recorded(str(log.eval.model_base_url))
+    grid.identities[grid.nfc(model)] = identity
     reading.producers.update({str(k): str(v) for k, v in (log.eval.packages or {}).items()})
     reading.producers.setdefault("inspect_ai log format", str(log.version))
     if log.status != "success":

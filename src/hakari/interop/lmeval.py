@@ -27,7 +27,6 @@ against it (a difference beyond 1e-9 is a note: the samples are not the ones sco
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import dataclass, field
@@ -35,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from hakari._util.jsonl import iter_jsonl
-from hakari._util.redact import redact_arguments
+from hakari._util.redact import redact_recorded
 from hakari.errors import HakariInputError
 from hakari.interop.cells import Cell, ImportedGrid, MetricSpec, Origin, item_id, score_value
 from hakari.interop.mapping import TaskMapping
@@ -73,6 +72,11 @@ def read(paths: list[Path], options: ImportOptions) -> Reading:
     doc_hashes: dict[tuple[str, str], tuple[str, Origin]] = {}
     for run in runs:
         model = _model(run, options)
+        if run.results is None and options.model is None:
+            reading.notes.append(
+                f"{run.folder}: no results_*.json: the model is named after its folder "
+                f"({model!r}) and each task's decoding after its responses"
+            )
         identity = _identity(run, model)
         reading.producers.update(_producers(run.results))
         for lm_task, path in sorted(run.samples.items()):
@@ -89,9 +93,10 @@ def read(paths: list[Path], options: ImportOptions) -> Reading:
                 reading,
                 doc_hashes,
             )
-            reading.grid.identities[model] = identity
+            reading.grid.identities[reading.grid.nfc(model)] = identity
             _check_against_results(run, lm_task, means, options, reading)
     mapping.check_matched(names)
+    reading.notes += mapping.notes()
     left = sorted(n for n in names if mapping(n) is None) if options.templates else []
     if left:
         reading.notes.append(
@@ -151,7 +156,9 @@ def _model(run: _Run, options: ImportOptions) -> str:
     for value in (results.get("model_name"), (results.get("config") or {}).get("model")):
         if isinstance(value, str) and value.strip():
             return value
-    return run.folder.name
+    # lm-eval names the folder after the model with "/" as "__" (model_name_sanitized):
+    # the same spelling as a run of the model that has its results file
+    return run.folder.name.replace("__", "/")
 
 
 def _identity(run: _Run, model: str) -> dict[str, str]:
@@ -161,10 +168,7 @@ def _identity(run: _Run, model: str) -> dict[str, str]:
         for key in ("model", "model_args", "model_revision", "model_sha", "model_dtype"):
             value = config.get(key)
             if value is not None and value != "":
-                shown = redact_arguments(value)
-                identity[key] = (
-                    shown if isinstance(shown, str) else json.dumps(shown, sort_keys=True)
-                )
+                identity[key] = redact_recorded(value)
     return identity
 
 
@@ -215,9 +219,12 @@ def _read_samples(
                 "filter",
             )
         if chosen is None:
+            if options.decoding is None and output_type is None:
+                # no results file to say the output type: the responses do
+                loglik = _looks_loglik(sample.get("filtered_resps"))
+                decoding = "loglik" if loglik else "generate"
             chosen = _metrics(sample, options, origin)
-            grid.task(task, chosen, origin)
-            info = grid.tasks[task]
+            info = grid.task(task, chosen, origin)
             info.language = options.language or info.language
             info.qa_mode = options.qa_mode
         item = item_id(sample["doc_id"], origin, "doc_id")

@@ -8,7 +8,11 @@ variants). The user says how to read them:
   (required) and `{task}` (optional) match any text without a `/`, the rest literally
   (`noreval_{task}_p{template}`); names that do not match are left out (said in a note);
   a pattern that matches no task at all is an error. Without `{task}` the hakari task is
-  `--task` (else the pattern with `{template}` removed).
+  `--task` (else the pattern with `{template}` removed). A whole name is matched, and
+  where it splits more than one way (`mmlu_high_school_psychology_p0` by
+  `{task}_p{template}`) **the template is the shortest fit** (template ids are the short
+  part: task `mmlu_high_school_psychology`, template `0`), and a note names every name
+  that also had another split, so the reading is never silent.
 * `--group NAME` (lm-eval): the group's subtasks are the templates of task NAME (or
   `--task`), each template named by its subtask.
 * Neither: every source task is a task with one template named after it, unless `--task`
@@ -47,6 +51,10 @@ class TaskMapping:
     ) -> None:
         self.pattern, self.task, self.group = pattern, task, group
         self.regex = _compile(pattern) if pattern is not None else None
+        # the same pattern with the template taking the most text: a name it splits
+        # otherwise is ambiguous (read the shortest-template way, and noted)
+        self.longest = _compile(pattern, longest_template=True) if pattern is not None else None
+        self.ambiguous: dict[str, tuple[Mapped, Mapped]] = {}
         self.members: set[str] | None = None
         if group is not None:
             members = (groups or {}).get(group)
@@ -71,9 +79,33 @@ class TaskMapping:
         if m is None:
             return None
         self.matched = True
+        mapped = self._mapped(m)
+        other = self._mapped(self.longest.fullmatch(name)) if self.longest else mapped
+        if other != mapped:
+            self.ambiguous[name] = (mapped, other)
+        return mapped
+
+    def _mapped(self, m: re.Match[str] | None) -> Mapped:
+        assert m is not None  # both regexes match the same names
         groups = m.groupdict()
         task = groups.get("task") or self.task or _SLOT.sub("", self.pattern or "").strip("_-. ")
-        return Mapped(task or name, groups["template"])
+        return Mapped(task or m.string, groups["template"])
+
+    def notes(self) -> list[str]:
+        """The names the pattern splits more than one way, and how each was read."""
+        if not self.ambiguous:
+            return []
+        shown = [
+            f"{name} as task {a.task!r} template {a.template!r} (not {b.task!r} / {b.template!r})"
+            for name, (a, b) in list(self.ambiguous.items())[:3]
+        ]
+        more = len(self.ambiguous) - len(shown)
+        return [
+            f"--templates {self.pattern!r} splits {len(self.ambiguous)} names more than one "
+            f"way, read by the shortest template: {'; '.join(shown)}"
+            + (f" and {more} more" if more > 0 else "")
+            + " (write more literal text in the pattern to choose otherwise)"
+        ]
 
     def check_matched(self, names: Iterable[str]) -> None:
         """A pattern or group that matched none of the source's tasks is an error."""
@@ -88,7 +120,9 @@ class TaskMapping:
         )
 
 
-def _compile(pattern: str) -> re.Pattern[str]:
+def _compile(pattern: str, *, longest_template: bool = False) -> re.Pattern[str]:
+    """The pattern as a regex over whole names; `{template}` takes the least text it can
+    (the task the most), or the most with `longest_template`."""
     parts, seen, end = [], set(), 0
     for m in _SLOT.finditer(pattern):
         parts.append(re.escape(pattern[end : m.start()]))
@@ -96,7 +130,8 @@ def _compile(pattern: str) -> re.Pattern[str]:
         if name in seen:
             raise HakariInputError(f"{{{name}}} appears twice in {pattern!r}", field="--templates")
         seen.add(name)
-        parts.append(f"(?P<{name}>[^/]+?)")
+        short = (name == "template") != longest_template
+        parts.append(f"(?P<{name}>[^/]+{'?' if short else ''})")
         end = m.end()
     parts.append(re.escape(pattern[end:]))
     if "template" not in seen:

@@ -49,6 +49,7 @@ class ImportOptions:
     columns: dict[str, str] = field(default_factory=dict)  # role -> column name
     run: str | None = None
     levels: Path | None = None
+    score_range: tuple[float, float] | None = None  # per-item scores' range (`scale`)
 
     def check(self) -> None:
         if self.language is not None:
@@ -106,6 +107,8 @@ class ImportOptions:
             out["columns"] = dict(self.columns)
         if self.levels is not None:
             out["levels"] = str(self.levels)
+        if self.score_range is not None:
+            out["score_range"] = list(self.score_range)
         out["qa_mode"] = self.qa_mode
         return out
 
@@ -194,9 +197,13 @@ def read_json(path: Path) -> Any:
     line and column."""
     import json
 
+    from hakari._util.jsonl import RepeatedKeyError, loads_strict
+
     data = read_bounded(path)
     try:
-        return json.loads(data.decode("utf-8"))
+        return loads_strict(data.decode("utf-8"))
+    except RepeatedKeyError as exc:
+        raise HakariInputError(str(exc), file=str(path)) from None
     except UnicodeDecodeError as exc:
         raise HakariInputError(f"not UTF-8 text (byte {exc.start})", file=str(path)) from None
     except json.JSONDecodeError as exc:

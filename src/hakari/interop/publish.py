@@ -89,11 +89,16 @@ def write_run(
     output: Path,
     argv: list[str] | None = None,
 ) -> tuple[Path, EvalResults]:
-    """Compute, then publish results.json and samples.jsonl into `output` together."""
+    """Take the folder's lock (as `hakari run` does: a second import, run or score of
+    the folder meanwhile is refused), compute, then publish results.json and
+    samples.jsonl into `output` together."""
     check_output_folder(output, "--output")
-    results, _ = import_results(grid, record, settings, argv)
-    writer = RunWriter(output, recovery="nothing was lost: run the same import again")
+    created = not output.exists()
+    writer = RunWriter(
+        output, created=created, recovery="nothing was lost: run the same import again"
+    )
     try:
+        results, _ = import_results(grid, record, settings, argv)
         for sample in samples(grid):
             writer.write_sample(sample)
     except BaseException:

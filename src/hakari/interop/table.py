@@ -22,7 +22,9 @@ name without its suffix).
 CSV cells are text; in the `answer` and `gold` columns a cell that starts with `[` or `"`
 is read as JSON (a list of acceptable answers, or a string that itself starts with one of
 them), so hakari's export writes QA golds (lists) and labels alike. An empty cell is
-absent. JSON Lines and Parquet keep their types.
+absent. A cell starting with an apostrophe before `=`, `+`, `-`, `@` or another
+apostrophe loses that apostrophe (how every CSV hakari writes escapes spreadsheet
+formulas: `hakari._util.spreadsheet`). JSON Lines and Parquet keep their types.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from hakari._util.jsonl import MAX_LINE_BYTES, bounded_lines, iter_jsonl
+from hakari._util.spreadsheet import unescape_cell
 from hakari.errors import HakariInputError
 from hakari.interop.cells import (
     Cell,
@@ -119,7 +122,7 @@ def _csv_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                     )
                 yield (
                     reader.line_num,
-                    {k: v for k, v in zip(header, values, strict=True) if v != ""},
+                    {k: unescape_cell(v) for k, v in zip(header, values, strict=True) if v != ""},
                 )
     except UnicodeDecodeError as exc:
         raise HakariInputError(f"not UTF-8 text (byte {exc.start})", file=str(path)) from None
@@ -168,6 +171,15 @@ def _layout(
 ) -> dict[str, Any]:
     """What the first row says about the table: where the template comes from, the
     task's default name, the default score column."""
+    for role, given in (("model", options.model), ("task", options.task)):
+        if given is not None and names[role] in row:
+            raise HakariInputError(
+                f"--{role} {given!r} is given, but the table has a {names[role]!r} column, "
+                f"which names the {role} of every row: drop --{role} (or map another column "
+                f"with --column {role}=NAME)",
+                file=str(path),
+                field=f"--{role}",
+            )
     layout: dict[str, Any] = {"template": names["template"], "task_default": options.task}
     if names["template"] not in row and "template" not in options.columns and "prompt" in row:
         layout["template"] = "prompt"  # the evalstats layout

@@ -5,7 +5,8 @@
 * `alpha_sweep.csv`: Sharpe score and rank of every model for α = 0.0, 0.1, …, 2.0.
 
 Text cells that a spreadsheet would run as a formula (starting with = + - @ or a tab)
-get a leading apostrophe: model names and template ids are untrusted input.
+get a leading apostrophe, by the one rule of every CSV hakari writes
+(`hakari._util.spreadsheet`): model names and template ids are untrusted input.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from hakari._util.atomic import Output, atomic_open, check_output, check_output_folder
+from hakari._util.spreadsheet import escape_cell
 from hakari.reports.inputs import ReportData
 from hakari.reports.tables import mean_fallback, ranks
 from hakari.reports.views import per_model, sweep_panels
@@ -27,12 +29,6 @@ SUMMARY_COLUMNS = [
     "std_ci_high", "sharpe", "sharpe_ci_low", "sharpe_ci_high", "alpha", "min", "max",
     "rank_by_mean", "rank_by_sharpe", "chance", "fallback_rate", "n_templates", "ci_method",
 ]  # fmt: skip
-
-
-def _safe(value: Any) -> Any:
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
-        return "'" + value
-    return value
 
 
 def _statistics(s: AggregateStats | None) -> list[float | None]:
@@ -49,7 +45,7 @@ def _write(path: Output, header: list[str], rows: list[list[Any]]) -> None:
     with atomic_open(path) as fh:
         writer = csv.writer(fh)
         writer.writerow(header)
-        writer.writerows([[_safe(v) for v in row] for row in rows])
+        writer.writerows([[escape_cell(v) for v in row] for row in rows])
 
 
 def csv_outputs(out_dir: Path, inputs: Sequence[Path] = ()) -> list[Output]:

@@ -27,6 +27,7 @@ from hakari.reports.rows import (
     group_title,
     has_caveat,
     has_estimates,
+    import_notes,
     meta_skipped,
     meta_tables,
     paired_rows,
@@ -97,6 +98,7 @@ def markdown_report(results: EvalResults) -> str:
     if has_estimates(results):
         lines.append(ESTIMATED_NOTE + "\n")
     lines.append(BASELINE_NOTE + "\n")
+    lines.extend(f"- {md_cell(note)}" for note in import_notes(results))
     verdict = verdict_lines(results)
     if verdict:
         lines.extend(f"- {md_cell(line)}" for line in verdict)

@@ -20,7 +20,7 @@ from hakari.reports import charts, tables
 from hakari.reports.inputs import ReportData, Run, SampleBlock, read_samples
 from hakari.reports.markup import anchor, definition_list, esc, num, table
 from hakari.reports.meta import meta_sections
-from hakari.reports.rows import SPACE_NOTE
+from hakari.reports.rows import SPACE_NOTE, import_notes
 from hakari.reports.samples import filter_css, sample_browser
 from hakari.reports.style import CSS
 from hakari.reports.verdict import decided, verdict_lines
@@ -358,7 +358,8 @@ def build_html(
         if results is not None
     )
     overview = _overview(data, results) if results is not None else ""
-    notes = "".join(f"<p class=note>{esc(note)}</p>" for note in data.notes)
+    imported = [n for run in data.runs for n in import_notes(run.results)]
+    notes = "".join(f"<p class=note>{esc(note)}</p>" for note in [*data.notes, *imported])
     sections = [
         f'<header class="top"><h1>{esc(title)}</h1>'
         f'<p class="meta">{len(data.models)} models · {len(data.tasks)} tasks · '

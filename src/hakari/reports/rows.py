@@ -127,6 +127,15 @@ BASELINE_NOTE = (
 )
 
 
+def import_notes(results: EvalResults) -> list[str]:
+    """What an imported run's results.json says about how it was read (a rescaled score
+    range, left-out records, an ambiguous pattern...), one line each, for every view."""
+    record = results.imported
+    if record is None:
+        return []
+    return [f"imported from {record.source}: {note}" for note in record.notes]
+
+
 def baseline_rows(task: TaskResult) -> list[tuple[str, dict[str, float]]]:
     """(label, metric -> score) of each trivial baseline the task has (older files: the
     fallback-only one alone)."""

@@ -29,6 +29,7 @@ from hakari.reports.rows import (
     group_title,
     has_caveat,
     has_estimates,
+    import_notes,
     meta_skipped,
     meta_tables,
     paired_rows,
@@ -185,6 +186,8 @@ def print_summary(results: EvalResults, console: Console) -> None:
     for line in label_key(labels):
         console.print(Text(f"  {line}", "dim"))
     console.print(Text(BASELINE_NOTE, "dim"))
+    for note in import_notes(results):
+        console.print(Text(note))
     if has_estimates(results):
         console.print(Text(ESTIMATED_NOTE, "dim"))
     for line in verdict_lines(results):

@@ -103,6 +103,7 @@ def _score_run(
     judge: JudgeOptions | None,
 ) -> dict[str, Any]:
     results, samples = read_run(run_dir)
+    _check_scorable(run_dir / SAMPLES_FILE, samples, metrics)
     for name in (SAMPLES_FILE, RESULTS_FILE):
         _check_replaceable(run_dir / name)
     suite = prepare_suite(metrics, config, has_prompts=True)
@@ -131,6 +132,25 @@ def _score_run(
     results.rescoring = [*(results.rescoring or []), entry]
     _publish(run_dir, new_samples, results)
     return {"samples": len(samples), **summarise(scored.values), **scored.provenance}
+
+
+def _check_scorable(path: Path, samples: list[dict[str, Any]], metrics: list[str]) -> None:
+    """Something to score: an output in some sample, and a gold where a metric compares
+    with one (an import of bare per-item scores has neither; scoring its empty outputs
+    against the text "null" gave 0.0 everywhere, none counted unscored)."""
+    if not any(s["output"] for s in samples):
+        raise HakariInputError(
+            "no sample has an output (an import of per-item scores alone?): nothing to score",
+            file=str(path),
+            field="RUN_DIR",
+        )
+    referenced = [m for m in metrics if not m.startswith("reward")]
+    if referenced and all(s["gold"] is None for s in samples):
+        raise HakariInputError(
+            f"no sample has a gold: {referenced[0]} compares an output with one",
+            file=str(path),
+            field="--metrics",
+        )
 
 
 def _check_replaceable(path: Path) -> None:

@@ -11,7 +11,7 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from hakari._util.atomic import json_text, write_text_atomic
 from hakari._util.records import Record, read_from_file
-from hakari._util.redact import redact_tree
+from hakari._util.redact import redact_identity, redact_tree
 from hakari.results.budget import BudgetRecord
 from hakari.results.imported import ImportRecord
 from hakari.results.paired import ModelGroups, PairedComparison
@@ -456,7 +456,10 @@ class EvalResults(Record):
         """The text of results.json: indent 2, non-ASCII kept as it is, and no
         credentials (model specs, the command, failure messages go through
         `hakari._util.redact`)."""
-        return json_text(redact_tree(self.to_dict()))
+        data = self.to_dict()
+        for model in data.get("models", {}).values():
+            model["identity"] = redact_identity(model.get("identity", {}))
+        return json_text(redact_tree(data))
 
     def write(self, path: Path) -> None:
         """Whole or not at all (`hakari._util.atomic`), as `file_text`."""

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from hakari.backends.base import Backend, check_backend
 from hakari.backends.cache import ResponseCache
 from hakari.errors import HakariInputError
 from hakari.results import EvalResults, library_versions
@@ -132,8 +133,26 @@ def _prepare(
     if backend_factory is None:
         engines = preflight.engines_together(models, load, schedule.keeps_models_open)
         backend_factory = default_factory(load, engines)
+    else:
+        backend_factory = _checked(backend_factory)
     cache = ResponseCache.in_dir(load.cache_path) if load.use_cache else None
     return RunContext(models, loaded, options, baselines, backend_factory, cache), schedule
+
+
+def _checked(factory: BackendFactory) -> BackendFactory:
+    """A custom factory whose backends are checked against the protocol as they load,
+    before they are asked anything (`check_backend`)."""
+
+    def checked(spec: str) -> Backend:
+        backend = factory(spec)
+        try:
+            check_backend(backend, spec)
+        except BaseException:
+            backend.close()
+            raise
+        return backend
+
+    return checked
 
 
 def _schedule(

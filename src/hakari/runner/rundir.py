@@ -120,7 +120,7 @@ class RunFolderLock:
         except BlockingIOError:
             os.close(fd)
             raise HakariInputError(
-                "another hakari command (run, score or analyze) is writing this run folder "
+                "another hakari command (run, import, score or analyze) is writing this run folder "
                 "now; wait for it to finish, or give another folder",
                 file=str(folder),
                 field=field,

@@ -1,0 +1,143 @@
+"""Hostile round five (issue 43), writers: one rule for every CSV hakari writes
+(spreadsheet formulas), and exports that say what their run lost."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+from hakari._util.spreadsheet import FORMULA_START
+from hakari.cli import app
+from tests.helpers.cli import assert_one_line, runner, succeed
+
+
+def _jsonl(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+HOSTILE = {"model": '=HYPERLINK("http://x")', "task": "@sum", "template": "+t"}
+
+
+def _hostile_rows() -> list[dict]:
+    return [
+        {
+            **HOSTILE,
+            "template": f"{HOSTILE['template']}{k}",
+            "item": i,
+            "score": float(i % 2),
+            "output": "-1+1",
+            "answer": "=1",
+            "gold": "=1",
+        }
+        for k in range(2)
+        for i in range(4)
+    ]
+
+
+def _cells(path: Path) -> list[str]:
+    with path.open(newline="", encoding="utf-8") as fh:
+        return [cell for row in csv.reader(fh) for cell in row]
+
+
+def test_every_csv_writer_escapes_formulas_alike(tmp_path: Path) -> None:
+    """Item 15: `export --format table` wrote `=`, `+`, `@` names as they are; `report
+    --csv` put an apostrophe before them. Both now use one rule, and the export's table
+    imports back with the names unchanged."""
+    run = tmp_path / "run"
+    succeed(
+        [
+            "import",
+            "table",
+            str(_jsonl(tmp_path / "t.jsonl", _hostile_rows())),
+            "--output",
+            str(run),
+            "--n-boot",
+            "0",
+        ]
+    )
+    succeed(["export", str(run), "--format", "table", "--output", str(tmp_path / "t.csv")])
+    succeed(["report", str(run), "--csv", str(tmp_path / "csv")])
+    written = _cells(tmp_path / "t.csv") + _cells(tmp_path / "csv" / "summary.csv")
+    assert [c for c in written if c[:1] in FORMULA_START] == []
+    assert '\'=HYPERLINK("http://x")' in _cells(tmp_path / "t.csv")
+    assert '\'=HYPERLINK("http://x")' in _cells(tmp_path / "csv" / "summary.csv")
+    back = tmp_path / "back"
+    succeed(["import", "table", str(tmp_path / "t.csv"), "--output", str(back), "--n-boot", "0"])
+    results = json.loads((back / "results.json").read_text())
+    assert list(results["models"]) == [HOSTILE["model"]]
+    assert list(results["models"][HOSTILE["model"]]["tasks"]) == [HOSTILE["task"]]
+    sample = json.loads((back / "samples.jsonl").read_text().splitlines()[0])
+    assert (sample["answer"], sample["gold"], sample["output"]) == ("=1", "=1", "-1+1")
+
+
+def test_an_export_of_a_run_that_lost_samples_is_refused(tmp_path: Path) -> None:
+    """Item 20: samples.jsonl lost 8 of its 40 lines: the table had 32 rows without a
+    word, and the EEE aggregate (t1 = 0.6) disagreed with its own instance records."""
+    rows = [
+        {"model": "m", "task": "x", "template": f"t{t}", "item": i, "score": float(i < 12)}
+        for t in range(2)
+        for i in range(20)
+    ]
+    run = tmp_path / "run"
+    succeed(
+        [
+            "import",
+            "table",
+            str(_jsonl(tmp_path / "t.jsonl", rows)),
+            "--output",
+            str(run),
+            "--n-boot",
+            "0",
+        ]
+    )
+    samples = run / "samples.jsonl"
+    lines = samples.read_text().splitlines(keepends=True)
+    samples.write_text("".join(lines[:20] + lines[28:]))
+    for fmt, target in (("table", tmp_path / "t.csv"), ("eee", tmp_path / "eee")):
+        result = runner.invoke(app, ["export", str(run), "--format", fmt, "--output", str(target)])
+        assert_one_line(result.exit_code, result.output, "samples.jsonl", "t1", "12 rows", "20")
+        assert not target.exists()
+
+
+def test_scoring_an_import_without_outputs_or_golds_is_refused(tmp_path: Path) -> None:
+    """Item 16: `hakari score --metrics rouge1` on an import of bare scores scored every
+    sample 0.0 (its output "" against the gold "null"), none unscored, and said it
+    updated results.json."""
+    rows = [
+        {"model": "m", "task": "x", "template": f"t{t}", "item": i, "score": float(i % 2)}
+        for t in range(2)
+        for i in range(4)
+    ]
+    run = tmp_path / "run"
+    succeed(
+        [
+            "import",
+            "table",
+            str(_jsonl(tmp_path / "t.jsonl", rows)),
+            "--output",
+            str(run),
+            "--n-boot",
+            "0",
+        ]
+    )
+    before = (run / "results.json").read_text(), (run / "samples.jsonl").read_text()
+    result = runner.invoke(app, ["score", str(run), "--metrics", "rouge1"])
+    assert_one_line(result.exit_code, result.output, "samples.jsonl", "no sample has an output")
+    rows = [{**r, "output": f"answer {r['item']}"} for r in rows]
+    succeed(
+        [
+            "import",
+            "table",
+            str(_jsonl(tmp_path / "t.jsonl", rows)),
+            "--output",
+            str(run),
+            "--n-boot",
+            "0",
+        ]
+    )
+    result = runner.invoke(app, ["score", str(run), "--metrics", "rouge1"])
+    assert_one_line(result.exit_code, result.output, "samples.jsonl", "no sample has a gold")
+    assert "rouge1" not in (run / "results.json").read_text()
+    assert before[0] != ""  # the first refusal left the files as they were
