@@ -355,6 +355,10 @@ class FamilyScore(Record):
     """The lowest template's pooled score."""
     max: float
     """The highest template's pooled score."""
+    ci_low: float | None = None
+    """The mean's interval over templates × items (the members' bootstrap replicates,
+    items resampled in each member, templates resampled together); null without one."""
+    ci_high: float | None = None
 
 
 class FamilySummary(Record):
@@ -372,10 +376,50 @@ class FamilySummary(Record):
     """Every member weighs the same (the mean of the members' scores, "macro" mean)."""
 
 
+class LeaderboardCategory(Record):
+    """One category of a leaderboard (llm-jp-eval's NLI, QA, ...): the mean of its sets'
+    scores, each set on its leaderboard metric, every set weighing the same."""
+
+    members: dict[str, str]
+    """The category's sets that ran -> the metric each is scored with."""
+    missing: list[str]
+    """The category's sets that did not run; any makes the category partial."""
+    partial: bool
+    """Whether sets are missing: the average is then over fewer sets than the
+    leaderboard's, not its number."""
+    reference: float | None
+    """The mean of the sets' scores on the leaderboard's own template; null when it
+    did not run."""
+    score: FamilyScore | None
+    """The mean of the sets' scores per template (the templates every set ran), over
+    the templates; null when no set ran."""
+
+
+class Leaderboard(Record):
+    """A task family's leaderboard view (`leaderboard:` in its family file): its
+    categories, and Nejumi's mean of the 0- and 2-shot scores."""
+
+    source: str
+    """Whose categories these are (e.g. llm-jp-eval v1.3.0)."""
+    reference_template: str
+    """The template that is the leaderboard's own prompt (e.g. `0-4`)."""
+    categories: dict[str, LeaderboardCategory]
+    """Category -> its average, in the leaderboard's order (categories none of whose
+    sets ran are left out)."""
+    nejumi: FamilyScore | None
+    """Per wording (`<wording>` of the `<wording>-<shots>` ids), the mean over the sets
+    run of each set's (0-shot + 2-shot) / 2; summarised over the wordings. Null when no
+    wording ran both."""
+    nejumi_reference: float | None
+    """`nejumi` on the leaderboard's wording (the reference template's)."""
+
+
 class EvalResults(Record):
     """A run's results: results.json (see the module docstring for the layout)."""
 
-    WRITTEN_WHEN_GIVEN = frozenset({"rescoring", "model_groups", "families", "imported"})
+    WRITTEN_WHEN_GIVEN = frozenset(
+        {"rescoring", "model_groups", "families", "leaderboards", "imported"}
+    )
     INVALID = "not a hakari results.json"
 
     schema_version: int = SCHEMA_VERSION
@@ -404,6 +448,9 @@ class EvalResults(Record):
     families: dict[str, dict[str, dict[str, dict[str, FamilySummary]]]] | None = None
     """FAMILY -> MODEL -> DECODING -> METRIC -> `FamilySummary`: task families whose
     members ran (written only then)."""
+    leaderboards: dict[str, dict[str, dict[str, Leaderboard]]] | None = None
+    """FAMILY -> MODEL -> DECODING -> `Leaderboard`: a family whose file names a
+    leaderboard's categories (`jaster`: llm-jp-eval's), written when its members ran."""
     model_groups: dict[str, dict[str, dict[str, ModelGroups]]] | None = None
     """Task -> decoding -> metric -> which models differ in Sharpe score after a
     multiple-comparison correction, and the groups of tied models

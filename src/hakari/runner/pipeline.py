@@ -22,6 +22,7 @@ from hakari.runner.context import RunContext, default_factory
 from hakari.runner.estimators import alpha_sweeps, cannot_estimate
 from hakari.runner.families import family_summaries
 from hakari.runner.grids import RunGrids
+from hakari.runner.leaderboard import leaderboard_views
 from hakari.runner.loop import LoopState, run_loop
 from hakari.runner.options import DEFAULT_MODEL, DEFAULT_TASKS, BackendFactory
 from hakari.runner.plan import Plan, Schedule, check_budget_floor, make_plan, task_plan
@@ -196,9 +197,10 @@ def finish(
     """The finished models' numbers, the comparisons between them, the task families
     pooled over their members, published."""
     grids.publish(results, finished)
-    families = family_summaries(results, ctx.tasks, ctx.plan.alpha)
+    families = family_summaries(results, ctx.tasks, ctx.plan.alpha, grids.draws)
     if families is not None:
         results.families = families
+    results.leaderboards = leaderboard_views(results, ctx.tasks, ctx.plan.alpha, grids.draws)
     if len(results.models) > 1:
         results.alpha_sweep = alpha_sweeps(results)
     if writer is not None:
