@@ -11,9 +11,11 @@ import json
 
 import numpy as np
 import pytest
+from rich.console import Console
 
 import hakari
 from hakari.aggregate.intervals import pooled_mean_interval
+from hakari.reports.terminal import print_leaderboards
 from hakari.results import EvalResults, Leaderboard
 from hakari.runner.leaderboard import leaderboard_views
 from hakari.tasks.families import load_tasks
@@ -90,6 +92,14 @@ def test_run_writes_the_view(run: tuple[dict, EvalResults]) -> None:
     for score in [c["score"] for c in view["categories"].values()] + [view["nejumi"]]:
         assert score["ci_low"] <= score["mean"] <= score["ci_high"]  # the bootstrap ran
         assert 0.0 <= score["ci_low"] and score["ci_high"] <= 1.0
+
+
+def test_terminal_shows_the_view(run: tuple[dict, EvalResults]) -> None:
+    console = Console(record=True, width=120)
+    print_leaderboards(run[1], console)
+    text = console.export_text()
+    assert "NLI (partial)" in text and "jamp, jsick" in text and "QA " in text
+    assert "QA (partial)" not in text and "Nejumi" in text
 
 
 def test_category_is_the_mean_of_its_sets_llmjp_scores(run: tuple[dict, EvalResults]) -> None:
