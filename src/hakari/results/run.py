@@ -359,6 +359,7 @@ class FamilyScore(Record):
     """The mean's interval over templates × items (the members' bootstrap replicates,
     items resampled in each member, templates resampled together); null without one."""
     ci_high: float | None = None
+    """The interval's upper end; null without one."""
 
 
 class FamilySummary(Record):

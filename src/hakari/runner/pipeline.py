@@ -200,7 +200,9 @@ def finish(
     families = family_summaries(results, ctx.tasks, ctx.plan.alpha, grids.draws)
     if families is not None:
         results.families = families
-    results.leaderboards = leaderboard_views(results, ctx.tasks, ctx.plan.alpha, grids.draws)
+    leaderboards = leaderboard_views(results, ctx.tasks, ctx.plan.alpha, grids.draws)
+    if leaderboards is not None:
+        results.leaderboards = leaderboards
     if len(results.models) > 1:
         results.alpha_sweep = alpha_sweeps(results)
     if writer is not None:
