@@ -15,6 +15,7 @@ from rich.console import Console
 
 import hakari
 from hakari.aggregate.intervals import pooled_mean_interval
+from hakari.reports.markdown import markdown_report
 from hakari.reports.terminal import print_leaderboards
 from hakari.results import EvalResults, Leaderboard
 from hakari.runner.leaderboard import leaderboard_views
@@ -94,12 +95,15 @@ def test_run_writes_the_view(run: tuple[dict, EvalResults]) -> None:
         assert 0.0 <= score["ci_low"] and score["ci_high"] <= 1.0
 
 
-def test_terminal_shows_the_view(run: tuple[dict, EvalResults]) -> None:
+def test_terminal_and_markdown_show_the_view(run: tuple[dict, EvalResults]) -> None:
     console = Console(record=True, width=120)
     print_leaderboards(run[1], console)
     text = console.export_text()
     assert "NLI (partial)" in text and "jamp, jsick" in text and "QA " in text
     assert "QA (partial)" not in text and "Nejumi" in text
+    markdown = markdown_report(run[1])
+    assert "| NLI (partial) | jamp, jsick | " in markdown
+    assert "| QA | jemhopqa, niilc | " in markdown
 
 
 def test_category_is_the_mean_of_its_sets_llmjp_scores(run: tuple[dict, EvalResults]) -> None:

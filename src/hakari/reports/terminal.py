@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from hakari.reports.labels import label_key, model_labels
+from hakari.reports.leaderboards import leaderboard_sections
 from hakari.reports.rows import (
     BASELINE_NOTE,
     COMPACT_SUMMARY_HEADER,
@@ -39,7 +40,7 @@ from hakari.reports.rows import (
 )
 from hakari.reports.tables import ranks
 from hakari.reports.verdict import verdict_lines
-from hakari.results import DecodingResult, EvalResults, FamilyScore, Leaderboard, TaskResult
+from hakari.results import DecodingResult, EvalResults, TaskResult
 
 
 def print_report(results: EvalResults, console: Console | None = None) -> None:
@@ -60,54 +61,17 @@ def print_report(results: EvalResults, console: Console | None = None) -> None:
     print_summary(results, console)
 
 
-def _ci(score: FamilyScore) -> str:
-    if score.ci_low is None or score.ci_high is None:
-        return ""
-    return f" [{score.ci_low:.3f}, {score.ci_high:.3f}]"
-
-
 def print_leaderboards(results: EvalResults, console: Console) -> None:
-    """A family's leaderboard view, one table per model × decoding: each category's
-    average on the leaderboard's own template and over the templates (mean with its
-    interval over templates × items), partial categories marked, and Nejumi's 0-/2-shot
-    average."""
-    for family, per_model in (results.leaderboards or {}).items():
-        for model, per_decoding in per_model.items():
-            for decoding, view in per_decoding.items():
-                _print_leaderboard(f"{family} · {model} · {decoding}", view, console)
-
-
-def _print_leaderboard(title: str, view: Leaderboard, console: Console) -> None:
-    table = Table(title=Text(f"leaderboard view · {title}"), title_justify="left")
-    ref = view.reference_template
-    for col in ("category", "sets", ref, "mean [CI]", "min–max"):
-        table.add_column(col, justify="left" if col in ("category", "sets") else "right")
-    rows = [
-        (name + (" (partial)" if c.partial else ""), ", ".join(c.members), c.reference, c.score)
-        for name, c in view.categories.items()
-    ]
-    rows.append(("Nejumi", "0-/2-shot", view.nejumi_reference, view.nejumi))
-    for name, sets, at_ref, sc in rows:
-        table.add_row(
-            *map(
-                Text,
-                (name, sets, "–" if at_ref is None else f"{at_ref:.3f}",
-                 "–" if sc is None else f"{sc.mean:.3f}{_ci(sc)}",
-                 "–" if sc is None else f"{sc.min:.3f}–{sc.max:.3f}"),
-            )
-        )  # fmt: skip
-    console.print(table)
-    console.print(
-        Text(
-            f"Categories as {view.source}: the mean of the sets' scores, each on its "
-            f"leaderboard metric; {ref} = on the leaderboard's template, mean = over the "
-            "templates every set ran, with its interval over templates × items. Partial: "
-            "sets of the category did not run (results.json names them), not the "
-            "leaderboard's number. Nejumi: per wording, each set's (0-shot + 2-shot) / 2, "
-            "averaged over the sets.",
-            "dim",
-        )
-    )
+    """A family's leaderboard view, one table per model × decoding
+    (`reports.leaderboards`)."""
+    for section in leaderboard_sections(results):
+        table = Table(title=Text(section.title), title_justify="left")
+        for i, col in enumerate(section.header):
+            table.add_column(col, justify="left" if i < 2 else "right")
+        for row in section.rows:
+            table.add_row(*map(Text, row))
+        console.print(table)
+        console.print(Text(section.note, "dim"))
 
 
 def print_families(results: EvalResults, console: Console) -> None:
