@@ -8,6 +8,7 @@ partial."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,7 +16,9 @@ from rich.console import Console
 
 import hakari
 from hakari.aggregate.intervals import pooled_mean_interval
+from hakari.reports.inputs import load_inputs
 from hakari.reports.markdown import markdown_report
+from hakari.reports.page import build_html
 from hakari.reports.terminal import print_leaderboards
 from hakari.results import EvalResults, Leaderboard
 from hakari.runner.leaderboard import leaderboard_views
@@ -29,10 +32,11 @@ pytestmark = pytest.mark.skipif(
 SETS = ["jamp", "jsick", "jemhopqa", "niilc", "mawps"]
 TEMPLATES = ["0-0", "0-2", "0-4", "1-0", "1-2"]
 MODEL = "fake:entailment"
+Run = tuple[dict, EvalResults, Path]  # results.json as JSON, as read, the run folder
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, EvalResults]:
+def run(tmp_path_factory: pytest.TempPathFactory) -> Run:
     folder = tmp_path_factory.mktemp("leaderboard")
     hakari.evaluate(
         models=[MODEL],
@@ -46,7 +50,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, EvalResults]:
         n_boot=50,
     )
     text = (folder / "run" / "results.json").read_text()
-    return json.loads(text), EvalResults.model_validate_json(text)
+    return json.loads(text), EvalResults.model_validate_json(text), folder / "run"
 
 
 def _hand_made(results: EvalResults, metric_of: dict[str, str]) -> dict[str, dict[str, float]]:
@@ -80,8 +84,8 @@ def _view(results: EvalResults) -> Leaderboard:
     return views["jaster"][MODEL]["greedy"]
 
 
-def test_run_writes_the_view(run: tuple[dict, EvalResults]) -> None:
-    doc, _ = run
+def test_run_writes_the_view(run: Run) -> None:
+    doc = run[0]
     view = doc["leaderboards"]["jaster"][MODEL]["greedy"]
     assert view["reference_template"] == "0-4" and "llm-jp-eval v1.3.0" in view["source"]
     assert set(view["categories"]) == {"NLI", "QA", "MR"}  # no set of RC, MC, HE, EL, FA ran
@@ -95,7 +99,7 @@ def test_run_writes_the_view(run: tuple[dict, EvalResults]) -> None:
         assert 0.0 <= score["ci_low"] and score["ci_high"] <= 1.0
 
 
-def test_terminal_and_markdown_show_the_view(run: tuple[dict, EvalResults]) -> None:
+def test_terminal_markdown_and_html_show_the_view(run: Run) -> None:
     console = Console(record=True, width=120)
     print_leaderboards(run[1], console)
     text = console.export_text()
@@ -104,9 +108,11 @@ def test_terminal_and_markdown_show_the_view(run: tuple[dict, EvalResults]) -> N
     markdown = markdown_report(run[1])
     assert "| NLI (partial) | jamp, jsick | " in markdown
     assert "| QA | jemhopqa, niilc | " in markdown
+    page = build_html(load_inputs([run[2]]), samples_per_template=0)
+    assert '<table class="leaderboard-view">' in page and "NLI (partial)" in page
 
 
-def test_category_is_the_mean_of_its_sets_llmjp_scores(run: tuple[dict, EvalResults]) -> None:
+def test_category_is_the_mean_of_its_sets_llmjp_scores(run: Run) -> None:
     results = run[1].model_copy(deep=True)
     scores = _hand_made(results, METRIC_OF)
     view = _view(results)
@@ -124,7 +130,7 @@ def test_category_is_the_mean_of_its_sets_llmjp_scores(run: tuple[dict, EvalResu
     assert view.categories["MR"].reference == pytest.approx(scores["mawps"]["0-4"])
 
 
-def test_nejumi_is_the_mean_of_zero_and_two_shot(run: tuple[dict, EvalResults]) -> None:
+def test_nejumi_is_the_mean_of_zero_and_two_shot(run: Run) -> None:
     results = run[1].model_copy(deep=True)
     scores = _hand_made(results, METRIC_OF)
     nejumi = _view(results).nejumi
@@ -135,7 +141,7 @@ def test_nejumi_is_the_mean_of_zero_and_two_shot(run: tuple[dict, EvalResults]) 
     assert _view(results).nejumi_reference == pytest.approx(nejumi.per_template["0"])
 
 
-def test_a_set_without_its_metric_leaves_its_category_out(run: tuple[dict, EvalResults]) -> None:
+def test_a_set_without_its_metric_leaves_its_category_out(run: Run) -> None:
     results = run[1].model_copy(deep=True)
     _hand_made(results, METRIC_OF | {"mawps": "char_f1"})  # mawps has no char_f1 to write
     for template in results.models[MODEL].tasks["mawps"].decodings["greedy"].templates.values():
