@@ -22,11 +22,12 @@ from hakari.reports.page import build_html
 from hakari.reports.terminal import print_leaderboards
 from hakari.results import EvalResults, Leaderboard
 from hakari.runner.leaderboard import leaderboard_views
-from hakari.tasks.families import load_tasks
+from hakari.scoring import corpus
+from hakari.tasks.families import builtin_family_paths, family_members, load_tasks
 from tests.helpers.paths import SHARED
 
 DATA = SHARED / "datasets"
-pytestmark = pytest.mark.skipif(
+needs_data = pytest.mark.skipif(
     not (DATA / "jaster").is_dir(), reason="../shared/datasets/jaster absent"
 )
 SETS = ["jamp", "jsick", "jemhopqa", "niilc", "mawps"]
@@ -84,6 +85,7 @@ def _view(results: EvalResults) -> Leaderboard:
     return views["jaster"][MODEL]["greedy"]
 
 
+@needs_data
 def test_run_writes_the_view(run: Run) -> None:
     doc = run[0]
     view = doc["leaderboards"]["jaster"][MODEL]["greedy"]
@@ -99,6 +101,7 @@ def test_run_writes_the_view(run: Run) -> None:
         assert 0.0 <= score["ci_low"] and score["ci_high"] <= 1.0
 
 
+@needs_data
 def test_terminal_markdown_and_html_show_the_view(run: Run) -> None:
     console = Console(record=True, width=120)
     print_leaderboards(run[1], console)
@@ -112,6 +115,7 @@ def test_terminal_markdown_and_html_show_the_view(run: Run) -> None:
     assert '<table class="leaderboard-view">' in page and "NLI (partial)" in page
 
 
+@needs_data
 def test_category_is_the_mean_of_its_sets_llmjp_scores(run: Run) -> None:
     results = run[1].model_copy(deep=True)
     scores = _hand_made(results, METRIC_OF)
@@ -130,6 +134,7 @@ def test_category_is_the_mean_of_its_sets_llmjp_scores(run: Run) -> None:
     assert view.categories["MR"].reference == pytest.approx(scores["mawps"]["0-4"])
 
 
+@needs_data
 def test_nejumi_is_the_mean_of_zero_and_two_shot(run: Run) -> None:
     results = run[1].model_copy(deep=True)
     scores = _hand_made(results, METRIC_OF)
@@ -141,6 +146,7 @@ def test_nejumi_is_the_mean_of_zero_and_two_shot(run: Run) -> None:
     assert _view(results).nejumi_reference == pytest.approx(nejumi.per_template["0"])
 
 
+@needs_data
 def test_a_set_without_its_metric_leaves_its_category_out(run: Run) -> None:
     results = run[1].model_copy(deep=True)
     _hand_made(results, METRIC_OF | {"mawps": "char_f1"})  # mawps has no char_f1 to write
@@ -162,3 +168,18 @@ def test_pooled_interval_over_templates_and_items() -> None:
             assert 0.0 <= ci.low < 0.425 < ci.high <= 1.0
         widths.append(ci.high - ci.low)
     assert widths[1] > widths[0]  # the items' part adds to the templates'
+
+
+def test_the_family_files_view_names_each_sets_own_metric() -> None:
+    raw = family_members(builtin_family_paths()["jaster"])[0]
+    categories = raw["leaderboard"]["categories"]
+    assert raw["leaderboard"]["reference_template"] == "0-4"
+    assert list(categories) == ["NLI", "QA", "RC", "MC", "HE", "EL", "FA", "MR"]
+    tasks = {t.name: t for t in load_tasks(["jaster"])}
+    for sets in categories.values():
+        for name, metric in sets.items():
+            assert metric in corpus.names()
+            if name in tasks:  # a jaster set here: the metric is one it is scored with
+                assert metric in [str(m) for m in tasks[name].spec.metrics], name
+    named = {s for sets in categories.values() for s in sets}
+    assert set(tasks) <= named  # every jaster set here is in a category
