@@ -216,3 +216,33 @@ class Replicates:
             return 1.0 if self.point == 0.0 else 1.0 / (len(self.values) + 1)
         observed = abs(self.point) / se_hat
         return float((1 + np.count_nonzero(np.abs(t_star) >= observed)) / (t_star.size + 1))
+
+
+def pooled_mean_interval(
+    observed: np.ndarray,
+    every: np.ndarray,
+    *,
+    method: str,
+    confidence: float,
+    bounds: Bounds = UNBOUNDED,
+    seed: int = 0,
+) -> Interval:
+    """The interval of the mean over templates of pooled template scores (a family's or
+    a leaderboard category's), over templates × items.
+
+    observed: (T,) the pooled scores; every: (n_boot, T) the pooled scores on each
+    replicate's instances (each member's instances resampled by its own bootstrap). The
+    templates are resampled here, the same draws for every member, from
+    `default_rng(seed)`; the interval is read as a task's mean's is (`Replicates`)."""
+    n_boot, n_templates = every.shape
+    picked = np.random.default_rng(seed).integers(0, n_templates, size=(n_boot, n_templates))
+    observed_mean = template_statistics(observed, 1.0)["mean"]
+    resampled_mean = template_statistics(np.take_along_axis(every, picked, axis=1), 1.0)["mean"]
+    reps = Replicates(
+        point=float(observed_mean[0]),
+        point_se=float(template_se(observed_mean[1])),
+        values=resampled_mean[0],
+        values_se=template_se(resampled_mean[1]),
+        instance_values=template_statistics(every, 1.0)["mean"][0],
+    )
+    return reps.bounded(method, confidence, bounds)

@@ -10,5 +10,6 @@ heatmap), `charts.py` (figures as inline SVG), `samples.py` (the sample browser)
 `correctness.py` (a sample's answer right or not, for its filter), `style.py` (the page's
 stylesheet), `verdict.py` (the run's verdict in words, and its warnings), `live.py` (what
 `hakari run` shows while it runs and when it ends), `labels.py` (short, unique labels for
-long model specs in narrow tables).
+long model specs in narrow tables), `leaderboards.py` (a family's leaderboard view as
+rows, for the terminal, Markdown and the page).
 """

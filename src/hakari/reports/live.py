@@ -15,7 +15,7 @@ from typing import Literal
 from rich.console import Console
 from rich.text import Text
 
-from hakari.reports.terminal import print_summary, print_task
+from hakari.reports.terminal import print_leaderboards, print_summary, print_task
 from hakari.results import EvalResults, TaskResult
 
 Mode = Literal["full", "quiet", "json"]
@@ -74,6 +74,7 @@ class RunView:
             for task_name, task in mres.tasks.items():
                 if (model, task_name) not in self.shown:
                     print_task(model, task_name, task, self.out)
+        print_leaderboards(results, self.out)  # a family's leaderboard view (`--tasks jaster`)
         print_summary(results, self.out)
         if out_dir is None:
             return

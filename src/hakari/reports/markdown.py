@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from hakari.reports.leaderboards import leaderboard_sections
 from hakari.reports.rows import (
     BASELINE_NOTE,
     ESTIMATED_NOTE,
@@ -103,6 +104,12 @@ def markdown_report(results: EvalResults) -> str:
     if verdict:
         lines.extend(f"- {md_cell(line)}" for line in verdict)
         lines.append("")
+    for section in leaderboard_sections(results):
+        lines.append(f"### {md_cell(section.title)}\n")
+        lines.append(_md_row(section.header))
+        lines.append("|" + "|".join("---" for _ in section.header) + "|")
+        lines.extend(_md_row(row) for row in section.rows)
+        lines.append("\n" + md_cell(section.note) + "\n")
     for title, tres, dec in sections(results):
         lines.append(f"### {md_cell(title)}\n")
         if dec.skipped:

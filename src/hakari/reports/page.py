@@ -18,6 +18,7 @@ from typing import Any
 
 from hakari.reports import charts, tables
 from hakari.reports.inputs import ReportData, Run, SampleBlock, read_samples
+from hakari.reports.leaderboards import LeaderboardSection, leaderboard_sections
 from hakari.reports.markup import anchor, definition_list, esc, num, table
 from hakari.reports.meta import meta_sections
 from hakari.reports.rows import SPACE_NOTE, import_notes
@@ -189,6 +190,19 @@ def _overview(data: ReportData, results: EvalResults) -> str:
     return "".join(parts)
 
 
+def _leaderboard_view(section: LeaderboardSection) -> str:
+    """A family's leaderboard view (`reports.leaderboards`), one table."""
+    rows = [[esc(cell) for cell in row] for row in section.rows]
+    caption = f"{esc(section.title)}. {esc(section.note)}"
+    return table(
+        [esc(h) for h in section.header],
+        rows,
+        cls="leaderboard-view",
+        caption=caption,
+        numeric_from=2,
+    )
+
+
 def _comparisons(
     results: EvalResults, task: str, decoding: str, metric: str
 ) -> tuple[list[PairedComparison], ModelGroups | None]:
@@ -358,6 +372,8 @@ def build_html(
         if results is not None
     )
     overview = _overview(data, results) if results is not None else ""
+    if results is not None:
+        overview += "".join(map(_leaderboard_view, leaderboard_sections(results)))
     imported = [n for run in data.runs for n in import_notes(run.results)]
     notes = "".join(f"<p class=note>{esc(note)}</p>" for note in [*data.notes, *imported])
     sections = [

@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from hakari.reports.labels import label_key, model_labels
+from hakari.reports.leaderboards import leaderboard_sections
 from hakari.reports.rows import (
     BASELINE_NOTE,
     COMPACT_SUMMARY_HEADER,
@@ -57,7 +58,21 @@ def print_report(results: EvalResults, console: Console | None = None) -> None:
         print_paired(results, console)
     print_groups(results, console)
     print_families(results, console)
+    print_leaderboards(results, console)
     print_summary(results, console)
+
+
+def print_leaderboards(results: EvalResults, console: Console) -> None:
+    """A family's leaderboard view, one table per model × decoding
+    (`reports.leaderboards`)."""
+    for section in leaderboard_sections(results):
+        table = Table(title=Text(section.title), title_justify="left")
+        for i, col in enumerate(section.header):
+            table.add_column(col, justify="left" if i < 2 else "right")
+        for row in section.rows:
+            table.add_row(*map(Text, row))
+        console.print(table)
+        console.print(Text(section.note, "dim"))
 
 
 def print_families(results: EvalResults, console: Console) -> None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from hakari.reports.inputs import ReportData
-from hakari.results import DecodingResult, EvalResults, RunConfig, TaskResult
+from hakari.results import DecodingResult, EvalResults, Leaderboard, RunConfig, TaskResult
 from hakari.results.paired import ModelGroups, PairedComparison
 from hakari.results.sweep import AlphaSweepPoint, alpha_sweep
 
@@ -194,6 +194,13 @@ def labelled_results(data: ReportData) -> EvalResults:
                     cells.setdefault(metric, _relabelled(cell, run.labels))
     out.paired = paired or None
     out.model_groups = groups or None
+    views: dict[str, dict[str, dict[str, Leaderboard]]] = {}
+    for run in data.runs:  # a family's leaderboard view, under the report labels
+        for family, per_model_view in (run.results.leaderboards or {}).items():
+            for model, per_decoding in per_model_view.items():
+                views.setdefault(family, {}).setdefault(run.labels.get(model, model), per_decoding)
+    if views:
+        out.leaderboards = views
     return out
 
 

@@ -7,6 +7,9 @@ models[MODEL].tasks[TASK].decodings[DECODING].aggregate[METRIC]
     -> {mean, std, min, max, sharpe, alpha, ci_low, ci_high, ...}
 models[MODEL].tasks[TASK].chance -> {METRIC: float}
 alpha_sweep[TASK][DECODING][METRIC] -> [{alpha, scores, ranking}]   (several models)
+families[FAMILY][MODEL][DECODING][METRIC] -> {members, over_questions, over_subjects}
+leaderboards[FAMILY][MODEL][DECODING] -> {categories: {CATEGORY: {members, missing,
+                                          partial, reference, score}}, nejumi, ...}
 paired[TASK][DECODING] -> [{model_a, model_b, metric, alpha,            (several models)
                             mean: {a, b, diff, ci_low, ci_high, p_value, verdict},
                             sharpe: {same}, n_templates, n_instances, n_boot,
@@ -25,7 +28,8 @@ Every statistic is a typed record (`hakari._util.records.Record`, a pydantic mod
 docstring on each field), one module per part of the file: `stats` (`AggregateStats`,
 `TemplateInterval`, the Sharpe score), `sweep` (`AlphaSweepPoint` and the sweep itself),
 `paired` (`PairedComparison`, `ModelGroups`), `budget` (what a budgeted run did), `run` (the
-containers and the run's `RunConfig`), `imported` (where an imported run's numbers came
+containers and the run's `RunConfig`), `families` (a task family pooled, a family's
+leaderboard view: `FamilySummary`, `Leaderboard`), `imported` (where an imported run's numbers came
 from), `space` (what a prompt space tells: `space[METRIC]`), `vocab` (the closed sets of
 values the schema shares with task files and requests).
 `hakari.aggregate` computes the statistics and builds these records; this package imports
@@ -44,6 +48,12 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from hakari.results.budget import BudgetRecord, BudgetRound, DesignRecord, EstimatorRecord
+    from hakari.results.families import (
+        FamilyScore,
+        FamilySummary,
+        Leaderboard,
+        LeaderboardCategory,
+    )
     from hakari.results.imported import DroppedCells, ImportRecord, SourceFile
     from hakari.results.paired import (
         VERDICTS,
@@ -58,8 +68,6 @@ if TYPE_CHECKING:
         SCHEMA_VERSION,
         DecodingResult,
         EvalResults,
-        FamilyScore,
-        FamilySummary,
         GenerationBudget,
         ModelResult,
         RescoredMetric,
@@ -93,8 +101,10 @@ _WHERE = {
     "SCHEMA_VERSION": "run",
     "DecodingResult": "run",
     "EvalResults": "run",
-    "FamilyScore": "run",
-    "FamilySummary": "run",
+    "FamilyScore": "families",
+    "FamilySummary": "families",
+    "Leaderboard": "families",
+    "LeaderboardCategory": "families",
     "GenerationBudget": "run",
     "ModelResult": "run",
     "RescoredMetric": "run",
@@ -138,6 +148,8 @@ __all__ = [
     "GroupTest",
     "ImportRecord",
     "Language",
+    "Leaderboard",
+    "LeaderboardCategory",
     "ModelGroups",
     "ModelResult",
     "PairedComparison",

@@ -13,6 +13,7 @@ from hakari._util.atomic import json_text, write_text_atomic
 from hakari._util.records import Record, read_from_file
 from hakari._util.redact import redact_identity, redact_tree
 from hakari.results.budget import BudgetRecord
+from hakari.results.families import FamilySummary, Leaderboard
 from hakari.results.imported import ImportRecord
 from hakari.results.paired import ModelGroups, PairedComparison
 from hakari.results.space import SpaceSummary
@@ -342,43 +343,12 @@ class ModelResult(Record):
     has `pass_tokens` alone); never part of a cache key. Written only for such a backend."""
 
 
-class FamilyScore(Record):
-    """One way of pooling a family's members into one score per template, and the
-    spread of those scores over the templates the members share."""
-
-    per_template: dict[str, float]
-    """Template id -> the pooled score."""
-    mean: float
-    """Mean of the pooled scores over the templates."""
-    std: float
-    """Population std (ddof=0) over the templates."""
-    sharpe: float
-    """mean / (alpha · std + 1), alpha of the run."""
-    min: float
-    """The lowest template's pooled score."""
-    max: float
-    """The highest template's pooled score."""
-
-
-class FamilySummary(Record):
-    """A task family (`--tasks jmmlu`) pooled over its members, for one model, decoding
-    and metric. Reports differ on which mean they give: both are here."""
-
-    members: list[str]
-    """The member tasks pooled (the subjects run)."""
-    n_questions: int
-    """Instances over all members."""
-    over_questions: FamilyScore
-    """Every question weighs the same (the members' scores weighted by their instances):
-    the accuracy over the union of the members' questions ("micro" mean)."""
-    over_subjects: FamilyScore
-    """Every member weighs the same (the mean of the members' scores, "macro" mean)."""
-
-
 class EvalResults(Record):
     """A run's results: results.json (see the module docstring for the layout)."""
 
-    WRITTEN_WHEN_GIVEN = frozenset({"rescoring", "model_groups", "families", "imported"})
+    WRITTEN_WHEN_GIVEN = frozenset(
+        {"rescoring", "model_groups", "families", "leaderboards", "imported"}
+    )
     INVALID = "not a hakari results.json"
 
     schema_version: int = SCHEMA_VERSION
@@ -407,6 +377,9 @@ class EvalResults(Record):
     families: dict[str, dict[str, dict[str, dict[str, FamilySummary]]]] | None = None
     """FAMILY -> MODEL -> DECODING -> METRIC -> `FamilySummary`: task families whose
     members ran (written only then)."""
+    leaderboards: dict[str, dict[str, dict[str, Leaderboard]]] | None = None
+    """FAMILY -> MODEL -> DECODING -> `Leaderboard`: a family whose file names a
+    leaderboard's categories (`jaster`: llm-jp-eval's), written when its members ran."""
     model_groups: dict[str, dict[str, dict[str, ModelGroups]]] | None = None
     """Task -> decoding -> metric -> which models differ in Sharpe score after a
     multiple-comparison correction, and the groups of tied models

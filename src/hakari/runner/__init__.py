@@ -19,8 +19,9 @@ written), `grids.py` (every model's cells across the rounds, estimated as soon a
 are final, published), `stopping.py` (the stop rule: why a task × decoding stops),
 `estimators/` (cells → numbers → results.json: the direct and the imputed estimator and
 the one finisher, also an importer's entry point), `families.py` (a task family pooled
-over its members), `rundir.py` (the run folder: results.json + samples.jsonl published
-together), `progress.py` (rich progress bars).
+over its members), `leaderboard.py` (a family's leaderboard view: jaster's llm-jp-eval
+categories, Nejumi's 0-/2-shot average), `rundir.py` (the run folder: results.json +
+samples.jsonl published together), `progress.py` (rich progress bars).
 
 A custom backend plugs in through `evaluate(..., backend_factory=spec -> Backend)`. The
 package loads the engine when `evaluate` is first asked for, so that the options and

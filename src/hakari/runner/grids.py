@@ -30,6 +30,7 @@ from hakari.runner.estimators import (
     compare_models,
     finish_model,
 )
+from hakari.runner.families import MemberDraws
 from hakari.runner.options import Decoding, skip_reason
 from hakari.runner.plan import Key, Schedule
 from hakari.tasks.loader import Task
@@ -138,6 +139,20 @@ class RunGrids:
         grid = self.schedule.task_plans[key[0]].grid
         estimate = self._estimate(key, model)
         return finish_model(grid, self.cells[key][model], estimate, self._finisher(key))
+
+    def draws(self, model: str, task: str, decoding: str, metric: str) -> MemberDraws | None:
+        """The model's bootstrap on a task × decoding's metric (a family's pooled
+        intervals read it: `families.DrawsFn`); None when none ran."""
+        key = (task, decoding)
+        if key not in self.cells or model not in self.cells[key]:
+            return None
+        estimate = self._estimate(key, model).metrics.get(metric)
+        if estimate is None or estimate.replicates is None:
+            return None
+        reps, confidence, method = estimate.replicates, estimate.confidence, estimate.ci_method
+        if confidence is None or method is None:
+            return None
+        return MemberDraws(reps.template_ids, reps.every, confidence, method)
 
     def publish(self, results: EvalResults, finished: Sequence[str]) -> None:
         """Fill `results` for the `finished` models (all of them, or those that finished

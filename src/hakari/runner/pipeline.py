@@ -23,6 +23,7 @@ from hakari.runner.context import RunContext, default_factory
 from hakari.runner.estimators import alpha_sweeps, cannot_estimate
 from hakari.runner.families import family_summaries
 from hakari.runner.grids import RunGrids
+from hakari.runner.leaderboard import leaderboard_views
 from hakari.runner.loop import LoopState, run_loop
 from hakari.runner.options import DEFAULT_MODEL, DEFAULT_TASKS, BackendFactory
 from hakari.runner.plan import Plan, Schedule, check_budget_floor, make_plan, task_plan
@@ -215,9 +216,12 @@ def finish(
     """The finished models' numbers, the comparisons between them, the task families
     pooled over their members, published."""
     grids.publish(results, finished)
-    families = family_summaries(results, ctx.tasks, ctx.plan.alpha)
+    families = family_summaries(results, ctx.tasks, ctx.plan.alpha, grids.draws)
     if families is not None:
         results.families = families
+    leaderboards = leaderboard_views(results, ctx.tasks, ctx.plan.alpha, grids.draws)
+    if leaderboards is not None:
+        results.leaderboards = leaderboards
     if len(results.models) > 1:
         results.alpha_sweep = alpha_sweeps(results)
     if writer is not None:

@@ -38,7 +38,7 @@ def family_members(path: Path) -> tuple[dict[str, Any], list[str]]:
     raw = read_task_file(path)
     family = raw.pop("family", None)
     if isinstance(family, dict) and "tasks" in family:
-        raw = {k: raw[k] for k in ("name", "language", "description") if k in raw}
+        raw = {k: raw[k] for k in ("name", "language", "description", "leaderboard") if k in raw}
         raw[TASK_LIST] = True
         family = {"members": family["tasks"]}
     members = family.get("members") if isinstance(family, dict) else None

@@ -151,4 +151,3 @@ def _sample(source: JasterSource, row: Row, where: str, path: Path) -> Sample:
             field="data.jaster.input",
         ) from None
     return text, str(output)
-
