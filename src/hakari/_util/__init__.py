@@ -6,5 +6,6 @@ one validation layer for option values: `HakariInputError` naming the option), `
 command may write, checked before any work), `records.py` (the pydantic base of the records
 kept in JSON files), `redact.py` (the one redaction filter: no credential printed or
 written), `regex.py` (user regexes on untrusted text in linear time, RE2), `unicode.py`
-(text UTF-8 cannot encode: lone surrogates).
+(text UTF-8 cannot encode: lone surrogates), `spreadsheet.py` (the one rule for text cells
+of every CSV hakari writes: no spreadsheet formula).
 """

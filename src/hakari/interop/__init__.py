@@ -22,5 +22,7 @@ The one decision a reader must know: an imported run is a normal run. Its number
 computed by the same code, from the same kind of inputs (answers and golds, or per-item
 scores), so a native run exported and imported again gives byte-identical statistics.
 
-Also `eee_export.py` (a run as Every Eval Ever records: `hakari export --format eee`).
+Also `eee_export.py` (a run as Every Eval Ever records: `hakari export --format eee`),
+`scale.py` (per-item scores outside [0, 1] read on a declared `--score-range`) and
+`caveats.py` (what an import's statistics cannot measure, said in its notes).
 """
