@@ -44,7 +44,9 @@ def _usable_cpus() -> int:
 def pytest_cmdline_main(config: pytest.Config) -> None:
     """`-n` defaults to the usable CPUs (1: no workers), with `--dist loadgroup` so that
     the grouped markers hold; before xdist's own hook reads the options."""
-    if not config.pluginmanager.hasplugin("xdist") or os.environ.get("PYTEST_XDIST_WORKER"):
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    if os.environ.get("PYTEST_XDIST_WORKER"):
         return
     option = config.option
     if getattr(option, "numprocesses", None) is None and not option.collectonly:
@@ -58,9 +60,29 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if not config.pluginmanager.hasplugin("xdist"):  # -p no:xdist: one process, no groups
         return
+    in_worker = bool(os.environ.get("PYTEST_XDIST_WORKER"))
     for item in items:
         for name in GROUPED_MARKERS:
             marker = item.get_closest_marker(name)
             if marker is not None:  # `vllm("servers")`: a group of its own, "vllm-servers"
-                item.add_marker(pytest.mark.xdist_group("-".join([name, *marker.args])))
+                group = "-".join([name, *marker.args])
+                item.add_marker(pytest.mark.xdist_group(group))
+                if in_worker:
+                    _name_group(item, group)
                 break
+    # the longest chains first (the vLLM groups run their tests one after another for
+    # many minutes): handed out last, they were the whole run's tail on one worker
+    items.sort(key=lambda item: item.get_closest_marker("vllm") is None)
+
+
+def _name_group(item: pytest.Item, group: str) -> None:
+    """The group as xdist's scheduler reads it: the node id's "@" suffix. xdist 3.8 writes
+    it to `item._nodeid`, which pytest 9.2 no longer reads (its ids are structured, in
+    `_id`), so its `loadgroup` silently schedules every test alone; named here instead."""
+    named = f"{item.nodeid}@{group}"
+    if hasattr(item, "_id"):
+        from _pytest.nodeid import coerce_node_id  # pytest >= 9.2
+
+        item._id = coerce_node_id(named)
+    else:
+        item._nodeid = named

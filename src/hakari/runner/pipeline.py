@@ -140,12 +140,13 @@ def _prepare(
     return RunContext(models, loaded, options, baselines, backend_factory, cache), schedule
 
 
-def _checked(factory: BackendFactory) -> BackendFactory:
+def _checked(unchecked: BackendFactory) -> BackendFactory:
     """A custom factory whose backends are checked against the protocol as they load,
-    before they are asked anything (`check_backend`)."""
+    before they are asked anything (`check_backend`); still called from the run loop
+    alone (`runner/loop.py`)."""
 
     def checked(spec: str) -> Backend:
-        backend = factory(spec)
+        backend = unchecked(spec)
         try:
             check_backend(backend, spec)
         except BaseException:
