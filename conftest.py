@@ -9,7 +9,8 @@ results). Each worker computes torch with one thread and the passive OpenMP wait
 workers on two cores do not slow each other. The tiers are the markers of pyproject.toml
 (one definition); the two that need a place of their own are mapped to xdist groups here:
 `vllm` (real engines of ~3 GB each: one test of a group at a time, and a session's shared
-engine run made once; `vllm("servers")` is a second group that may run beside the first)
+engine run made once; `vllm("servers")` is a second group that may run beside the first;
+xdist hands out the groups with the most tests first, so the long vLLM chains start first)
 and `exclusive` (a test that kills a process or reads a terminal: one at a time).
 """
 
@@ -70,9 +71,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 if in_worker:
                     _name_group(item, group)
                 break
-    # the longest chains first (the vLLM groups run their tests one after another for
-    # many minutes): handed out last, they were the whole run's tail on one worker
-    items.sort(key=lambda item: item.get_closest_marker("vllm") is None)
 
 
 def _name_group(item: pytest.Item, group: str) -> None:

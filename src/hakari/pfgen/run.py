@@ -19,10 +19,11 @@ from hakari._util import checks
 from hakari._util.atomic import check_output, check_output_folder
 from hakari.backends.cache import ResponseCache, checked_cache_dir
 from hakari.errors import HakariInputError
+from hakari.pfgen import tables
 from hakari.pfgen.data import Example, question_texts, resolve_data_dir
 from hakari.pfgen.report import summarize
 from hakari.pfgen.scoring import float_sum_for, score_files
-from hakari.pfgen.tables import TableSet, open_tables
+from hakari.pfgen.tables import TableSet
 from hakari.pfgen.trials import check_complete, check_questions, estimated_trials, read_trials
 from hakari.pfgen.uncertainty import check_bootstrap
 
@@ -48,7 +49,7 @@ def open_checked_tables(
     """The n-gram tables of `data_dir` (built and cached on first use)."""
     cache_dir = checked_cache_dir(cache_dir)
     with progress("building n-gram tables (once per data version)") as update:
-        return open_tables(data_dir, cache_dir, on_build=lambda d, n, _name: update(d, n))
+        return tables.open_tables(data_dir, cache_dir, on_build=lambda d, n, _name: update(d, n))
 
 
 def score_trials(

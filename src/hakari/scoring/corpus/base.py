@@ -64,7 +64,11 @@ class CorpusMetric:
     def compute(
         self, predictions: Sequence[Any], references: Sequence[Any], options: MetricOptions
     ) -> MetricValue:
-        raise NotImplementedError
+        """A `per_item` metric is the mean of its item scores; any other computes its own."""
+        scores = self.item_scores(predictions, references, options) if self.per_item else None
+        if scores is None:
+            raise NotImplementedError
+        return MetricValue(float(np.mean(scores)))
 
     def item_scores(
         self, predictions: Sequence[Any], references: Sequence[Any], options: MetricOptions

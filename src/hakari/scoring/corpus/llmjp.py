@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from hakari.scoring.corpus.base import CorpusMetric, MetricOptions, MetricValue
+from hakari.scoring.corpus.base import CorpusMetric, MetricOptions
 
 
 def nfkc(text: Any) -> str:
@@ -41,11 +41,6 @@ class LlmJpItemMetric(CorpusMetric):
 
     def item(self, prediction: str, gold: str) -> float:
         raise NotImplementedError
-
-    def compute(
-        self, predictions: Sequence[Any], references: Sequence[Any], options: MetricOptions
-    ) -> MetricValue:
-        return MetricValue(float(np.mean(self.item_scores(predictions, references, options))))
 
     def item_scores(
         self, predictions: Sequence[Any], references: Sequence[Any], options: MetricOptions

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from hakari.results.vocab import Language
-from hakari.scoring.corpus.base import CorpusMetric, MetricOptions, MetricValue, register
+from hakari.scoring.corpus.base import CorpusMetric, MetricOptions, register
 
 _PUNCTUATION = frozenset(string.punctuation)
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
@@ -111,11 +111,6 @@ class _Squad(CorpusMetric):
 
     def item(self, prediction: Any, golds: Any, options: MetricOptions) -> float:
         raise NotImplementedError
-
-    def compute(
-        self, predictions: Sequence[Any], references: Sequence[Any], options: MetricOptions
-    ) -> MetricValue:
-        return MetricValue(float(np.mean(self.item_scores(predictions, references, options))))
 
     def item_scores(
         self, predictions: Sequence[Any], references: Sequence[Any], options: MetricOptions
