@@ -20,8 +20,10 @@ prefix of the other: a greedy label answer that this tree ended once its label w
         --variant release=4c08053~1 --variant main=main \\
         --variant "this tree, batch 8=:--batch-size 8" --variant "this tree=" [--limit 8]
 
-A variant is NAME=REF[:OPTIONS]; an empty REF is this checkout. With --keep DIR the run
-folders stay there (samples.jsonl of each run).
+A variant is NAME=REF[:OPTIONS]; an empty REF is this checkout. OPTIONS may start with
+environment settings, `VAR=VALUE` (e.g. `:OMP_WAIT_POLICY= --threads 1`; an empty value
+sets the variable empty, which the `hakari` command leaves alone). With --keep DIR the
+run folders stay there (samples.jsonl of each run).
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ class Variant:
     name: str
     ref: str  # "" = this checkout
     options: list[str]
+    env: dict[str, str] = field(default_factory=dict)
     src: Path = REPO / "src"
     walls: list[float] = field(default_factory=list)
     cpus: list[float] = field(default_factory=list)
@@ -64,7 +67,12 @@ class Variant:
 def parse_variant(text: str) -> Variant:
     name, _, rest = text.partition("=")
     ref, _, options = rest.partition(":")
-    return Variant(name=name, ref=ref.strip(), options=shlex.split(options))
+    words = shlex.split(options)
+    env: dict[str, str] = {}
+    while words and "=" in words[0] and not words[0].startswith("-"):
+        key, _, value = words.pop(0).partition("=")
+        env[key] = value
+    return Variant(name=name, ref=ref.strip(), options=words, env=env)
 
 
 def checkout(ref: str, into: Path) -> Path:
@@ -91,6 +99,7 @@ def run_once(
     """One `hakari run` in a fresh process: (wall s, CPU s of the child, s until the
     first result table reached its standard output)."""
     env = {**os.environ, "PYTHONPATH": str(variant.src), "HAKARI_CACHE_DIR": str(cache)}
+    env.update(variant.env)
     command = [sys.executable, "-m", "hakari", "run", "--no-cache", "--output", str(out)]
     log = out.parent / f"{out.name}.log"  # a file, not a pipe: progress bars fill pipes
     first_table = float("nan")
@@ -219,7 +228,8 @@ def bench(args: argparse.Namespace, work: Path) -> None:
         )
         wall_ratio = statistics.median(a / b for a, b in zip(v.walls, first.walls, strict=True))
         cpu_ratio = statistics.median(a / b for a, b in zip(v.cpus, first.cpus, strict=True))
-        tree = " ".join([v.ref or "this checkout", *v.options])
+        settings = [f"{k}={x}" for k, x in v.env.items()]
+        tree = " ".join([v.ref or "this checkout", *settings, *v.options])
         print(
             f"| {v.name} | {tree} | {statistics.median(v.first_tables):.1f} | "
             f"{statistics.median(v.walls):.1f} | {statistics.median(v.cpus):.1f} | "

@@ -2,7 +2,7 @@
 model whose compute is negligible, so that what is timed is the Python around it.
 
     PYTHONPATH=src .venv/bin/python benchmarks/bench_overhead.py [--questions 64]
-        [--demo 96] [--rounds 3] [--smoke]
+        [--demo 96] [--rounds 3] [--smoke] [--against TREE [--tree-rounds 2]]
 
 The model: a random-weight Llama of tiny shapes (2 layers, hidden 64) with the real
 SmolLM2-135M tokenizer (from the packaged model's converted folder, as the tests build
@@ -24,13 +24,26 @@ pass cost the backend measured at load. Times are the best of `--rounds` interle
 rounds (`timing.best_of_rounds`). Answers are compared (the letter chosen; the text up
 to the stop) and the share that agree printed. Measure on a quiet machine: numbers from
 a loaded one (or `--smoke`) are not measurements.
+
+`--against TREE` compares two trees of hakari instead (before and after a change): TREE
+is a checkout of the older one (e.g. `git worktree add /tmp/before 2d5dd8e`). The same
+measurement runs in a fresh process for each tree (its `src` first on the path; this
+script and the model are the same), the trees alternating `--tree-rounds` times, and
+each keeps its fastest workload times; printed: each workload's seconds in both and the
+ratio, passes, and whether the answers are identical (the chosen letter of every
+log-likelihood request, the text of every greedy answer).
 """
 
 from __future__ import annotations
 
 import argparse
 import inspect
+import json
+import os
 import statistics
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -212,16 +225,34 @@ def _text(tok: Any, tokens: list[int]) -> str:
     return text if cut is None else text[:cut]
 
 
-def main() -> None:
+def _args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--questions", type=int, default=64, help="JMMLU-like questions (× 16)")
     parser.add_argument("--demo", type=int, default=96, help="demo-task prompts generated")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--against", type=Path, help="an older checkout to compare with")
+    parser.add_argument("--tree-rounds", type=int, default=2, help="processes a tree (--against)")
+    parser.add_argument("--json", type=Path, help=argparse.SUPPRESS)  # a tree's worker output
     add_smoke_flag(parser)
     args = parser.parse_args()
     if args.smoke:
-        args.questions, args.demo, args.rounds = 2, 8, 1
+        args.questions, args.demo, args.rounds, args.tree_rounds = 2, 8, 1, 1
+    return args
+
+
+def main() -> None:
+    args = _args()
     need_module(SMOLLM2.package, f"the SmolLM2 tokenizer: {SMOLLM2.pip_install}")
+    if args.against is not None:
+        compare_trees(args)
+        return
+    measured = measure(args)
+    if args.json is not None:
+        args.json.write_text(json.dumps(measured), encoding="utf-8")
+
+
+def measure(args: argparse.Namespace) -> dict[str, Any]:
+    """The table against the plain loop; returns hakari's times, passes and answers."""
     folder = converted_model(SMOLLM2, default_cache_dir()).folder
     tok = AutoTokenizer.from_pretrained(Path(folder))
     model = tiny_model(tok)
@@ -258,7 +289,8 @@ def main() -> None:
         r.text == _text(tok, t)
         for r, t in zip(got["hakari greedy"], got["loop greedy"], strict=True)
     )
-    print(f"pass cost measured at load: {backend.serving_record()}")
+    serving = getattr(backend, "serving_record", None)  # absent before the pass cost
+    print(f"pass cost measured at load: {serving() if serving else 'not measured (older tree)'}")
     print(
         f"log-likelihood: {len(ll)} requests (JMMLU-like space:16); greedy: {len(gen)} demo prompts"
     )
@@ -294,6 +326,58 @@ def main() -> None:
         f"tokens generated: hakari {hakari_tokens}, loop {loop_tokens}; "
         f"median cap {statistics.median(r.max_new_tokens for r in gen)}"
     )
+    return {
+        "loglik_s": times["hakari loglik"],
+        "greedy_s": times["hakari greedy"],
+        "loglik_passes": counted["hakari loglik"],
+        "greedy_passes": counted["hakari greedy"],
+        "greedy_tokens": hakari_tokens,
+        "letters": hakari_letters,
+        "texts": [r.text for r in got["hakari greedy"]],
+    }
+
+
+def _tree_run(tree: Path, args: argparse.Namespace, out: Path) -> dict[str, Any]:
+    """One measurement in a fresh process with `tree`'s hakari first on the path."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(tree / "src"), str(Path(__file__).parent)])
+    command = [sys.executable, __file__, "--questions", str(args.questions)]
+    command += ["--demo", str(args.demo), "--rounds", str(args.rounds), "--json", str(out)]
+    subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL)
+    return dict(json.loads(out.read_text(encoding="utf-8")))
+
+
+def compare_trees(args: argparse.Namespace) -> None:
+    """`--against`: each tree measured in `--tree-rounds` alternating processes."""
+    here = Path(__file__).resolve().parents[1]
+    trees = {"before": args.against.resolve(), "this tree": here}
+    best: dict[str, dict[str, Any]] = {}
+    with tempfile.TemporaryDirectory() as scratch:
+        for r in range(args.tree_rounds):
+            order = list(trees) if r % 2 == 0 else list(trees)[::-1]
+            for name in order:
+                got = _tree_run(trees[name], args, Path(scratch) / f"{name}-{r}.json")
+                kept = best.setdefault(name, got)
+                for key in ("loglik_s", "greedy_s"):
+                    kept[key] = min(kept[key], got[key])
+    before, after = best["before"], best["this tree"]
+    n_ll, n_gen = len(before["letters"]), len(before["texts"])
+    print(f"before: {trees['before']}; this tree: {here}")
+    print(f"{n_ll} JMMLU-like space:16 log-likelihood requests, {n_gen} greedy demo prompts")
+    print("| | before | this tree | this tree / before |")
+    print("|---|---|---|---|")
+    rows = [
+        ("log-likelihood, s for all requests", before["loglik_s"], after["loglik_s"]),
+        ("log-likelihood, passes", before["loglik_passes"], after["loglik_passes"]),
+        ("greedy, s for all prompts", before["greedy_s"], after["greedy_s"]),
+        ("greedy, passes", before["greedy_passes"], after["greedy_passes"]),
+        ("greedy, tokens generated", before["greedy_tokens"], after["greedy_tokens"]),
+    ]
+    for label, old, new in rows:
+        print(f"| {label} | {old:.3f} | {new:.3f} | {new / old:.2f}x |".replace(".000 |", " |"))
+    same_ll = sum(a == b for a, b in zip(before["letters"], after["letters"], strict=True))
+    same_gen = sum(a == b for a, b in zip(before["texts"], after["texts"], strict=True))
+    print(f"answers identical: log-likelihood {same_ll}/{n_ll}, greedy {same_gen}/{n_gen}")
 
 
 if __name__ == "__main__":

@@ -127,4 +127,4 @@ def test_a_row_stops_where_the_rules_cut_its_whole_text(
         if row.done:
             break
     expected = apply_output_rules(text, stop=("\n",), max_new_chars=24, stop_after=rule)[0]
-    assert row.result(tokenizer).text == expected
+    assert row.result(stepper.decode).text == expected

@@ -26,6 +26,8 @@ Modules:
 - `roomy.py`: a key/value layer with room to grow, and stacking rows left-padded;
 - `step.py`: one forward pass as `generate` makes it;
 - `loglik.py`: log-likelihood rows through the tree (or in runs from the root);
+- `fasttok.py`: the Rust tokenizer called directly where it gives the wrapper's ids
+  and text (encoding batches, decoding rows);
 - `pairs.py`: tokenizing in batches: prompts, and log-likelihood requests into model
   inputs and targets by lm-evaluation-harness's boundary rule;
 - `passcost.py`: a forward pass's cost on the device (fixed, per token), measured at

@@ -223,7 +223,7 @@ class HFBackend:
 
         def ended(rows: list[Row]) -> None:
             """The rows that ended in one step go on at once (the cache commits them)."""
-            collected.add([(row.index, row.result(self.tokenizer)) for row in rows])
+            collected.add([(row.index, row.result(self._stepper.decode)) for row in rows])
 
         pool = DecodePool(
             self.step,

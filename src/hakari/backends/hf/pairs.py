@@ -2,7 +2,8 @@
 targets (`scheduling.Pair`) by lm-evaluation-harness's boundary rule.
 
 Every distinct text is tokenized once, in one tokenizer call per `TOKENIZE_CHUNK` texts
-(a fast tokenizer encodes a list on its own threads), never one call a text: a
+(a fast tokenizer encodes a list on its own threads; the Rust tokenizer is called
+directly where that gives the wrapper's ids, `fasttok.py`), never one call a text: a
 request's context is read once however many continuations it has, and a space's
 prompts once however many decodings ask for them.
 """
@@ -14,6 +15,7 @@ from collections.abc import Sequence
 from transformers import PreTrainedTokenizerBase
 
 from hakari.backends.base import move_trailing_space
+from hakari.backends.hf.fasttok import direct_encoder
 from hakari.backends.hf.scheduling import Pair
 
 # texts per tokenizer call: large enough that the call's own cost is shared, small
@@ -27,12 +29,11 @@ def tokenize(
     """Each text's token ids, each distinct text tokenized once, `TOKENIZE_CHUNK` texts a
     call; `add_special`: the tokenizer's special tokens (e.g. a BOS) around each."""
     distinct = list(dict.fromkeys(texts))
+    encode = direct_encoder(tokenizer, add_special)
     ids: dict[str, list[int]] = {}
     for start in range(0, len(distinct), TOKENIZE_CHUNK):
         chunk = distinct[start : start + TOKENIZE_CHUNK]
-        encoded = tokenizer(chunk, add_special_tokens=add_special)
-        for text, row in zip(chunk, encoded["input_ids"], strict=True):
-            ids[text] = [int(t) for t in row]
+        ids.update(zip(chunk, encode(chunk), strict=True))
     return [ids[t] for t in texts]
 
 

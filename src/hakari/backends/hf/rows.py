@@ -34,6 +34,7 @@ from hakari.backends.base import (
     apply_output_rules,
 )
 from hakari.backends.constrained import RegexConstraint, RegexConstraintFactory, apply_bitmask
+from hakari.backends.hf.fasttok import Decoder, direct_decoder
 
 REPLACEMENT = "\ufffd"
 
@@ -87,22 +88,23 @@ class Row:
             text, stop=self.stop, max_new_chars=self.max_chars, stop_after=self.stop_after
         )
 
-    def result(self, tokenizer: PreTrainedTokenizerBase) -> GenerationResult:
+    def result(self, decode: Decoder) -> GenerationResult:
+        """The row's answer; `decode`: ids -> text (`RowStepper.decode`)."""
         ids = self.generated[:-1] if self.finish == "eos" else self.generated
-        text, _ = self.output_rules(decode_whole_chars(tokenizer, ids))
+        text, _ = self.output_rules(decode_whole_chars(decode, ids))
         return GenerationResult(text=text, n_tokens=len(self.generated), finish_reason=self.finish)
 
 
-def decode_whole_chars(tokenizer: PreTrainedTokenizerBase, ids: list[int]) -> str:
+def decode_whole_chars(decode: Decoder, ids: list[int]) -> str:
     """The decoded text without a trailing incomplete UTF-8 character: when the last
     tokens hold only the first bytes of a character (a byte-level tokenizer spells a
     Japanese character in up to 3 tokens), they are held back rather than decoded as
     U+FFFD."""
-    text = str(tokenizer.decode(ids, skip_special_tokens=True))
+    text = decode(ids)
     if not text.endswith(REPLACEMENT):
         return text
     for k in range(1, min(MAX_TOKENS_PER_CHAR - 1, len(ids)) + 1):
-        shorter = str(tokenizer.decode(ids[:-k], skip_special_tokens=True))
+        shorter = decode(ids[:-k])
         if not shorter.endswith(REPLACEMENT):
             return shorter
     return text
@@ -119,6 +121,7 @@ class RowStepper:
 
     def __init__(self, tokenizer: PreTrainedTokenizerBase, eos: frozenset[int]) -> None:
         self.tokenizer = tokenizer
+        self.decode = direct_decoder(tokenizer)  # ids -> text, skipping special tokens
         self.eos = eos
 
     def advance(self, row: Row, token: int) -> None:
@@ -135,7 +138,7 @@ class RowStepper:
             # the text `result` will cut: an incomplete last character is held back with
             # the whole token that began it (a space in that token too), so a rule never
             # fires on characters the final text does not hold
-            _, reason = row.output_rules(decode_whole_chars(self.tokenizer, row.generated))
+            _, reason = row.output_rules(decode_whole_chars(self.decode, row.generated))
             if reason is not None:
                 row.done, row.finish = True, reason
                 return
