@@ -17,6 +17,7 @@ and `exclusive` (a test that kills a process or reads a terminal: one at a time)
 from __future__ import annotations
 
 import os
+from collections.abc import Generator
 
 import pytest
 
@@ -57,30 +58,51 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
         option.dist = "loadgroup"
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist names each item's group
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+@pytest.hookimpl(wrapper=True)
+def pytest_collection_modifyitems(
+    config: pytest.Config, items: list[pytest.Item]
+) -> Generator[None, None, None]:
+    """The grouped markers as xdist groups, before xdist's own hook reads them; after it,
+    in a worker, each group in its item's id where xdist's naming did not land."""
     if not config.pluginmanager.hasplugin("xdist"):  # -p no:xdist: one process, no groups
-        return
-    in_worker = bool(os.environ.get("PYTEST_XDIST_WORKER"))
+        return (yield)
+    grouped: list[tuple[pytest.Item, str]] = []
     for item in items:
         for name in GROUPED_MARKERS:
             marker = item.get_closest_marker(name)
             if marker is not None:  # `vllm("servers")`: a group of its own, "vllm-servers"
                 group = "-".join([name, *marker.args])
                 item.add_marker(pytest.mark.xdist_group(group))
-                if in_worker:
-                    _name_group(item, group)
+                grouped.append((item, group))
                 break
+    result = yield
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        for item, group in grouped:
+            _name_group(item, group)
+    return result
 
 
 def _name_group(item: pytest.Item, group: str) -> None:
-    """The group as xdist's scheduler reads it: the node id's "@" suffix. xdist 3.8 writes
-    it to `item._nodeid`, which pytest 9.2 no longer reads (its ids are structured, in
-    `_id`), so its `loadgroup` silently schedules every test alone; named here instead."""
+    """The group as xdist's scheduler reads it: the node id's "@" suffix. xdist's worker
+    hook writes it only where the worker was given `--dist loadgroup` (not when
+    `pytest_cmdline_main` above chose it), and to `item._nodeid`, which pytest 9.2 no
+    longer reads (its ids are structured `NodeId`s in `item._id`, with no public way to
+    change one): without this, `loadgroup` schedules every test alone. The one place the
+    suite reaches past pytest's public API (written for pytest 9.2 and pytest-xdist 3.8);
+    tests/contracts/test_suite_groups.py runs a grouped suite and fails when it stops
+    holding."""
     named = f"{item.nodeid}@{group}"
-    if hasattr(item, "_id"):
-        from _pytest.nodeid import coerce_node_id  # pytest >= 9.2
+    if item.nodeid.endswith(f"@{group}"):
+        return  # named already: xdist's own hook, on a pytest that reads `_nodeid`
+    if hasattr(item, "_id"):  # pytest >= 9.2
+        from _pytest.nodeid import coerce_node_id
 
         item._id = coerce_node_id(named)
-    else:
+    else:  # pytest < 9.2 keeps the string xdist writes
         item._nodeid = named
+    if item.nodeid != named:
+        raise pytest.UsageError(
+            f"xdist group {group!r} not in the id of {item.nodeid}: this pytest keeps node ids "
+            "where the root conftest.py's _name_group (pytest 9.2, pytest-xdist 3.8) does not "
+            "write"
+        )

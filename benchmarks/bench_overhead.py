@@ -4,9 +4,9 @@ model whose compute is negligible, so that what is timed is the Python around it
     PYTHONPATH=src .venv/bin/python benchmarks/bench_overhead.py [--questions 64]
         [--demo 96] [--rounds 3] [--smoke] [--against TREE [--tree-rounds 2]]
 
-The model: a random-weight Llama of tiny shapes (2 layers, hidden 64) with the real
-SmolLM2-135M tokenizer (from the packaged model's converted folder, as the tests build
-theirs), fp32, on this CPU. Two workloads:
+The model: the tests' tiny random Llama (tests/helpers/tiny_model.py: 2 layers, here
+hidden 64) with the real SmolLM2-135M tokenizer (from the packaged model's converted
+folder, as the tests take theirs), fp32, on this CPU. Two workloads:
 
 * log-likelihood, JMMLU-like `space:16`: `--questions` synthetic Japanese four-choice
   questions × 16 templates (4 instructions × 0-3 shots; half end in a space, which
@@ -48,8 +48,12 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from timing import add_smoke_flag, best_of_rounds, need_module
-from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerBase
+from timing import REPO, add_smoke_flag, best_of_rounds, need_module
+from transformers import AutoTokenizer, LlamaForCausalLM
+
+sys.path.insert(0, str(REPO))  # tests.helpers.tiny_model: the tests' tiny model, one definition
+
+from tests.helpers.tiny_model import tiny_llama
 
 from hakari.backends.base import GenerationRequest, LoglikRequest, stop_index
 from hakari.backends.cache import default_cache_dir
@@ -109,25 +113,6 @@ def demo_requests(limit: int) -> list[GenerationRequest]:
         GenerationRequest(prompt=rp.text, max_new_tokens=rp.max_new_tokens, stop=("\n",))
         for rp in prompts[:limit]
     ]
-
-
-def tiny_model(tokenizer: PreTrainedTokenizerBase) -> LlamaForCausalLM:
-    config = LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=2048,
-        initializer_range=0.5,  # peaked distributions: answers far from float ties
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.pad_token_id,
-        tie_word_embeddings=True,
-    )
-    torch.manual_seed(0)
-    return LlamaForCausalLM(config).eval()
 
 
 class Passes:
@@ -255,7 +240,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     """The table against the plain loop; returns hakari's times, passes and answers."""
     folder = converted_model(SMOLLM2, default_cache_dir()).folder
     tok = AutoTokenizer.from_pretrained(Path(folder))
-    model = tiny_model(tok)
+    model = tiny_llama(tok, hidden_size=64, max_positions=2048)
     backend = HFBackend(model, tok, name="tiny-random", revision="", prompt_format="completion")
     passes = Passes(model)
     newline = {i for t, i in tok.get_vocab().items() if "\n" in tok.convert_tokens_to_string([t])}

@@ -119,32 +119,18 @@ def smollm2_backend(hakari_cache_dir: Path, smollm2_folder: Path) -> Iterator[HF
 def tiny_random_folder(
     tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
 ) -> Path:
-    """A randomly initialised 2-layer Llama with the SmolLM2 tokenizer, saved to disk.
+    """The tiny random Llama (tests/helpers/tiny_model.py) with the SmolLM2 tokenizer,
+    saved to disk.
     The tokenizer comes from the packaged model, or from the folder that
     `$HAKARI_TEST_TOKENIZER` names (a GPU machine that cannot install the package:
     scripts/gpu-checks.sh)."""
-    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+    from transformers import AutoTokenizer
+
+    from tests.helpers.tiny_model import tiny_llama
 
     source = os.environ.get("HAKARI_TEST_TOKENIZER") or request.getfixturevalue("smollm2_folder")
     tokenizer = AutoTokenizer.from_pretrained(source)
-    config = LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=512,
-        # Large weights make the next-token distribution peaked, so greedy picks are
-        # far from float ties and comparisons between code paths are meaningful.
-        initializer_range=0.5,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.pad_token_id,
-        tie_word_embeddings=True,
-    )
-    torch.manual_seed(0)
-    model = LlamaForCausalLM(config).eval()
+    model = tiny_llama(tokenizer)
     folder = tmp_path_factory.mktemp("tiny-random-llama")
     model.save_pretrained(folder)
     tokenizer.model_max_length = 512

@@ -17,7 +17,6 @@ import os
 import re
 import subprocess
 import sys
-from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -29,6 +28,7 @@ from hakari.cli import app
 from hakari.meta import BootstrapSettings, load_meta_input, meta_evaluate
 from hakari.runner import evaluate
 from tests.helpers.cli import assert_one_line
+from tests.helpers.html import parse_html
 from tests.helpers.outputs import (
     finished_run,
     full_device,
@@ -186,23 +186,6 @@ CHART_TEMPLATE = '<img src=x onerror="window.__pwned=6">$x^2$'
 SVG_TAGS = {"svg", "defs", "g", "path", "text", "clippath", "use", "rect", "tspan", "style"}
 
 
-class _Svg(HTMLParser):
-    """The elements and the text of the template chart's SVG."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.tags: set[str] = set()
-        self.attributes: set[str] = set()
-        self.text: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.tags.add(tag)
-        self.attributes.update(name for name, _ in attrs)
-
-    def handle_data(self, data: str) -> None:
-        self.text.append(data)
-
-
 @pytest.fixture(scope="module")
 def one_model_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A one-model run whose model name and one template id are hostile."""
@@ -236,8 +219,7 @@ def test_template_chart_shows_hostile_names_as_text(
     out = tmp_path / "report.html"
     result = runner.invoke(app, ["report", str(one_model_run), "--html", str(out)])
     assert result.exit_code == 0, result.output
-    svg = _Svg()
-    svg.feed(_figure_svg(out.read_text(encoding="utf-8")))
+    svg = parse_html(_figure_svg(out.read_text(encoding="utf-8")))  # the chart's SVG
     assert svg.tags <= SVG_TAGS, svg.tags - SVG_TAGS  # no element made from a name
     assert not {a for a in svg.attributes if a.startswith("on") or a == "src"}
     text = "".join(svg.text)

@@ -13,6 +13,7 @@ import pytest
 
 from hakari.cli import app
 from tests.helpers.cli import assert_one_line, runner, succeed
+from tests.helpers.imports import imported, score_rows
 from tests.helpers.paths import FIXTURES
 
 LM_EVAL = FIXTURES / "interop" / "lm_eval"
@@ -29,14 +30,6 @@ def _table(path: Path, rows: list[dict] | str) -> Path:
     return path
 
 
-def _rows(n_items: int = 5, templates: tuple[str, ...] = ("t0", "t1")) -> list[dict]:
-    return [
-        {"model": "m", "task": "x", "template": t, "item": i, "score": float(i % 2)}
-        for t in templates
-        for i in range(n_items)
-    ]
-
-
 def _refused(
     tmp_path: Path, source: str, path: Path, *needles: str, extra: tuple[str, ...] = ()
 ) -> None:
@@ -47,7 +40,7 @@ def _refused(
 
 
 def test_missing_field(tmp_path: Path) -> None:
-    rows = _rows()
+    rows = score_rows()
     del rows[3]["item"]
     _refused(
         tmp_path, "table", _table(tmp_path / "t.jsonl", rows), "t.jsonl", "line 4", "field item"
@@ -56,7 +49,7 @@ def test_missing_field(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("bad", ["abc", None, float("nan"), [1]])
 def test_non_numeric_or_nan_score(tmp_path: Path, bad: object) -> None:
-    rows = _rows()
+    rows = score_rows()
     rows[2]["score"] = bad
     text = "".join(json.dumps(r) + "\n" for r in rows)  # json.dumps writes NaN as NaN
     _refused(tmp_path, "table", _table(tmp_path / "t.jsonl", text), "line 3", "field score")
@@ -68,7 +61,7 @@ def test_nan_in_a_csv(tmp_path: Path) -> None:
 
 
 def test_duplicate_item_within_a_template(tmp_path: Path) -> None:
-    rows = _rows()
+    rows = score_rows()
     rows.append(dict(rows[1]))
     _refused(
         tmp_path,
@@ -81,7 +74,7 @@ def test_duplicate_item_within_a_template(tmp_path: Path) -> None:
 
 
 def test_a_template_with_one_item(tmp_path: Path) -> None:
-    rows = [*_rows(), {"model": "m", "task": "x", "template": "t9", "item": 0, "score": 1.0}]
+    rows = [*score_rows(), {"model": "m", "task": "x", "template": "t9", "item": 0, "score": 1.0}]
     _refused(tmp_path, "table", _table(tmp_path / "t.jsonl", rows), "template 't9'", "1 item")
 
 
@@ -102,7 +95,7 @@ def test_a_group_that_does_not_exist(tmp_path: Path) -> None:
 
 
 def test_unknown_metric(tmp_path: Path) -> None:
-    path = _table(tmp_path / "t.jsonl", _rows())
+    path = _table(tmp_path / "t.jsonl", score_rows())
     _refused(
         tmp_path,
         "table",
@@ -170,10 +163,10 @@ def test_parquet_without_pyarrow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 def test_html_in_task_and_template_names_is_escaped(tmp_path: Path) -> None:
     rows = [
         {**r, "task": "<script>alert(1)</script>", "template": f"<b>{r['template']}</b>"}
-        for r in _rows(6)
+        for r in score_rows(6)
     ]
     path = _table(tmp_path / "t.jsonl", rows)
-    succeed(["import", "table", str(path), "--output", str(tmp_path / "run"), "--n-boot", "0"])
+    imported("table", path, tmp_path / "run")
     page = tmp_path / "page.html"
     succeed(["report", str(tmp_path / "run"), "--html", str(page)])
     html = page.read_text()
@@ -184,19 +177,7 @@ def test_html_in_task_and_template_names_is_escaped(tmp_path: Path) -> None:
 
 
 def test_secrets_in_recorded_arguments_are_redacted(tmp_path: Path) -> None:
-    succeed(
-        [
-            "import",
-            "lm-eval",
-            str(LM_EVAL),
-            "--group",
-            "demo_mc",
-            "--output",
-            str(tmp_path / "run"),
-            "--n-boot",
-            "0",
-        ]
-    )
+    imported("lm-eval", LM_EVAL, tmp_path / "run", "--group", "demo_mc")
     text = (tmp_path / "run" / "results.json").read_text() + (
         tmp_path / "run" / "samples.jsonl"
     ).read_text()

@@ -13,20 +13,8 @@ import pytest
 
 from hakari.cli import app
 from tests.helpers.cli import assert_one_line, runner, succeed
+from tests.helpers.imports import import_rows, score_rows, write_jsonl
 from tests.helpers.paths import FIXTURES
-
-
-def _rows(n_items: int = 5, templates: tuple[str, ...] = ("t0", "t1")) -> list[dict]:
-    return [
-        {"model": "m", "task": "x", "template": t, "item": i, "score": float(i % 2)}
-        for t in templates
-        for i in range(n_items)
-    ]
-
-
-def _jsonl(path: Path, rows: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
 
 
 def _import(path: Path, out: Path, *extra: str, source: str = "table") -> tuple[int, str]:
@@ -55,7 +43,7 @@ def test_a_folder_that_links_to_itself_is_read_once(tmp_path: Path) -> None:
     folder = tmp_path / "in"
     folder.mkdir()
     os.symlink(folder, folder / "self")
-    _jsonl(folder / "a.jsonl", _rows())
+    write_jsonl(folder / "a.jsonl", score_rows())
     code, text = _import(folder, tmp_path / "run")
     assert code == 0, text
     assert "10 scored cells" in text
@@ -69,7 +57,7 @@ def test_a_json_line_without_end_is_refused_at_the_line_bound(tmp_path: Path) ->
 
 def test_deeply_nested_json(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
-    row = json.dumps(_rows()[0])[:-1]
+    row = json.dumps(score_rows()[0])[:-1]
     path.write_text(f'{row}, "extra": {"[" * 100_000}{"]" * 100_000}}}\n', encoding="utf-8")
     _refused(tmp_path, path, "t.jsonl", "line 1", "nested too deeply")
 
@@ -93,8 +81,8 @@ def test_a_csv_with_a_byte_order_mark_reads_its_first_column(tmp_path: Path) -> 
     ],
 )
 def test_invisible_characters_in_a_name_are_refused(tmp_path: Path, name: str, shown: str) -> None:
-    rows = [{**r, "template": name if r["template"] == "t0" else "t1"} for r in _rows()]
-    _refused(tmp_path, _jsonl(tmp_path / "t.jsonl", rows), "field template", shown)
+    rows = [{**r, "template": name if r["template"] == "t0" else "t1"} for r in score_rows()]
+    _refused(tmp_path, write_jsonl(tmp_path / "t.jsonl", rows), "field template", shown)
 
 
 def test_nul_bytes_in_a_csv_are_refused(tmp_path: Path) -> None:
@@ -105,8 +93,8 @@ def test_nul_bytes_in_a_csv_are_refused(tmp_path: Path) -> None:
 
 
 def test_right_to_left_letters_are_a_name_like_any_other(tmp_path: Path) -> None:
-    rows = [{**r, "template": "قالب" + r["template"]} for r in _rows()]
-    code, text = _import(_jsonl(tmp_path / "t.jsonl", rows), tmp_path / "run")
+    rows = [{**r, "template": "قالب" + r["template"]} for r in score_rows()]
+    code, text = _import(write_jsonl(tmp_path / "t.jsonl", rows), tmp_path / "run")
     assert code == 0, text
     results = json.loads((tmp_path / "run" / "results.json").read_text())
     templates = results["models"]["m"]["tasks"]["x"]["decodings"]["imported"]["templates"]
@@ -116,7 +104,7 @@ def test_right_to_left_letters_are_a_name_like_any_other(tmp_path: Path) -> None
 def test_parquet_with_wrong_types(tmp_path: Path) -> None:
     pa = pytest.importorskip("pyarrow")
     pq = pytest.importorskip("pyarrow.parquet")
-    rows = _rows()
+    rows = score_rows()
     columns = {k: [r[k] for r in rows] for k in rows[0]}
     pq.write_table(pa.table({**columns, "score": ["0.5x"] * len(rows)}), tmp_path / "s.parquet")
     _refused(tmp_path, tmp_path / "s.parquet", "s.parquet", "line 1", "field score")
@@ -127,10 +115,12 @@ def test_parquet_with_wrong_types(tmp_path: Path) -> None:
 
 
 def test_level_columns_with_an_empty_or_a_reserved_looking_dimension(tmp_path: Path) -> None:
-    rows = [{**r, "level.": r["template"]} for r in _rows()]
-    _refused(tmp_path, _jsonl(tmp_path / "e.jsonl", rows), "level. (its dimension)", "is empty")
-    rows = [{**r, "level.model": r["template"]} for r in _rows()]
-    code, text = _import(_jsonl(tmp_path / "m.jsonl", rows), tmp_path / "run")
+    rows = [{**r, "level.": r["template"]} for r in score_rows()]
+    _refused(
+        tmp_path, write_jsonl(tmp_path / "e.jsonl", rows), "level. (its dimension)", "is empty"
+    )
+    rows = [{**r, "level.model": r["template"]} for r in score_rows()]
+    code, text = _import(write_jsonl(tmp_path / "m.jsonl", rows), tmp_path / "run")
     assert code == 0, text  # a dimension named "model": its own namespace, nothing shadowed
     results = json.loads((tmp_path / "run" / "results.json").read_text())
     template = results["models"]["m"]["tasks"]["x"]["decodings"]["imported"]["templates"]["t0"]
@@ -140,14 +130,14 @@ def test_level_columns_with_an_empty_or_a_reserved_looking_dimension(tmp_path: P
 def test_output_inside_or_equal_to_the_input_folder(tmp_path: Path) -> None:
     folder = tmp_path / "in"
     folder.mkdir()
-    _jsonl(folder / "a.jsonl", _rows())
+    write_jsonl(folder / "a.jsonl", score_rows())
     _refused(tmp_path, folder, "field --output", "inside the input folder", out=folder / "run")
     _refused(tmp_path, folder, "field --output", "is the input folder", out=folder)
     _refused(tmp_path, folder / "a.jsonl", "field --output", "not a folder", out=folder / "a.jsonl")
 
 
 def test_output_at_an_existing_run(tmp_path: Path) -> None:
-    table = _jsonl(tmp_path / "t.jsonl", _rows())
+    table = write_jsonl(tmp_path / "t.jsonl", score_rows())
     native = tmp_path / "native"
     native.mkdir()
     (native / "results.json").write_text('{"schema_version": 1, "models": {}}')
@@ -155,8 +145,8 @@ def test_output_at_an_existing_run(tmp_path: Path) -> None:
     assert (native / "results.json").read_text() == '{"schema_version": 1, "models": {}}'
     code, text = _import(table, tmp_path / "run")
     assert code == 0, text
-    rows = [{**r, "score": 1.0} for r in _rows()]
-    code, text = _import(_jsonl(tmp_path / "t.jsonl", rows), tmp_path / "run")
+    rows = [{**r, "score": 1.0} for r in score_rows()]
+    code, text = _import(write_jsonl(tmp_path / "t.jsonl", rows), tmp_path / "run")
     assert code == 0, text  # an earlier import is replaced whole
     results = json.loads((tmp_path / "run" / "results.json").read_text())
     assert results["models"]["m"]["tasks"]["x"]["decodings"]["imported"]["aggregate"]["score"][
@@ -165,8 +155,7 @@ def test_output_at_an_existing_run(tmp_path: Path) -> None:
 
 
 def test_export_to_a_path_that_exists(tmp_path: Path) -> None:
-    succeed(["import", "table", str(_jsonl(tmp_path / "t.jsonl", _rows())), "--output",
-             str(tmp_path / "run"), "--n-boot", "0"])  # fmt: skip
+    import_rows(tmp_path, score_rows())
     (tmp_path / "d.csv").mkdir()
     result = runner.invoke(
         app,
@@ -196,8 +185,8 @@ def test_export_to_a_path_that_exists(tmp_path: Path) -> None:
 def test_scores_outside_zero_one_are_read_on_their_declared_range(tmp_path: Path) -> None:
     """Scores of -2 and 3 (issue 43 #1: refused without --score-range, interop.scale):
     rescaled to 0 and 1, the template's mean is 0.5 on [0, 1]."""
-    rows = [{**r, "score": r["score"] * 5 - 2} for r in _rows(8)]  # -2 and 3
-    path = _jsonl(tmp_path / "t.jsonl", rows)
+    rows = [{**r, "score": r["score"] * 5 - 2} for r in score_rows(8)]  # -2 and 3
+    path = write_jsonl(tmp_path / "t.jsonl", rows)
     code, text = _import(path, tmp_path / "run", "--n-boot", "200", "--score-range=-2:3")
     assert code == 0, text
     results = json.loads((tmp_path / "run" / "results.json").read_text())

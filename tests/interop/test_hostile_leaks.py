@@ -11,6 +11,7 @@ import pytest
 
 from hakari._util.redact import redact, redact_arguments
 from tests.helpers.cli import succeed
+from tests.helpers.imports import imported
 from tests.helpers.paths import FIXTURES
 
 LM_EVAL = FIXTURES / "interop" / "lm_eval"
@@ -71,19 +72,7 @@ def test_credentials_under_any_name_never_reach_a_written_file(tmp_path: Path) -
         )
         path.write_text(json.dumps(data))
     run = tmp_path / "run"
-    succeed(
-        [
-            "import",
-            "lm-eval",
-            str(logs),
-            "--group",
-            "demo_mc",
-            "--output",
-            str(run),
-            "--n-boot",
-            "0",
-        ]
-    )
+    imported("lm-eval", logs, run, "--group", "demo_mc")
     succeed(["export", str(run), "--format", "eee", "--output", str(tmp_path / "eee")])
     succeed(["export", str(run), "--format", "table", "--output", str(tmp_path / "t.csv")])
     report = succeed(["report", str(run), "--markdown"]).output
@@ -107,19 +96,7 @@ def test_an_older_run_with_credentials_in_its_record_exports_none(tmp_path: Path
     """Item 5, every writer: results.json written before this redaction (or edited by hand)
     still holds credentials; the Every Eval Ever export redacts by key and by shape."""
     run = tmp_path / "run"
-    succeed(
-        [
-            "import",
-            "lm-eval",
-            str(LM_EVAL),
-            "--group",
-            "demo_mc",
-            "--output",
-            str(run),
-            "--n-boot",
-            "0",
-        ]
-    )
+    imported("lm-eval", LM_EVAL, run, "--group", "demo_mc")
     results = json.loads((run / "results.json").read_text())
     for model in results["models"].values():
         model["identity"]["model_args"] = json.dumps({"pretrained": "x", **SECRETS})

@@ -12,18 +12,14 @@ import pytest
 
 from hakari.cli import app
 from tests.helpers.cli import assert_one_line, runner, succeed
+from tests.helpers.imports import imported, write_jsonl
 from tests.helpers.paths import FIXTURES
 
 LM_EVAL = FIXTURES / "interop" / "lm_eval"
 
 
-def _jsonl(path: Path, rows: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
-
-
 def _import(path: Path, out: Path, *extra: str, source: str = "table") -> dict:
-    succeed(["import", source, str(path), "--output", str(out), "--n-boot", "0", *extra])
+    imported(source, path, out, *extra)
     return json.loads((out / "results.json").read_text())
 
 
@@ -40,7 +36,9 @@ def test_a_number_answer_matches_a_text_gold(tmp_path: Path, answer: object, gol
         for t in ("t0", "t1")
         for i in range(4)
     ]
-    results = _import(_jsonl(tmp_path / "t.jsonl", rows), tmp_path / "run", "--metric", "accuracy")
+    results = _import(
+        write_jsonl(tmp_path / "t.jsonl", rows), tmp_path / "run", "--metric", "accuracy"
+    )
     for template in _templates(results, "m", "x").values():
         assert template["metrics"]["accuracy"] == 1.0
 
@@ -52,7 +50,7 @@ def test_a_list_gold_for_accuracy_is_refused_in_one_line(tmp_path: Path) -> None
         for t in ("t0", "t1")
         for i in range(4)
     ]
-    path = _jsonl(tmp_path / "t.jsonl", rows)
+    path = write_jsonl(tmp_path / "t.jsonl", rows)
     result = runner.invoke(
         app,
         ["import", "table", str(path), "--output", str(tmp_path / "run"), "--metric", "accuracy"],
@@ -151,7 +149,7 @@ def _sharpe(results: dict) -> dict[str, float]:
 def test_scores_outside_zero_one_are_refused_without_a_declared_range(tmp_path: Path) -> None:
     """Item 1: as fractions A wins (Sharpe 0.545 against 0.500), as percentages B won
     (50.0 against 5.455) by scale alone. Percentages are refused until their range is said."""
-    path = _jsonl(tmp_path / "pct.jsonl", _two_models(100.0))
+    path = write_jsonl(tmp_path / "pct.jsonl", _two_models(100.0))
     result = runner.invoke(app, ["import", "table", str(path), "--output", str(tmp_path / "r")])
     assert_one_line(result.exit_code, result.output, "pct.jsonl", "line 1", "--score-range")
     assert not (tmp_path / "r").exists()
@@ -160,9 +158,12 @@ def test_scores_outside_zero_one_are_refused_without_a_declared_range(tmp_path: 
 def test_a_declared_range_gives_the_fractions_statistics(tmp_path: Path) -> None:
     """Item 1: --score-range 0:100 rescales to [0, 1]: the Sharpe scores (and the ranking)
     are the fractions' exactly, the range is recorded and the report says it."""
-    fractions = _import(_jsonl(tmp_path / "f.jsonl", _two_models(1.0)), tmp_path / "f")
+    fractions = _import(write_jsonl(tmp_path / "f.jsonl", _two_models(1.0)), tmp_path / "f")
     pct = _import(
-        _jsonl(tmp_path / "p.jsonl", _two_models(100.0)), tmp_path / "p", "--score-range", "0:100"
+        write_jsonl(tmp_path / "p.jsonl", _two_models(100.0)),
+        tmp_path / "p",
+        "--score-range",
+        "0:100",
     )
     assert _sharpe(pct) == pytest.approx(_sharpe(fractions), abs=1e-12)
     assert _sharpe(pct) == pytest.approx({"A": 0.6 / 1.1, "B": 0.5}, abs=1e-12)
@@ -193,7 +194,7 @@ def test_huge_scores_are_refused_at_their_line(tmp_path: Path) -> None:
         for t in range(2)
         for i in range(4)
     ]
-    path = _jsonl(tmp_path / "big.jsonl", rows)
+    path = write_jsonl(tmp_path / "big.jsonl", rows)
     result = runner.invoke(app, ["import", "table", str(path), "--output", str(tmp_path / "r")])
     assert_one_line(result.exit_code, result.output, "big.jsonl", "line 2", "field score")
     result = runner.invoke(

@@ -11,6 +11,7 @@ import pytest
 
 from hakari.cli import app
 from tests.helpers.cli import assert_one_line, runner, succeed
+from tests.helpers.imports import import_rows, imported, write_jsonl
 
 
 def _csv(path: Path, rows: list[tuple]) -> Path:
@@ -57,12 +58,8 @@ def test_nfc_and_nfd_spellings_are_one_template(tmp_path: Path) -> None:
         for t in range(2)
         for i in range(4)
     ]
-    path = tmp_path / "t.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    result = succeed(
-        ["import", "table", str(path), "--output", str(tmp_path / "run"), "--n-boot", "0"]
-    )
-    results = json.loads((tmp_path / "run" / "results.json").read_text())
+    run, result = import_rows(tmp_path, rows)
+    results = json.loads((run / "results.json").read_text())
     for model in ("A", "B"):
         templates = results["models"][model]["tasks"]["x"]["decodings"]["imported"]["templates"]
         assert sorted(templates) == [nfc, "t1"]
@@ -118,21 +115,16 @@ def _level_rows(levels: dict[tuple[int, int], str | None]) -> list[dict]:
     return rows
 
 
-def _write(path: Path, rows: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
-
-
 def test_levels_missing_on_a_later_row_are_refused(tmp_path: Path) -> None:
     """Item 11: levels on a template's first row and none on a later one were accepted
     (the reverse was refused)."""
-    path = _write(tmp_path / "t.jsonl", _level_rows({(1, 2): None}))
+    path = write_jsonl(tmp_path / "t.jsonl", _level_rows({(1, 2): None}))
     _refused(tmp_path, path, "t.jsonl", "line 7", "field level", "template 't1'")
 
 
 def test_a_template_without_levels_beside_ones_with_is_refused(tmp_path: Path) -> None:
     """Item 11: a template with no levels was left out of the attribution (2 of 3)."""
-    path = _write(tmp_path / "t.jsonl", _level_rows({(2, i): None for i in range(4)}))
+    path = write_jsonl(tmp_path / "t.jsonl", _level_rows({(2, i): None for i in range(4)}))
     _refused(tmp_path, path, "t.jsonl", "field level", "template 't2'", "no levels")
 
 
@@ -158,7 +150,7 @@ def test_a_task_with_one_template_says_its_spread_is_not_measured(tmp_path: Path
     ]
     out = tmp_path / "run"
     result = succeed(
-        ["import", "table", str(_write(tmp_path / "t.jsonl", rows)), "--output", str(out)]
+        ["import", "table", str(write_jsonl(tmp_path / "t.jsonl", rows)), "--output", str(out)]
     )
     said = " ".join(result.output.split())
     assert "task 'x' has one template: the spread over prompts is not measured" in said
@@ -192,20 +184,7 @@ def test_an_undefined_correlation_is_said(tmp_path: Path) -> None:
         for t in range(3)
         for i in range(6)
     ]
-    out = tmp_path / "run"
-    result = succeed(
-        [
-            "import",
-            "table",
-            str(_write(tmp_path / "t.jsonl", rows)),
-            "--output",
-            str(out),
-            "--metric",
-            "pearson",
-            "--n-boot",
-            "0",
-        ]
-    )
+    out, result = import_rows(tmp_path, rows, "--metric", "pearson")
     said = " ".join(result.output.split())
     assert "template 't1'" in said and "pearson is undefined" in said and "0.0" in said
     results = json.loads((out / "results.json").read_text())
@@ -229,17 +208,7 @@ def test_a_gunzipped_grid_in_a_grid_folder_is_read(tmp_path: Path) -> None:
     (mixed / grids[1].name.removesuffix(".gz")).write_bytes(gzip.decompress(grids[1].read_bytes()))
     got = {}
     for name, folder in (("gz", both), ("mixed", mixed)):
-        succeed(
-            [
-                "import",
-                "grid",
-                str(folder),
-                "--output",
-                str(tmp_path / f"run-{name}"),
-                "--n-boot",
-                "0",
-            ]
-        )
+        imported("grid", folder, tmp_path / f"run-{name}")
         task = json.loads((tmp_path / f"run-{name}" / "results.json").read_text())["models"][
             "gemma3-270m"
         ]["tasks"]["demo_sentiment_en"]
@@ -259,18 +228,7 @@ def test_models_on_different_templates_are_said(tmp_path: Path) -> None:
         for t in templates
         for i in range(4)
     ]
-    out = tmp_path / "run"
-    result = succeed(
-        [
-            "import",
-            "table",
-            str(_write(tmp_path / "t.jsonl", rows)),
-            "--output",
-            str(out),
-            "--n-boot",
-            "0",
-        ]
-    )
+    out, result = import_rows(tmp_path, rows)
     said = " ".join(result.output.split())
     assert "not on the same templates" in said and "'t3'" in said
     notes = json.loads((out / "results.json").read_text())["imported"]["notes"]

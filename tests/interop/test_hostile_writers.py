@@ -10,12 +10,7 @@ from pathlib import Path
 from hakari._util.spreadsheet import FORMULA_START
 from hakari.cli import app
 from tests.helpers.cli import assert_one_line, runner, succeed
-
-
-def _jsonl(path: Path, rows: list[dict]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
-
+from tests.helpers.imports import import_rows, imported
 
 HOSTILE = {"model": '=HYPERLINK("http://x")', "task": "@sum", "template": "+t"}
 
@@ -45,18 +40,7 @@ def test_every_csv_writer_escapes_formulas_alike(tmp_path: Path) -> None:
     """Item 15: `export --format table` wrote `=`, `+`, `@` names as they are; `report
     --csv` put an apostrophe before them. Both now use one rule, and the export's table
     imports back with the names unchanged."""
-    run = tmp_path / "run"
-    succeed(
-        [
-            "import",
-            "table",
-            str(_jsonl(tmp_path / "t.jsonl", _hostile_rows())),
-            "--output",
-            str(run),
-            "--n-boot",
-            "0",
-        ]
-    )
+    run, _ = import_rows(tmp_path, _hostile_rows())
     succeed(["export", str(run), "--format", "table", "--output", str(tmp_path / "t.csv")])
     succeed(["report", str(run), "--csv", str(tmp_path / "csv")])
     written = _cells(tmp_path / "t.csv") + _cells(tmp_path / "csv" / "summary.csv")
@@ -64,7 +48,7 @@ def test_every_csv_writer_escapes_formulas_alike(tmp_path: Path) -> None:
     assert '\'=HYPERLINK("http://x")' in _cells(tmp_path / "t.csv")
     assert '\'=HYPERLINK("http://x")' in _cells(tmp_path / "csv" / "summary.csv")
     back = tmp_path / "back"
-    succeed(["import", "table", str(tmp_path / "t.csv"), "--output", str(back), "--n-boot", "0"])
+    imported("table", tmp_path / "t.csv", back)
     results = json.loads((back / "results.json").read_text())
     assert list(results["models"]) == [HOSTILE["model"]]
     assert list(results["models"][HOSTILE["model"]]["tasks"]) == [HOSTILE["task"]]
@@ -80,18 +64,7 @@ def test_an_export_of_a_run_that_lost_samples_is_refused(tmp_path: Path) -> None
         for t in range(2)
         for i in range(20)
     ]
-    run = tmp_path / "run"
-    succeed(
-        [
-            "import",
-            "table",
-            str(_jsonl(tmp_path / "t.jsonl", rows)),
-            "--output",
-            str(run),
-            "--n-boot",
-            "0",
-        ]
-    )
+    run, _ = import_rows(tmp_path, rows)
     samples = run / "samples.jsonl"
     lines = samples.read_text().splitlines(keepends=True)
     samples.write_text("".join(lines[:20] + lines[28:]))
@@ -110,33 +83,12 @@ def test_scoring_an_import_without_outputs_or_golds_is_refused(tmp_path: Path) -
         for t in range(2)
         for i in range(4)
     ]
-    run = tmp_path / "run"
-    succeed(
-        [
-            "import",
-            "table",
-            str(_jsonl(tmp_path / "t.jsonl", rows)),
-            "--output",
-            str(run),
-            "--n-boot",
-            "0",
-        ]
-    )
+    run, _ = import_rows(tmp_path, rows)
     before = (run / "results.json").read_text(), (run / "samples.jsonl").read_text()
     result = runner.invoke(app, ["score", str(run), "--metrics", "rouge1"])
     assert_one_line(result.exit_code, result.output, "samples.jsonl", "no sample has an output")
     rows = [{**r, "output": f"answer {r['item']}"} for r in rows]
-    succeed(
-        [
-            "import",
-            "table",
-            str(_jsonl(tmp_path / "t.jsonl", rows)),
-            "--output",
-            str(run),
-            "--n-boot",
-            "0",
-        ]
-    )
+    import_rows(tmp_path, rows)  # again, into the same folder
     result = runner.invoke(app, ["score", str(run), "--metrics", "rouge1"])
     assert_one_line(result.exit_code, result.output, "samples.jsonl", "no sample has a gold")
     assert "rouge1" not in (run / "results.json").read_text()

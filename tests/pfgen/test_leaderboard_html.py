@@ -3,7 +3,6 @@ every model name escaped."""
 
 from __future__ import annotations
 
-from html.parser import HTMLParser
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -11,6 +10,7 @@ from typer.testing import CliRunner
 from hakari.cli.pfgen import app
 from hakari.pfgen.leaderboard import Entry, flag_and_rank
 from hakari.reports.pfgen import leaderboard_html
+from tests.helpers.html import parse_html
 
 from .test_cli import _result_dir
 
@@ -26,30 +26,17 @@ def _entry(model: str, score: float, ci: bool = True, temperature: float = 1.0) 
     )  # fmt: skip
 
 
-class _Tags(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.tags: set[str] = set()
-        self.text = ""
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.tags.add(tag)
-
-    def handle_data(self, data: str) -> None:
-        self.text += data
-
-
 def test_page_ranks_escapes_and_keeps_missing_cis_missing() -> None:
     ranked = flag_and_rank(
         [_entry("a", 0.6), _entry(HOSTILE, 0.7), _entry("published", 0.5, ci=False, temperature=0)]
     )
     html = leaderboard_html(ranked)
-    parsed = _Tags()
-    parsed.feed(html)
+    parsed = parse_html(html)
+    text = "".join(parsed.text)
     assert "script" not in parsed.tags
-    assert HOSTILE in parsed.text
-    assert parsed.text.index(HOSTILE) < parsed.text.index("0.6000")  # ranked by score
-    assert "[0.6800, 0.7200]" in parsed.text
+    assert HOSTILE in text
+    assert text.index(HOSTILE) < text.index("0.6000")  # ranked by score
+    assert "[0.6800, 0.7200]" in text
     start = html.index('<span class="model">published')
     published_row = html[start : html.index("</tr>", start)]
     assert "no trials, no CI" in published_row and "[" not in published_row

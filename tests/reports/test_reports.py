@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import csv
 import json
-from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ from hakari.reports.inputs import load_inputs, read_samples
 from hakari.reports.page import build_html
 from hakari.reports.views import per_model, template_panels
 from hakari.results import EvalResults
+from tests.helpers.html import parse_html as parse
 from tests.helpers.paths import OLDER_RESULTS
 from tests.helpers.report_fixtures import (
     HOSTILE_MODEL,
@@ -40,27 +40,6 @@ OUR_TAGS = {
     # inline SVG from matplotlib
     "svg", "defs", "g", "path", "text", "clippath", "use", "rect", "tspan",
 }  # fmt: skip
-
-
-class _Elements(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.tags: set[str] = set()
-        self.attributes: set[str] = set()
-        self.text: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.tags.add(tag)
-        self.attributes.update(name for name, _ in attrs)
-
-    def handle_data(self, data: str) -> None:
-        self.text.append(data)
-
-
-def parse(html: str) -> _Elements:
-    parser = _Elements()
-    parser.feed(html)
-    return parser
 
 
 @pytest.fixture(scope="module")

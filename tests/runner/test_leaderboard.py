@@ -54,9 +54,13 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Run:
     return json.loads(text), EvalResults.model_validate_json(text), folder / "run"
 
 
-def _hand_made(results: EvalResults, metric_of: dict[str, str]) -> dict[str, dict[str, float]]:
+def _hand_made(
+    run: Run, metric_of: dict[str, str]
+) -> tuple[EvalResults, dict[str, dict[str, float]]]:
     """Per set, a distinct score per template on its leaderboard metric (and a decoy on
-    every other metric), written into `results`; returns set -> template -> score."""
+    every other metric), written into a copy of the run's results; returns the copy and
+    set -> template -> score."""
+    results = run[1].model_copy(deep=True)
     rng = np.random.default_rng(7)
     scores: dict[str, dict[str, float]] = {}
     for name in SETS:
@@ -67,7 +71,7 @@ def _hand_made(results: EvalResults, metric_of: dict[str, str]) -> dict[str, dic
             scores[name][tid] = value
             decoy = {m: 9.0 for m in template.metrics}  # other metrics must not be read
             template.metrics = decoy | {metric_of[name]: value}
-    return scores
+    return results, scores
 
 
 METRIC_OF = {
@@ -117,8 +121,7 @@ def test_terminal_markdown_and_html_show_the_view(run: Run) -> None:
 
 @needs_data
 def test_category_is_the_mean_of_its_sets_llmjp_scores(run: Run) -> None:
-    results = run[1].model_copy(deep=True)
-    scores = _hand_made(results, METRIC_OF)
+    results, scores = _hand_made(run, METRIC_OF)
     view = _view(results)
     qa = view.categories["QA"]
     assert qa.reference == pytest.approx((scores["jemhopqa"]["0-4"] + scores["niilc"]["0-4"]) / 2)
@@ -136,8 +139,7 @@ def test_category_is_the_mean_of_its_sets_llmjp_scores(run: Run) -> None:
 
 @needs_data
 def test_nejumi_is_the_mean_of_zero_and_two_shot(run: Run) -> None:
-    results = run[1].model_copy(deep=True)
-    scores = _hand_made(results, METRIC_OF)
+    results, scores = _hand_made(run, METRIC_OF)
     nejumi = _view(results).nejumi
     assert nejumi is not None and list(nejumi.per_template) == ["0", "1"]  # 2-* ran no shots
     for wording in ("0", "1"):
@@ -148,8 +150,7 @@ def test_nejumi_is_the_mean_of_zero_and_two_shot(run: Run) -> None:
 
 @needs_data
 def test_a_set_without_its_metric_leaves_its_category_out(run: Run) -> None:
-    results = run[1].model_copy(deep=True)
-    _hand_made(results, METRIC_OF | {"mawps": "char_f1"})  # mawps has no char_f1 to write
+    results, _ = _hand_made(run, METRIC_OF | {"mawps": "char_f1"})  # mawps: no char_f1 to write
     for template in results.models[MODEL].tasks["mawps"].decodings["greedy"].templates.values():
         del template.metrics["llmjp_exact_match"]
     assert "MR" not in _view(results).categories

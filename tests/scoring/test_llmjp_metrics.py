@@ -23,6 +23,11 @@ def scores(name: str, predictions: list[str], golds: list[str]) -> list[float]:
     return out.tolist()
 
 
+def random_text(rng: random.Random, alphabet: str, longest: int) -> str:
+    """A string of 0 to `longest` characters drawn from `alphabet`."""
+    return "".join(rng.choice(alphabet) for _ in range(rng.randint(0, longest)))
+
+
 def test_exact_match_is_nfkc_string_equality() -> None:
     got = scores(
         "llmjp_exact_match",
@@ -60,8 +65,7 @@ def test_char_f1_equals_fuzzywuzzy() -> None:
     rng = random.Random(0)
     alphabet = "abcAB あいうアイ東京都、。「」１２3.-_ÉéÄ"
     for _ in range(3000):
-        a = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 15)))
-        b = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 15)))
+        a, b = random_text(rng, alphabet, 15), random_text(rng, alphabet, 15)
         assert token_sort_ratio(a, b) == fuzz.token_sort_ratio(a, b), (a, b)
 
 
@@ -75,8 +79,7 @@ def test_lcs_length_against_dynamic_programming() -> None:
 
     rng = random.Random(1)
     for _ in range(500):
-        a = "".join(rng.choice("abあい") for _ in range(rng.randint(0, 70)))
-        b = "".join(rng.choice("abあい") for _ in range(rng.randint(0, 70)))
+        a, b = random_text(rng, "abあい", 70), random_text(rng, "abあい", 70)
         assert lcs_length(a, b) == table(a, b)
 
 

@@ -334,11 +334,19 @@ def test_a_tsv_line_with_a_missing_field_is_refused(tmp_path: Path) -> None:
     assert code == 2 and "line 2 has 3 tab-separated fields, the header 4" in output, output
 
 
-def test_knp_reading_rules(tmp_path: Path) -> None:
+def knp_corpus(tmp_path: Path, split: str, *documents: str) -> tuple[Path, Path]:
+    """The Wikipedia corpus's layout: `id/SPLIT.id` naming `documents` (returned) and the
+    folder their KNP files go in (`knp/wiki0000`, made, empty)."""
     (tmp_path / "id").mkdir()
-    (tmp_path / "id" / "test.id").write_text("wiki00000002\nwiki00000001\n")
+    ids = tmp_path / "id" / f"{split}.id"
+    ids.write_text("".join(f"{d}\n" for d in documents))
     folder = tmp_path / "knp" / "wiki0000"
     folder.mkdir(parents=True)
+    return ids, folder
+
+
+def test_knp_reading_rules(tmp_path: Path) -> None:
+    ids, folder = knp_corpus(tmp_path, "test", "wiki00000002", "wiki00000001")
     morpheme = "{} {} {} 名詞 6 普通名詞 1 * 0 * 0 NIL"
     (folder / "wiki00000001.knp").write_text(
         "\n".join(
@@ -361,22 +369,19 @@ def test_knp_reading_rules(tmp_path: Path) -> None:
         + "\n"
     )
     (folder / "wiki00000002.knp").write_text("# S-ID:wiki00000002-00\nEOS\n")
-    rows = [row for _, row in READERS["wiki_reading"](tmp_path / "id" / "test.id")]
+    rows = [row for _, row in READERS["wiki_reading"](ids)]
     assert [r["id"] for r in rows] == ["wiki00000001", "wiki00000002"]  # sorted
     assert (rows[0]["text"], rows[0]["reading"]) == ("日本CD明日", "にほんしーでぃー")
     assert (rows[1]["text"], rows[1]["reading"]) == ("", "")
-    rows = [row for _, row in READERS["wiki_dependency"](tmp_path / "id" / "test.id")]
+    rows = [row for _, row in READERS["wiki_dependency"](ids)]
     assert [r["dependencies"] for r in rows] == ["日本CD -> 明日", ""]
     (folder / "wiki00000002.knp").write_text("# S-ID:wiki00000002-00\n* 3D\nEOS\n")
     with pytest.raises(HakariInputError, match="parent is not in its sentence"):
-        list(READERS["wiki_dependency"](tmp_path / "id" / "test.id"))
+        list(READERS["wiki_dependency"](ids))
 
 
 def test_knp_named_entities_and_parentheses(tmp_path: Path) -> None:
-    (tmp_path / "id").mkdir()
-    (tmp_path / "id" / "dev.id").write_text("wiki00000003\n")
-    folder = tmp_path / "knp" / "wiki0000"
-    folder.mkdir(parents=True)
+    ids, folder = knp_corpus(tmp_path, "dev", "wiki00000003")
     morpheme = "{} x x 名詞 6 普通名詞 1 * 0 * 0 NIL"
     lines = [
         "# S-ID:wiki00000003-00 括弧削除 KNP:5.0",
@@ -394,6 +399,6 @@ def test_knp_named_entities_and_parentheses(tmp_path: Path) -> None:
         "EOS",
     ]
     (folder / "wiki00000003.knp").write_text("\n".join(lines) + "\n")
-    [(_, row)] = list(READERS["wiki_ner"](tmp_path / "id" / "dev.id"))
+    [(_, row)] = list(READERS["wiki_ner"](ids))
     assert row["text"] == "東京（とうきょう）都庁"
     assert row["entities"] == "東京都（地名）"
