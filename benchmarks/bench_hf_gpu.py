@@ -64,11 +64,13 @@ Scores = list[list[float]]  # a request's log-prob of each letter
 
 
 def word_tokenizer() -> PreTrainedTokenizerFast:
-    words = [f"w{i}" for i in range(VOCAB)]
-    words[2:FIRST_WORD] = LETTERS
-    tok = Tokenizer(models.WordLevel(vocab={w: i for i, w in enumerate(words)}, unk_token="w0"))
+    """One token a word. The special tokens are named so that no word holds them: a special
+    token is matched inside words (EOS named "w1" split "w123" into EOS and "23")."""
+    words = ["<pad>", "<eos>", *LETTERS] + [f"w{i}" for i in range(FIRST_WORD, VOCAB)]
+    vocab = {w: i for i, w in enumerate(words)}
+    tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<pad>"))
     tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    return PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="w1", pad_token="w0")
+    return PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<eos>", pad_token="<pad>")
 
 
 def random_model(size: str, dtype: torch.dtype, device: str) -> Qwen2ForCausalLM:
