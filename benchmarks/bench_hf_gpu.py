@@ -46,6 +46,7 @@ import torch
 from timing import add_smoke_flag, best_of_rounds, skip
 from tokenizers import Tokenizer, models, pre_tokenizers
 from transformers import GenerationConfig, PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM
+from transformers import __version__ as transformers_version
 
 from hakari.backends.base import GenerationRequest, LoglikRequest
 from hakari.backends.hf import HFBackend, loading
@@ -242,6 +243,8 @@ def bench_generation(
         )
         fewest = runs["generate_batch"]()  # its warm-up: CUDA graphs, the paged cache's sizing
         assert fewest == args.new_tokens, f"generate_batch ended a row at {fewest} tokens"
+    else:
+        print(f"{size}: no `generate_batch` in transformers {transformers_version}", flush=True)
     best = best_of_rounds(runs, args.rounds, alternate=True, sync=sync_of(args.device))
     print(f"{size}: " + ", ".join(f"{k} {v:.1f} s" for k, v in best.items()), flush=True)
     return {k: len(texts) * args.new_tokens / v for k, v in best.items()}
