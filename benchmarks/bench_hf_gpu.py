@@ -3,9 +3,8 @@ against bare loops and transformers' and lm-evaluation-harness's own ways, for r
 initialised models with the shapes of Qwen2.5-0.5B, 1.5B and 7B (speed does not depend
 on the weights), in bf16. Two tables, generation (tokens/s) and log-likelihood (requests/s).
 
-    PYTHONPATH=src:benchmarks python benchmarks/bench_hf_gpu.py --sizes 0.5b,1.5b,7b  # CUDA
-    PYTHONPATH=src:benchmarks python benchmarks/bench_hf_gpu.py --sizes tiny --device cpu \
-        --dtype float32
+    PYTHONPATH=src python benchmarks/bench_hf_gpu.py --sizes 0.5b,1.5b,7b     # CUDA, bf16
+    PYTHONPATH=src python benchmarks/bench_hf_gpu.py --sizes tiny --device cpu --dtype float32
 
 Generation: every variant sees the same prompts (random words of a word-level tokenizer
 as large as Qwen's vocabulary, 32-256 tokens) and generates exactly `--new-tokens` tokens
@@ -17,8 +16,8 @@ bench_generate.py). Beside the bare loop at `--batch-size`: HFBackend with its d
 pool held to one batch, the bare loop at the pool's rows (`loading.DECODE_BATCHES`
 batches; every answer here is as long as the others, so a pooled run is a bigger batch,
 and that is the fair comparison for it), and transformers' continuous batching
-(`model.generate_batch`: paged cache, its default `ContinuousBatchingConfig`, one call
-for all prompts, the same token ids, greedy; one line where transformers lacks it).
+(`model.generate_batch`: paged cache, its default `ContinuousBatchingConfig` on CUDA, one
+call for all prompts, the same token ids, greedy; one line where transformers lacks it).
 
 Log-likelihood: `--loglik-n` MMLU-like requests (a context of `--context` random words,
 the one-token continuations " A" to " D": the letters are words of the tokenizer), on the
@@ -26,9 +25,9 @@ same model object, three ways: `HFBackend.loglik` at its own batch size (`--haka
 fixes one); lm-evaluation-harness's `HFLM` given the same model and tokenizer objects
 (`loglikelihood` on `Instance`s at `--hflm-batch`, "auto" allowed; one forward per
 context for one-token continuations), skipped with a line where `lm_eval` cannot be
-imported (it is not a dependency of hakari); a plain loop: contexts sorted by length, one
-forward per `--loglik-batch` of them, left-padded, the four letters read off the last
-position. Each runs once untimed first, a forward pre-hook counting its passes, and its
+imported (a dev dependency of hakari, not a runtime one); a plain loop: contexts sorted
+by length, one forward per `--loglik-batch` of them, left-padded, the four letters read
+off the last position. Each runs once untimed first, a forward pre-hook counting its passes, and its
 answers (the letter of the highest log-prob) are compared with hakari's; bf16 logits of a
 random model can part on a near tie, so the largest log-prob difference is printed too.
 
