@@ -256,19 +256,42 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
 
         return go
 
-    times = best_of_rounds(
-        {
-            "hakari loglik": run("hakari loglik", lambda: backend.loglik(ll)),
-            "loop loglik": run("loop loglik", lambda: plain_loglik(model, tok, ll)),
-            "hakari greedy": run("hakari greedy", lambda: backend.generate(gen)),
-            "loop greedy": run("loop greedy", lambda: plain_greedy(model, tok, gen, newline)),
-        },
-        args.rounds,
-        alternate=True,
-    )
+    variants = {
+        "hakari loglik": run("hakari loglik", lambda: backend.loglik(ll)),
+        "loop loglik": run("loop loglik", lambda: plain_loglik(model, tok, ll)),
+        "hakari greedy": run("hakari greedy", lambda: backend.generate(gen)),
+        "loop greedy": run("loop greedy", lambda: plain_greedy(model, tok, gen, newline)),
+    }
+    if args.json is not None:  # a tree's worker (--against): hakari's side alone
+        variants = {k: v for k, v in variants.items() if k.startswith("hakari")}
+    times = best_of_rounds(variants, args.rounds, alternate=True)
     hakari_letters = [max(range(4), key=lambda i: r.logprobs[i]) for r in got["hakari loglik"]]
-    same_ll = sum(a == b for a, b in zip(hakari_letters, got["loop loglik"], strict=True))
     hakari_tokens = sum(r.n_tokens for r in got["hakari greedy"])
+    if args.json is None:
+        _loop_table(backend, tok, got, times, counted, (ll, gen))
+    return {
+        "loglik_s": times["hakari loglik"],
+        "greedy_s": times["hakari greedy"],
+        "loglik_passes": counted["hakari loglik"],
+        "greedy_passes": counted["hakari greedy"],
+        "greedy_tokens": hakari_tokens,
+        "letters": hakari_letters,
+        "texts": [r.text for r in got["hakari greedy"]],
+    }
+
+
+def _loop_table(
+    backend: HFBackend,
+    tok: Any,
+    got: dict[str, Any],
+    times: dict[str, float],
+    counted: dict[str, int],
+    workloads: tuple[list[LoglikRequest], list[GenerationRequest]],
+) -> None:
+    ll, gen = workloads
+    hakari_letters = [max(range(4), key=lambda i: r.logprobs[i]) for r in got["hakari loglik"]]
+    hakari_tokens = sum(r.n_tokens for r in got["hakari greedy"])
+    same_ll = sum(a == b for a, b in zip(hakari_letters, got["loop loglik"], strict=True))
     loop_tokens = sum(len(t) for t in got["loop greedy"])
     same_gen = sum(
         r.text == _text(tok, t)
@@ -311,15 +334,6 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         f"tokens generated: hakari {hakari_tokens}, loop {loop_tokens}; "
         f"median cap {statistics.median(r.max_new_tokens for r in gen)}"
     )
-    return {
-        "loglik_s": times["hakari loglik"],
-        "greedy_s": times["hakari greedy"],
-        "loglik_passes": counted["hakari loglik"],
-        "greedy_passes": counted["hakari greedy"],
-        "greedy_tokens": hakari_tokens,
-        "letters": hakari_letters,
-        "texts": [r.text for r in got["hakari greedy"]],
-    }
 
 
 def _tree_run(tree: Path, args: argparse.Namespace, out: Path) -> dict[str, Any]:
