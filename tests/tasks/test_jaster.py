@@ -10,6 +10,7 @@ against the JSON files llm-jp-eval's own processors wrote from the same files.
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import json
 import random
@@ -39,6 +40,8 @@ SETS = (
     "jemhopqa",
     "niilc",
     "mawps",
+    "mgsm",
+    "commonsensemoralja",
     "wiki_reading",
     "wiki_dependency",
     "wiki_ner",
@@ -96,6 +99,14 @@ SPLITS = {  # split -> (items, sha256 prefix of its (input, output) pairs)
         "train": (16, "dec7889d369ad6b6"),
         "dev": (500, "1d045fe3f48e5a45"),
         "test": (500, "d9c5d625914c88a3"),
+    },
+    # newer llm-jp-eval's sets (unpinned): the files as shipped, in file order; MGSM has
+    # no train split here (its exemplars are not shipped)
+    "mgsm": {"test": (250, "fc4915805be5b903")},
+    "commonsensemoralja": {
+        "train": (13975, "2a1b5a9cd61de258"),
+        "dev": (1996, "c769b180a1ab9f61"),
+        "test": (3992, "0171c861213c330a"),
     },
     # the first 8 of 1,517 train documents are shipped: enough for 4 few-shot examples
     "wiki_reading": {
@@ -173,6 +184,29 @@ def llm_jp_eval_samples(name: str) -> tuple[str, list[tuple[str, str]], list[tup
             train[: int(len(train) * 0.9)],
             items(JASTER / "jemhopqa/corpus/dev.json"),
         )
+    if name == "commonsensemoralja":
+        # newer llm-jp-eval's (not in v1.3.0; unpinned): the instruction as the set's README
+        # records it, `文章：` + the sentence (hakari's reading), the files as the splits
+        def rows(split: str) -> list[tuple[str, str]]:
+            path = JASTER / f"commonsensemoralja/data/data_{split}.csv"
+            with path.open(encoding="utf-8", newline="") as f:
+                return [(f"文章：{r[1]}", r[2]) for r in list(csv.reader(f))[1:]]
+
+        return (
+            "これから提示する日本語の文章が道徳的な誤りを含んでいるかを判断してください。"
+            "道徳的に正しい文章の場合0、誤りを含んでいる場合は1を出力してください。"
+            "必ず1か0のどちらか1文字を出力し、それ以外には何も含めないことを厳守してください。",
+            rows("train"),
+            rows("test"),
+        )
+    if name == "mgsm":  # 0-shot only: the train exemplars are not shipped
+        lines = (JASTER / "mgsm/mgsm_ja.tsv").read_text(encoding="utf-8").splitlines()
+        return (
+            "質問を入力とし、数字のみの回答を出力してください。回答の他には何も含めないことを"
+            "厳守してください。",
+            [],
+            [(f"質問：{q}", a.replace(",", "")) for q, a in (ln.split("\t") for ln in lines)],
+        )
     assert name == "mawps"
     folder = JASTER / "mawps/dataset/mawps"
     train = []
@@ -203,18 +237,22 @@ def llm_jp_eval_prompt(instruction: str, shots: list[tuple[str, str]], text: str
 
 
 @needs_data
-@pytest.mark.parametrize("name", ["jamp", "jemhopqa", "mawps"])
+@pytest.mark.parametrize("name", ["jamp", "jemhopqa", "mawps", "commonsensemoralja", "mgsm"])
 @pytest.mark.parametrize("shots", [0, 2, 4])
 def test_template_0_is_llm_jp_evals_prompt(name: str, shots: int) -> None:
     instruction, train, test = llm_jp_eval_samples(name)
     task = load_task(name)
+    if name == "mgsm" and shots:
+        assert f"0-{shots}" not in [t.id for t in task.spec.templates]  # no few-shot source
+        return
     rows = list(iter_rows(task.spec, data_dir=DATASETS, limit=8))
     for index in (0, 7):
         want = llm_jp_eval_prompt(instruction, train[:shots], test[index][0])
         got = render(task.spec, task.spec.template(f"0-{shots}"), rows[index], index)
         assert got.text == want
         assert got.gold == [test[index][1]]
-    assert task.spec.max_new_tokens == {"jamp": 3, "jemhopqa": 15, "mawps": 10}[name]
+    lengths = {"jamp": 3, "jemhopqa": 15, "mawps": 10, "commonsensemoralja": 3, "mgsm": 10}
+    assert task.spec.max_new_tokens == lengths[name]
 
 
 @needs_data

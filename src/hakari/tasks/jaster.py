@@ -67,13 +67,15 @@ def shot_text(samples: list[Sample]) -> str:
 def _shot_texts(
     source: JasterSource, splits: dict[str, list[Sample]], paths: tuple[tuple[Path, ...], ...]
 ) -> dict[str, str]:
+    most = max(source.shots, default=0)
+    if most == 0:  # 0-shot only (a set whose few-shot source is not shipped): no split read
+        return {f"shots_{n}": "" for n in source.shots}
     if source.shots_split not in splits:
         raise HakariInputError(
             f"shots_split {source.shots_split!r} is not a split of the set",
             field="data.jaster.shots_split",
         )
     examples = splits[source.shots_split]
-    most = max(source.shots, default=0)
     if len(examples) < most:
         raise HakariInputError(
             f"the {source.shots_split!r} split has {len(examples)} items, fewer than the "
