@@ -45,6 +45,8 @@ SETS = (
     "wiki_reading",
     "wiki_dependency",
     "wiki_ner",
+    "wiki_pas",
+    "wiki_coreference",
 )
 HEADER = (
     "以下は、タスクを説明する指示と、文脈のある入力の組み合わせです。"
@@ -124,6 +126,18 @@ SPLITS = {  # split -> (items, sha256 prefix of its (input, output) pairs)
         "train": (4, "0e4365f46ead9139"),
         "dev": (64, "4fadb084dd0aad92"),
         "test": (113, "61ac68b83f5da281"),
+    },
+    # the same digests come from llm-jp-eval v1.3.0's wiki/pas.py and wiki/coreference.py
+    # run with rhoknp 1.8.2 on the shipped documents (every document's row equal)
+    "wiki_pas": {
+        "train": (8, "181d3b4cd8ccad10"),
+        "dev": (100, "a25a591cc0675151"),
+        "test": (199, "dba5b667bfbcb742"),
+    },
+    "wiki_coreference": {
+        "train": (8, "16c63ef94bcacdd7"),
+        "dev": (100, "f888ffd6a4cfc48a"),
+        "test": (200, "ef2f66d59a855a09"),
     },
 }
 
@@ -440,3 +454,79 @@ def test_knp_named_entities_and_parentheses(tmp_path: Path) -> None:
     [(_, row)] = list(READERS["wiki_ner"](ids))
     assert row["text"] == "東京（とうきょう）都庁"
     assert row["entities"] == "東京都（地名）"
+
+
+RELATIONS_KNP = [
+    "# S-ID:wiki00000009-00 KNP:5.0",
+    "* 2D",
+    "+ 2D",
+    "太郎 たろう 太郎 名詞 6 人名 5 * 0 * 0 NIL",
+    "は は は 助詞 9 副助詞 2 * 0 * 0 NIL",
+    "* 2D",
+    "+ 2D",
+    "パン ぱん パン 名詞 6 普通名詞 1 * 0 * 0 NIL",
+    "を を を 助詞 9 格助詞 1 * 0 * 0 NIL",
+    "* -1D",
+    "+ -1D "
+    '<rel type="ガ" target="太郎" sid="" id="0"/>'
+    '<rel type="ヲ" target="パン" sid="wiki00000009-00" id="1"/>'
+    '<rel type="ニ" target="なし"/>'
+    '<rel type="デ" target="不特定:人"/>'
+    '<rel type="ガ２" target="太郎" sid="" id="0"/>',
+    "食べ たべ 食べる 動詞 2 * 0 母音動詞 1 基本連用形 8 NIL",
+    "た た た 接尾辞 14 動詞性接尾辞 7 * 0 * 0 NIL",
+    "。 。 。 特殊 1 句点 1 * 0 * 0 NIL",
+    "EOS",
+    "# S-ID:wiki00000009-01 KNP:5.0",
+    "* 1D",
+    '+ 1D <rel type="=" target="太郎" sid="wiki00000009-00" id="0"/>',
+    "彼 かれ 彼 名詞 6 普通名詞 1 * 0 * 0 NIL",
+    "は は は 助詞 9 副助詞 2 * 0 * 0 NIL",
+    "* -1D",
+    "+ -1D "
+    '<rel type="ガ" target="彼" sid="" id="0"/>'
+    '<rel type="ヲ" target="パン" sid="wiki00000009-00" id="1"/>'
+    '<rel type="ヲ" target="なし"/>',
+    "寝 ね 寝る 動詞 2 * 0 母音動詞 1 基本連用形 8 NIL",
+    "た た た 接尾辞 14 動詞性接尾辞 7 * 0 * 0 NIL",
+    "EOS",
+    "# S-ID:wiki00000009-02 括弧始:（ 括弧終:） 括弧位置:1 KNP:5.0",
+    "* -1D",
+    '+ -1D <rel type="=" target="太郎" sid="wiki00000009-00" id="0"/>',
+    "たろう たろう たろう 名詞 6 人名 5 * 0 * 0 NIL",
+    "EOS",
+    "# S-ID:wiki00000009-03 KNP:5.0",
+    "* -1D",
+    "+ -1D "
+    '<rel type="=≒" target="パン" sid="wiki00000009-00" id="1"/>'
+    '<rel type="=" target="著者"/>',
+    "それ それ それ 指示詞 7 名詞形態指示詞 1 * 0 * 0 NIL",
+    "だ だ だ 判定詞 4 * 0 判定詞 25 基本形 2 NIL",
+    "EOS",
+    "# S-ID:wiki00000009-04 KNP:5.0",
+    "* -1D",
+    '+ -1D <rel type="=" target="著者"/>',
+    "私 わたし 私 名詞 6 普通名詞 1 * 0 * 0 NIL",
+    "EOS",
+]
+
+
+def test_knp_relations_as_rhoknp_reads_them(tmp_path: Path) -> None:
+    """Predicate-argument and coreference rows of a hand-made document; the expected rows
+    are what llm-jp-eval v1.3.0's wiki/pas.py and wiki/coreference.py make of it with
+    rhoknp 1.8.2 (run once, outside the tests): a `sid=""` argument in its own sentence,
+    ガ２ written ガ after ヲ, `target="なし"` making the earlier ヲ optional (and ignored
+    with none before it), exophora arguments left out, a `括弧始` sentence kept in the
+    PAS text but left out of coreference, a `=≒` relation not merging, two mentions of
+    the writer (著者) one chain."""
+    (tmp_path / "id").mkdir()
+    (tmp_path / "id" / "dev.id").write_text("wiki00000009\n")
+    folder = tmp_path / "knp" / "wiki0000"
+    folder.mkdir(parents=True)
+    (folder / "wiki00000009.knp").write_text("\n".join(RELATIONS_KNP) + "\n")
+    [(_, pas)] = list(READERS["wiki_pas"](tmp_path / "id" / "dev.id"))
+    assert pas["text"] == "太郎はパンを食べた。彼は寝たたろうそれだ私"
+    assert pas["pas"] == "食べた ガ：太郎 ヲ：パン ガ：太郎\n寝た ガ：彼"
+    [(_, coreference)] = list(READERS["wiki_coreference"](tmp_path / "id" / "dev.id"))
+    assert coreference["text"] == "太郎はパンを食べた。彼は寝たそれだ私"
+    assert coreference["coreference"] == "太郎 彼\nそれ 私"

@@ -31,6 +31,8 @@ Reader = Literal[
     "wiki_reading",
     "wiki_dependency",
     "wiki_ner",
+    "wiki_pas",
+    "wiki_coreference",
 ]
 
 
