@@ -156,6 +156,7 @@ def test_splits_are_llm_jp_evals(name: str) -> None:
     spec = load_task(name).spec
     assert sum(1 for _ in iter_rows(spec, data_dir=DATASETS)) == 100
     items = SPLITS[name]["test"][0]
+    assert sum(1 for _ in iter_rows(spec, data_dir=DATASETS, limit="all")) == items
     assert sum(1 for _ in iter_rows(spec, data_dir=DATASETS, limit=10**6)) == items
     assert sum(1 for _ in iter_rows(spec, data_dir=DATASETS, limit=3)) == 3
 
@@ -377,6 +378,42 @@ def test_bad_set_files_are_one_line_and_exit_2(
     assert "Traceback" not in output and "nonexistent" not in output
     for needle in needles:
         assert needle in output, output
+
+
+def run_rows(path: Path, tmp_path: Path, *options: str) -> tuple[int, str, dict]:
+    """`hakari run` of a set file on the fake model: exit code, output, results.json."""
+    out = tmp_path / "run"
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    args = ["run", "--tasks", str(path), "--model", "fake:neutral", "--decoding", "greedy"]
+    args += ["--n-boot", "0", "--cache-dir", str(tmp_path / "c"), "--output", str(out)]
+    result = CliRunner().invoke(app, [*args, *options])
+    done = (out / "results.json").is_file()
+    return (
+        result.exit_code,
+        result.output,
+        json.loads((out / "results.json").read_text()) if done else {},
+    )
+
+
+def test_limit_all_reads_every_item_past_max_items(tmp_path: Path) -> None:
+    """A set's `max_items` (the leaderboards' first 100) is its default; `--limit all`
+    reads every item of the split, `--limit N` the first N, anything else is one line."""
+    data = bad_set(tmp_path).read_text()
+    path = tmp_path / "capped.yaml"
+    path.write_text(data.replace("  jaster:\n", "  jaster:\n    max_items: 1\n"))
+    counts = {}
+    for limit in (None, "all", "2"):
+        code, output, results = run_rows(
+            path, tmp_path / str(limit), *(["--limit", limit] if limit else [])
+        )
+        assert code == 0, output
+        counts[limit] = results["models"]["fake:neutral"]["tasks"]["tiny_jaster"]["n_instances"]
+        assert results["config"]["limit"] == {None: None, "all": "all", "2": 2}[limit]
+    assert counts == {None: 1, "all": 2, "2": 2}
+    for bad in ("al", "0", "-3"):
+        code, output, _ = run_rows(path, tmp_path / "bad", "--limit", bad)
+        assert code == 2 and "--limit" in output and "Traceback" not in output, output
+        assert len(output.strip().splitlines()) == 1, output
 
 
 def test_a_tsv_line_with_a_missing_field_is_refused(tmp_path: Path) -> None:
