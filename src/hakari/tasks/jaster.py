@@ -123,7 +123,16 @@ def _built(
 
 def _pool_rows(pool: JasterPool, files: tuple[Path, ...]) -> list[tuple[Path, str, Row]]:
     read = READERS[pool.reader]
-    return [(path, where, row) for path in files for where, row in read(path) if _kept(pool, row)]
+    out = []
+    for path in files:
+        rows = list(read(path))
+        if not rows:
+            raise HakariInputError(
+                f"holds no rows (an empty file, or no item the {pool.reader} reader knows)",
+                file=str(path),
+            )
+        out += [(path, where, row) for where, row in rows if _kept(pool, row)]
+    return out
 
 
 def _kept(pool: JasterPool, row: Row) -> bool:
