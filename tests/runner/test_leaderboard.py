@@ -183,4 +183,5 @@ def test_the_family_files_view_names_each_sets_own_metric() -> None:
             if name in tasks:  # a jaster set here: the metric is one it is scored with
                 assert metric in [str(m) for m in tasks[name].spec.metrics], name
     named = {s for sets in categories.values() for s in sets}
-    assert set(tasks) <= named  # every jaster set here is in a category
+    # every jaster set here is in a category, but the two v1.3.0 does not have
+    assert set(tasks) - named == {"mgsm", "commonsensemoralja"}

@@ -10,6 +10,7 @@ against the JSON files llm-jp-eval's own processors wrote from the same files.
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import json
 import random
@@ -39,9 +40,13 @@ SETS = (
     "jemhopqa",
     "niilc",
     "mawps",
+    "mgsm",
+    "commonsensemoralja",
     "wiki_reading",
     "wiki_dependency",
     "wiki_ner",
+    "wiki_pas",
+    "wiki_coreference",
 )
 HEADER = (
     "以下は、タスクを説明する指示と、文脈のある入力の組み合わせです。"
@@ -97,6 +102,14 @@ SPLITS = {  # split -> (items, sha256 prefix of its (input, output) pairs)
         "dev": (500, "1d045fe3f48e5a45"),
         "test": (500, "d9c5d625914c88a3"),
     },
+    # newer llm-jp-eval's sets (unpinned): the files as shipped, in file order; MGSM has
+    # no train split here (its exemplars are not shipped)
+    "mgsm": {"test": (250, "fc4915805be5b903")},
+    "commonsensemoralja": {
+        "train": (13975, "2a1b5a9cd61de258"),
+        "dev": (1996, "c769b180a1ab9f61"),
+        "test": (3992, "0171c861213c330a"),
+    },
     # the first 8 of 1,517 train documents are shipped: enough for 4 few-shot examples
     "wiki_reading": {
         "train": (8, "179cdc2f90e6afce"),
@@ -113,6 +126,18 @@ SPLITS = {  # split -> (items, sha256 prefix of its (input, output) pairs)
         "train": (4, "0e4365f46ead9139"),
         "dev": (64, "4fadb084dd0aad92"),
         "test": (113, "61ac68b83f5da281"),
+    },
+    # the same digests come from llm-jp-eval v1.3.0's wiki/pas.py and wiki/coreference.py
+    # run with rhoknp 1.8.2 on the shipped documents (every document's row equal)
+    "wiki_pas": {
+        "train": (8, "181d3b4cd8ccad10"),
+        "dev": (100, "a25a591cc0675151"),
+        "test": (199, "dba5b667bfbcb742"),
+    },
+    "wiki_coreference": {
+        "train": (8, "16c63ef94bcacdd7"),
+        "dev": (100, "f888ffd6a4cfc48a"),
+        "test": (200, "ef2f66d59a855a09"),
     },
 }
 
@@ -131,6 +156,7 @@ def test_splits_are_llm_jp_evals(name: str) -> None:
     spec = load_task(name).spec
     assert sum(1 for _ in iter_rows(spec, data_dir=DATASETS)) == 100
     items = SPLITS[name]["test"][0]
+    assert sum(1 for _ in iter_rows(spec, data_dir=DATASETS, limit="all")) == items
     assert sum(1 for _ in iter_rows(spec, data_dir=DATASETS, limit=10**6)) == items
     assert sum(1 for _ in iter_rows(spec, data_dir=DATASETS, limit=3)) == 3
 
@@ -173,6 +199,29 @@ def llm_jp_eval_samples(name: str) -> tuple[str, list[tuple[str, str]], list[tup
             train[: int(len(train) * 0.9)],
             items(JASTER / "jemhopqa/corpus/dev.json"),
         )
+    if name == "commonsensemoralja":
+        # newer llm-jp-eval's (not in v1.3.0; unpinned): the instruction as the set's README
+        # records it, `文章：` + the sentence (hakari's reading), the files as the splits
+        def rows(split: str) -> list[tuple[str, str]]:
+            path = JASTER / f"commonsensemoralja/data/data_{split}.csv"
+            with path.open(encoding="utf-8", newline="") as f:
+                return [(f"文章：{r[1]}", r[2]) for r in list(csv.reader(f))[1:]]
+
+        return (
+            "これから提示する日本語の文章が道徳的な誤りを含んでいるかを判断してください。"
+            "道徳的に正しい文章の場合0、誤りを含んでいる場合は1を出力してください。"
+            "必ず1か0のどちらか1文字を出力し、それ以外には何も含めないことを厳守してください。",
+            rows("train"),
+            rows("test"),
+        )
+    if name == "mgsm":  # 0-shot only: the train exemplars are not shipped
+        lines = (JASTER / "mgsm/mgsm_ja.tsv").read_text(encoding="utf-8").splitlines()
+        return (
+            "質問を入力とし、数字のみの回答を出力してください。回答の他には何も含めないことを"
+            "厳守してください。",
+            [],
+            [(f"質問：{q}", a.replace(",", "")) for q, a in (ln.split("\t") for ln in lines)],
+        )
     assert name == "mawps"
     folder = JASTER / "mawps/dataset/mawps"
     train = []
@@ -203,18 +252,22 @@ def llm_jp_eval_prompt(instruction: str, shots: list[tuple[str, str]], text: str
 
 
 @needs_data
-@pytest.mark.parametrize("name", ["jamp", "jemhopqa", "mawps"])
+@pytest.mark.parametrize("name", ["jamp", "jemhopqa", "mawps", "commonsensemoralja", "mgsm"])
 @pytest.mark.parametrize("shots", [0, 2, 4])
 def test_template_0_is_llm_jp_evals_prompt(name: str, shots: int) -> None:
     instruction, train, test = llm_jp_eval_samples(name)
     task = load_task(name)
+    if name == "mgsm" and shots:
+        assert f"0-{shots}" not in [t.id for t in task.spec.templates]  # no few-shot source
+        return
     rows = list(iter_rows(task.spec, data_dir=DATASETS, limit=8))
     for index in (0, 7):
         want = llm_jp_eval_prompt(instruction, train[:shots], test[index][0])
         got = render(task.spec, task.spec.template(f"0-{shots}"), rows[index], index)
         assert got.text == want
         assert got.gold == [test[index][1]]
-    assert task.spec.max_new_tokens == {"jamp": 3, "jemhopqa": 15, "mawps": 10}[name]
+    lengths = {"jamp": 3, "jemhopqa": 15, "mawps": 10, "commonsensemoralja": 3, "mgsm": 10}
+    assert task.spec.max_new_tokens == lengths[name]
 
 
 @needs_data
@@ -327,6 +380,42 @@ def test_bad_set_files_are_one_line_and_exit_2(
         assert needle in output, output
 
 
+def run_rows(path: Path, tmp_path: Path, *options: str) -> tuple[int, str, dict]:
+    """`hakari run` of a set file on the fake model: exit code, output, results.json."""
+    out = tmp_path / "run"
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    args = ["run", "--tasks", str(path), "--model", "fake:neutral", "--decoding", "greedy"]
+    args += ["--n-boot", "0", "--cache-dir", str(tmp_path / "c"), "--output", str(out)]
+    result = CliRunner().invoke(app, [*args, *options])
+    done = (out / "results.json").is_file()
+    return (
+        result.exit_code,
+        result.output,
+        json.loads((out / "results.json").read_text()) if done else {},
+    )
+
+
+def test_limit_all_reads_every_item_past_max_items(tmp_path: Path) -> None:
+    """A set's `max_items` (the leaderboards' first 100) is its default; `--limit all`
+    reads every item of the split, `--limit N` the first N, anything else is one line."""
+    data = bad_set(tmp_path).read_text()
+    path = tmp_path / "capped.yaml"
+    path.write_text(data.replace("  jaster:\n", "  jaster:\n    max_items: 1\n"))
+    counts = {}
+    for limit in (None, "all", "2"):
+        code, output, results = run_rows(
+            path, tmp_path / str(limit), *(["--limit", limit] if limit else [])
+        )
+        assert code == 0, output
+        counts[limit] = results["models"]["fake:neutral"]["tasks"]["tiny_jaster"]["n_instances"]
+        assert results["config"]["limit"] == {None: None, "all": "all", "2": 2}[limit]
+    assert counts == {None: 1, "all": 2, "2": 2}
+    for bad in ("al", "0", "-3"):
+        code, output, _ = run_rows(path, tmp_path / "bad", "--limit", bad)
+        assert code == 2 and "--limit" in output and "Traceback" not in output, output
+        assert len(output.strip().splitlines()) == 1, output
+
+
 def test_a_tsv_line_with_a_missing_field_is_refused(tmp_path: Path) -> None:
     path = bad_set(tmp_path)
     (tmp_path / "test.tsv").write_text("num\tpremise\thypothesis\tgold_label\n0\tP\tentailment\n")
@@ -402,3 +491,79 @@ def test_knp_named_entities_and_parentheses(tmp_path: Path) -> None:
     [(_, row)] = list(READERS["wiki_ner"](ids))
     assert row["text"] == "東京（とうきょう）都庁"
     assert row["entities"] == "東京都（地名）"
+
+
+RELATIONS_KNP = [
+    "# S-ID:wiki00000009-00 KNP:5.0",
+    "* 2D",
+    "+ 2D",
+    "太郎 たろう 太郎 名詞 6 人名 5 * 0 * 0 NIL",
+    "は は は 助詞 9 副助詞 2 * 0 * 0 NIL",
+    "* 2D",
+    "+ 2D",
+    "パン ぱん パン 名詞 6 普通名詞 1 * 0 * 0 NIL",
+    "を を を 助詞 9 格助詞 1 * 0 * 0 NIL",
+    "* -1D",
+    "+ -1D "
+    '<rel type="ガ" target="太郎" sid="" id="0"/>'
+    '<rel type="ヲ" target="パン" sid="wiki00000009-00" id="1"/>'
+    '<rel type="ニ" target="なし"/>'
+    '<rel type="デ" target="不特定:人"/>'
+    '<rel type="ガ２" target="太郎" sid="" id="0"/>',
+    "食べ たべ 食べる 動詞 2 * 0 母音動詞 1 基本連用形 8 NIL",
+    "た た た 接尾辞 14 動詞性接尾辞 7 * 0 * 0 NIL",
+    "。 。 。 特殊 1 句点 1 * 0 * 0 NIL",
+    "EOS",
+    "# S-ID:wiki00000009-01 KNP:5.0",
+    "* 1D",
+    '+ 1D <rel type="=" target="太郎" sid="wiki00000009-00" id="0"/>',
+    "彼 かれ 彼 名詞 6 普通名詞 1 * 0 * 0 NIL",
+    "は は は 助詞 9 副助詞 2 * 0 * 0 NIL",
+    "* -1D",
+    "+ -1D "
+    '<rel type="ガ" target="彼" sid="" id="0"/>'
+    '<rel type="ヲ" target="パン" sid="wiki00000009-00" id="1"/>'
+    '<rel type="ヲ" target="なし"/>',
+    "寝 ね 寝る 動詞 2 * 0 母音動詞 1 基本連用形 8 NIL",
+    "た た た 接尾辞 14 動詞性接尾辞 7 * 0 * 0 NIL",
+    "EOS",
+    "# S-ID:wiki00000009-02 括弧始:（ 括弧終:） 括弧位置:1 KNP:5.0",
+    "* -1D",
+    '+ -1D <rel type="=" target="太郎" sid="wiki00000009-00" id="0"/>',
+    "たろう たろう たろう 名詞 6 人名 5 * 0 * 0 NIL",
+    "EOS",
+    "# S-ID:wiki00000009-03 KNP:5.0",
+    "* -1D",
+    "+ -1D "
+    '<rel type="=≒" target="パン" sid="wiki00000009-00" id="1"/>'
+    '<rel type="=" target="著者"/>',
+    "それ それ それ 指示詞 7 名詞形態指示詞 1 * 0 * 0 NIL",
+    "だ だ だ 判定詞 4 * 0 判定詞 25 基本形 2 NIL",
+    "EOS",
+    "# S-ID:wiki00000009-04 KNP:5.0",
+    "* -1D",
+    '+ -1D <rel type="=" target="著者"/>',
+    "私 わたし 私 名詞 6 普通名詞 1 * 0 * 0 NIL",
+    "EOS",
+]
+
+
+def test_knp_relations_as_rhoknp_reads_them(tmp_path: Path) -> None:
+    """Predicate-argument and coreference rows of a hand-made document; the expected rows
+    are what llm-jp-eval v1.3.0's wiki/pas.py and wiki/coreference.py make of it with
+    rhoknp 1.8.2 (run once, outside the tests): a `sid=""` argument in its own sentence,
+    ガ２ written ガ after ヲ, `target="なし"` making the earlier ヲ optional (and ignored
+    with none before it), exophora arguments left out, a `括弧始` sentence kept in the
+    PAS text but left out of coreference, a `=≒` relation not merging, two mentions of
+    the writer (著者) one chain."""
+    (tmp_path / "id").mkdir()
+    (tmp_path / "id" / "dev.id").write_text("wiki00000009\n")
+    folder = tmp_path / "knp" / "wiki0000"
+    folder.mkdir(parents=True)
+    (folder / "wiki00000009.knp").write_text("\n".join(RELATIONS_KNP) + "\n")
+    [(_, pas)] = list(READERS["wiki_pas"](tmp_path / "id" / "dev.id"))
+    assert pas["text"] == "太郎はパンを食べた。彼は寝たたろうそれだ私"
+    assert pas["pas"] == "食べた ガ：太郎 ヲ：パン ガ：太郎\n寝た ガ：彼"
+    [(_, coreference)] = list(READERS["wiki_coreference"](tmp_path / "id" / "dev.id"))
+    assert coreference["text"] == "太郎はパンを食べた。彼は寝たそれだ私"
+    assert coreference["coreference"] == "太郎 彼\nそれ 私"

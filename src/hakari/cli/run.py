@@ -40,6 +40,7 @@ from hakari.cli.options import (
     option_group,
 )
 from hakari.errors import HakariInputError
+from hakari.results.vocab import ALL_ITEMS, Limit
 from hakari.runner.options import DEFAULT_DECODINGS, DEFAULT_MODEL, DEFAULT_TASKS
 from hakari.runner.settings import OutputOptions, PlanOptions
 
@@ -50,13 +51,28 @@ if TYPE_CHECKING:
 PLAN, LOAD, SERVE = PlanOptions(), LoadOptions(), ServingOptions()
 
 
+def limit_text(value: str) -> str:
+    """`--limit`'s value, checked where typer checks every option's type (a bad one is
+    its one line): a whole number or "all", kept as text (`limit_option`)."""
+    text = str(value).strip()
+    if text != ALL_ITEMS and not text.lstrip("+-").isdecimal():
+        raise typer.BadParameter(f"{text!r:.40} is not a whole number or 'all'")
+    return text
+
+
 @option_group
 class Rows:
     """Which instances of each task (`PlanOptions`)."""
 
     limit: Annotated[
-        int | None, typer.Option("--limit", help="First N instances of each task.")
-    ] = PLAN.limit
+        str | None,
+        typer.Option(
+            "--limit",
+            parser=limit_text,
+            help="First N instances of each task, or 'all' (every one: past a jaster set's "
+            "default of its first 100).",
+        ),
+    ] = None  # PLAN.limit; the text becomes a `Limit` in limit_option
     sample: Annotated[
         int | None,
         typer.Option(
@@ -122,6 +138,12 @@ class GridPlan:
     ] = PLAN.until_decided
 
 
+def limit_option(text: str | None) -> Limit:
+    """`--limit`'s checked text (`limit_text`) as `PlanOptions.limit`: "all" or a number
+    (its range is checked with every option, `runner.preflight`)."""
+    return text if text is None or text == ALL_ITEMS else int(text)
+
+
 def plan_options(
     templates: str, decoding: str, rows: Rows, stats: Statistics, grid: GridPlan
 ) -> PlanOptions:
@@ -129,7 +151,7 @@ def plan_options(
     return PlanOptions(
         decodings=split_csv(decoding),
         templates="all" if templates == "all" else split_csv(templates),
-        limit=rows.limit,
+        limit=limit_option(rows.limit),
         sample=rows.sample,
         seed=rows.seed,
         alpha=stats.alpha,

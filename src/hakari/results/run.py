@@ -19,7 +19,7 @@ from hakari.results.paired import ModelGroups, PairedComparison
 from hakari.results.space import SpaceSummary
 from hakari.results.stats import AggregateStats, TemplateInterval
 from hakari.results.sweep import AlphaSweepPoint
-from hakari.results.vocab import Language, PromptFormat, QAMode
+from hakari.results.vocab import Language, Limit, PromptFormat, QAMode
 
 SCHEMA_VERSION = 1
 
@@ -80,8 +80,10 @@ class RunConfig(Record):
     """The decodings run: "greedy", "constrained", "loglik" (`--decoding`)."""
     templates: str | list[str] | None = None
     """The templates asked for: "all", or their ids (`--templates`)."""
-    limit: int | None = None
-    """`--limit`: the first N rows of each task's split; null: no limit."""
+    limit: Limit = None
+    """`--limit`: the first N rows of each task's split; "all": every row (a jaster set's
+    default of its first 100 lifted); null: each task's default (all, or a jaster set's
+    first 100)."""
     sample: int | None = None
     """`--sample`: a seeded random N rows of each task's split; null: no sample."""
     seed: int | None = None

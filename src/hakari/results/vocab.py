@@ -15,6 +15,11 @@ QAMode = Literal["first-line", "paper"]
 """The SQuAD/JSQuAD post-processing of an answer (`hakari.tasks.extract`)."""
 QA_MODES: tuple[QAMode, ...] = ("first-line", "paper")
 DEFAULT_QA_MODE: QAMode = "first-line"
+Limit = int | Literal["all"] | None
+"""`--limit`: the first N instances of each task's split, "all" of them (past a jaster
+set's default of its first 100), or None (each task's default: all, or a jaster set's
+`max_items`)."""
+ALL_ITEMS: Literal["all"] = "all"
 PromptFormat = Literal["auto", "chat", "completion"]
 """How a prompt reaches a model: its chat template, plain text, or whichever the model
 has (`hakari.backends.base`)."""

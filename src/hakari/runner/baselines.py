@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 
 from hakari.errors import HakariInputError
 from hakari.results import TaskResult
+from hakari.results.vocab import ALL_ITEMS
 from hakari.runner.settings import PlanOptions
 from hakari.tasks.chance import (
     chance_rates,
@@ -59,7 +60,8 @@ def task_baseline(
     `guess_rates`: each one's uniform-guess accuracy, `chance.instance_guess_rate`;
     `positions`: their positions in the split)."""
     spec = task.spec
-    notes = (label_mix_note(task, golds, plan),) if plan.limit is not None else ()
+    first_rows = plan.limit not in (None, ALL_ITEMS)  # "all" takes the whole split
+    notes = (label_mix_note(task, golds, plan),) if first_rows else ()
     return Baseline(
         len(golds),
         chance_rates(spec, golds),

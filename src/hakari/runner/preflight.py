@@ -33,7 +33,7 @@ from hakari.backends.cpu import check_threads
 from hakari.backends.options import LoadOptions
 from hakari.backends.serving import ServingOptions, engine_options_given
 from hakari.errors import HakariInputError
-from hakari.results.vocab import QA_MODES
+from hakari.results.vocab import ALL_ITEMS, QA_MODES
 from hakari.runner.baselines import Baseline, task_baseline
 from hakari.runner.options import Decoding, skip_reason
 from hakari.runner.requests import request_needs
@@ -69,7 +69,8 @@ def check_options(options: EvalOptions) -> None:
     check_threads(load.threads)  # None: the rule of `backends.cpu`
     checks.choice(plan.qa_mode, "--qa-mode", QA_MODES)
     checks.flag(load.use_cache, "--no-cache")
-    checks.optional_integer(plan.limit, "--limit", low=1)
+    if plan.limit != ALL_ITEMS:  # "all": every instance, past a jaster set's first 100
+        checks.optional_integer(plan.limit, "--limit", low=1)
     check_sampling(plan.sample, plan.limit, plan.seed)
     checks.number(plan.alpha, "--alpha", low=0.0)  # Sharpe: mean / (alpha · std + 1)
     checks.bootstrap_replicates(plan.n_boot, "--n-boot")  # 0: no bootstrap

@@ -20,12 +20,13 @@ import numpy as np
 
 from hakari._util import checks
 from hakari.errors import HakariInputError
+from hakari.results.vocab import Limit
 from hakari.runner.settings import PlanOptions
 from hakari.tasks.data import Row, iter_rows
 from hakari.tasks.loader import Task
 
 
-def check_sampling(sample: int | None, limit: int | None, seed: int) -> None:
+def check_sampling(sample: int | None, limit: Limit, seed: int) -> None:
     checks.seed(seed)
     if checks.optional_integer(sample, "--sample", low=1) is None:
         return
@@ -60,7 +61,7 @@ def sampled_rows(task: Task, sample: int, seed: int, *, data_dir: Path | None = 
 def numbered_rows(
     task: Task,
     *,
-    limit: int | None,
+    limit: Limit,
     sample: int | None,
     seed: int,
     data_dir: Path | None = None,

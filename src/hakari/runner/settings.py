@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from hakari._util import checks
 from hakari.backends.options import LoadOptions
 from hakari.backends.serving import ServingOptions
-from hakari.results.vocab import DEFAULT_QA_MODE, QAMode
+from hakari.results.vocab import DEFAULT_QA_MODE, Limit, QAMode
 from hakari.runner.options import (
     DEFAULT_DECODINGS,
     Decoding,
@@ -48,7 +48,7 @@ class PlanOptions:
 
     decodings: str | Sequence[str] = DEFAULT_DECODINGS
     templates: str | Sequence[str] = "all"
-    limit: int | None = None
+    limit: Limit = None  # N, "all" or None (each task's default)
     sample: int | None = None  # a seeded random subset of instances (`runner.sampling`)
     seed: int = 0
     alpha: float = 1.0

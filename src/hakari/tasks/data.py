@@ -18,6 +18,7 @@ from typing import Any
 
 from hakari._util.jsonl import iter_jsonl
 from hakari.errors import HakariInputError, one_line
+from hakari.results.vocab import ALL_ITEMS, Limit
 from hakari.tasks.choices import normalize_rows
 from hakari.tasks.jaster import jaster_rows
 from hakari.tasks.spec import DataSpec, SplitSource, TaskSpec
@@ -51,17 +52,20 @@ def iter_rows(
     split: str | None = None,
     data_dir: Path | None = None,
     task_dir: Path | None = None,
-    limit: int | None = None,
+    limit: Limit = None,
     keep_shots: bool = False,
 ) -> Iterator[Row]:
     """The rows of one split, in file order (so `limit` is deterministic). A multiple-
     choice task's rows carry their choices and gold index (`tasks/choices.py`). Where a
     space takes its few-shot examples from the evaluated split, its first rows are the
     examples and are not evaluated (`keep_shots` keeps them: the examples' reader). A
-    jaster set's eval split is read up to its `max_items` unless `limit` says otherwise."""
+    jaster set's eval split is read up to its `max_items` unless `limit` says otherwise
+    (a number, or "all": every row)."""
     name = split or task.data.eval_split
     if limit is None and name == task.data.eval_split and task.data.jaster is not None:
         limit = task.data.jaster.max_items  # the leaderboards' first 100; --limit lifts it
+    if limit == ALL_ITEMS:
+        limit = None
     rows = _iter_split(task.data, name, data_dir, task_dir)
     if task.choices is not None:
         rows = normalize_rows(task.choices, rows, get_path)

@@ -67,13 +67,15 @@ def shot_text(samples: list[Sample]) -> str:
 def _shot_texts(
     source: JasterSource, splits: dict[str, list[Sample]], paths: tuple[tuple[Path, ...], ...]
 ) -> dict[str, str]:
+    most = max(source.shots, default=0)
+    if most == 0:  # 0-shot only (a set whose few-shot source is not shipped): no split read
+        return {f"shots_{n}": "" for n in source.shots}
     if source.shots_split not in splits:
         raise HakariInputError(
             f"shots_split {source.shots_split!r} is not a split of the set",
             field="data.jaster.shots_split",
         )
     examples = splits[source.shots_split]
-    most = max(source.shots, default=0)
     if len(examples) < most:
         raise HakariInputError(
             f"the {source.shots_split!r} split has {len(examples)} items, fewer than the "
@@ -121,7 +123,16 @@ def _built(
 
 def _pool_rows(pool: JasterPool, files: tuple[Path, ...]) -> list[tuple[Path, str, Row]]:
     read = READERS[pool.reader]
-    return [(path, where, row) for path in files for where, row in read(path) if _kept(pool, row)]
+    out = []
+    for path in files:
+        rows = list(read(path))
+        if not rows:
+            raise HakariInputError(
+                f"holds no rows (an empty file, or no item the {pool.reader} reader knows)",
+                file=str(path),
+            )
+        out += [(path, where, row) for where, row in rows if _kept(pool, row)]
+    return out
 
 
 def _kept(pool: JasterPool, row: Row) -> bool:

@@ -21,6 +21,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 Reader = Literal[
     "tsv",
+    "csv",
+    "mgsm_tsv",
     "json",
     "niilc_xml",
     "jsem_xml",
@@ -29,6 +31,8 @@ Reader = Literal[
     "wiki_reading",
     "wiki_dependency",
     "wiki_ner",
+    "wiki_pas",
+    "wiki_coreference",
 ]
 
 

@@ -1,11 +1,14 @@
 """KNP files of the Wikipedia Annotated Corpus, parsed as far as llm-jp-eval v1.3.0's
-Wikipedia sets read them through rhoknp (`wiki.py` makes the rows).
+Wikipedia sets read them through rhoknp (`wiki.py` makes the reading, dependency and
+NER rows, `wikirel.py` the predicate-argument and coreference ones).
 
 A file lists document ids (`id/test.id`); each document is
 `knp/<first 8 characters>/<id>.knp`, read in sorted id order (the processor sorts the
-file names). KNP lines: `# ` a sentence's comment, `* <parent>D` a phrase (`-1`: none;
-also `P`, `A`, `I`), `+ ` a base phrase with its features (`<NE:CATEGORY:text>`), `EOS`
-the end, anything else a morpheme (`text reading lemma …`, separated by single spaces).
+file names). KNP lines: `# ` a sentence's comment (`S-ID:<sid>` first), `* <parent>D` a
+phrase (`-1`: none; also `P`, `A`, `I`), `+ <parent>D <features>` a base phrase (its
+parent a base phrase of the sentence; features such as `<NE:CATEGORY:text>` and the
+corpus's `<rel …/>` relations), `EOS` the end, anything else a morpheme (`text reading
+lemma part-of-speech …`, separated by single spaces).
 """
 
 from __future__ import annotations
@@ -14,21 +17,39 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from hakari.errors import HakariInputError
 
 # rhoknp's feature value pattern, for the `NE` feature of a base phrase line
 _NE_FEATURE = re.compile(r"<NE:((?:[^>\\]|\\>?)+)>")
+_SID = re.compile(r"# S-ID: ?(\S*)")
+
+
+class Morpheme(NamedTuple):
+    text: str
+    reading: str
+    pos: str  # 品詞: 名詞, 助詞, 特殊, 判定詞, …
+
+
+@dataclass
+class BasePhrase:
+    """A base phrase (基本句): `parent`, a base phrase index in the sentence (-1: none)."""
+
+    parent: int
+    features: str  # the rest of its line: `<NE:…>`, `<rel …/>`, …
+    morphemes: list[Morpheme] = field(default_factory=list)
 
 
 @dataclass
 class Phrase:
     parent: int
-    morphemes: list[tuple[str, str]] = field(default_factory=list)  # (text, reading)
+    morphemes: list[Morpheme] = field(default_factory=list)
+    base_phrases: list[BasePhrase] = field(default_factory=list)
 
     @property
     def text(self) -> str:
-        return "".join(t for t, _ in self.morphemes)
+        return "".join(m.text for m in self.morphemes)
 
 
 @dataclass
@@ -40,8 +61,18 @@ class Sentence:
     named: list[tuple[str, int]] = field(default_factory=list)
 
     @property
-    def morphemes(self) -> list[tuple[str, str]]:
+    def morphemes(self) -> list[Morpheme]:
         return [m for p in self.phrases for m in p.morphemes]
+
+    @property
+    def sid(self) -> str:
+        """The sentence id: the comment's `S-ID:` value ("" without one)."""
+        match = _SID.match(self.comment)
+        return match.group(1) if match else ""
+
+    @property
+    def base_phrases(self) -> list[BasePhrase]:
+        return [b for p in self.phrases for b in p.base_phrases]
 
     @property
     def text(self) -> str:
@@ -85,18 +116,40 @@ def _sentences(path: Path) -> list[Sentence]:
         if line.startswith("* "):
             sentence.phrases.append(Phrase(_parent(line, number, path)))
         elif line.startswith("+ "):
+            if not sentence.phrases:
+                raise HakariInputError(
+                    f"line {number}: a base phrase before its phrase", file=str(path)
+                )
+            parent, _, features = line[2:].partition(" ")
+            sentence.phrases[-1].base_phrases.append(
+                BasePhrase(_parent(f"+ {parent}", number, path), features)
+            )
             found = _NE_FEATURE.findall(line)
             pending_ne = found[-1].replace("\\>", ">") if found else None
         else:
-            fields = line.split(" ")
-            if len(fields) < 2 or not sentence.phrases:
-                raise HakariInputError(f"line {number} is no morpheme line", file=str(path))
-            sentence.phrases[-1].morphemes.append((fields[0], fields[1]))
+            _add_morpheme(sentence, line, number, path)
     _close_ne(sentences, pending_ne)
     for sentence in sentences:
         if any(not -1 <= p.parent < len(sentence.phrases) for p in sentence.phrases):
             raise HakariInputError("a phrase's parent is not in its sentence", file=str(path))
+        units = sentence.base_phrases
+        if any(not -1 <= b.parent < len(units) or not b.morphemes for b in units):
+            raise HakariInputError(
+                "a base phrase has no morpheme or its parent is not in its sentence",
+                file=str(path),
+            )
     return sentences
+
+
+def _add_morpheme(sentence: Sentence, line: str, number: int, path: Path) -> None:
+    fields = line.split(" ")
+    if len(fields) < 4 or not sentence.phrases:
+        raise HakariInputError(f"line {number} is no morpheme line", file=str(path))
+    morpheme = Morpheme(fields[0], fields[1], fields[3])
+    phrase = sentence.phrases[-1]
+    phrase.morphemes.append(morpheme)
+    if phrase.base_phrases:
+        phrase.base_phrases[-1].morphemes.append(morpheme)
 
 
 def _close_ne(sentences: list[Sentence], value: str | None) -> None:

@@ -3,6 +3,10 @@ header, every other line is `line.split("\\t")` (no quoting: a `"` is text), fie
 position. Here the header names the fields (an empty or repeated name becomes
 `column_<i>`), the line end is dropped from the last field, and a line with another
 number of fields than the header is refused, since fields by position would then shift.
+
+MGSM's `mgsm_ja.tsv` has no header: `question` TAB `answer_number`, as the Hugging Face
+dataset juletxara/mgsm (which llm-jp-eval loads) holds it: `answer_number` is an int32
+there, so the file's thousands commas go ("2,125" is 2125).
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from hakari.errors import HakariInputError
 def read_tsv(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     try:
         with path.open(encoding="utf-8") as fh:
-            header = _names(fh.readline().rstrip("\n").split("\t"))
+            header = header_names(fh.readline().rstrip("\n").split("\t"))
             for number, line in enumerate(fh, start=2):
                 values = line.rstrip("\n").split("\t")
                 if len(values) != len(header):
@@ -31,7 +35,8 @@ def read_tsv(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
         raise HakariInputError("not UTF-8 text; save the file as UTF-8", file=str(path)) from None
 
 
-def _names(raw: list[str]) -> list[str]:
+def header_names(raw: list[str]) -> list[str]:
+    """Field names from a header line: an empty or repeated one becomes `column_<i>`."""
     seen: set[str] = set()
     names = []
     for i, name in enumerate(raw):
@@ -39,3 +44,18 @@ def _names(raw: list[str]) -> list[str]:
         seen.add(usable)
         names.append(usable)
     return names
+
+
+def read_mgsm_tsv(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    try:
+        with path.open(encoding="utf-8") as fh:
+            for number, line in enumerate(fh, start=1):
+                values = line.rstrip("\n").split("\t")
+                answer = values[1].replace(",", "") if len(values) == 2 else ""
+                if not answer.lstrip("-").isdigit():
+                    raise HakariInputError(
+                        f"line {number} is not 'question TAB integer answer'", file=str(path)
+                    )
+                yield f"line {number}", {"question": values[0], "answer_number": str(int(answer))}
+    except UnicodeDecodeError:
+        raise HakariInputError("not UTF-8 text; save the file as UTF-8", file=str(path)) from None

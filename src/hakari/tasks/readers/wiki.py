@@ -52,7 +52,7 @@ _PARENTHESIS = re.compile(r"括弧始:(\S+) 括弧終:(\S+) 括弧位置:(\d+)")
 def read_wiki_reading(id_file: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     for doc_id, sentences in documents(id_file):
         kept = [s for s in sentences if "括弧始" not in s.comment]
-        reading = "".join(_reading(*m) for s in kept for m in s.morphemes)
+        reading = "".join(_reading(m.text, m.reading) for s in kept for m in s.morphemes)
         text = "".join(s.text for s in kept)
         yield f"document {doc_id}", {"id": doc_id, "text": text, "reading": reading}
 
@@ -73,7 +73,7 @@ def read_wiki_dependency(id_file: Path) -> Iterator[tuple[str, dict[str, Any]]]:
 def read_wiki_ner(id_file: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     for doc_id, sentences in documents(id_file):
         entities = [e for s in sentences for e in _entities(s)]
-        text = _text_with_parentheses(sentences, f"document {doc_id}", id_file)
+        text = text_with_parentheses(sentences, f"document {doc_id}", id_file)
         yield f"document {doc_id}", {"id": doc_id, "text": text, "entities": " ".join(entities)}
 
 
@@ -87,7 +87,7 @@ def _reading(surface: str, reading: str) -> str:
 
 
 def _entities(sentence: Sentence) -> Iterator[str]:
-    texts = [t for t, _ in sentence.morphemes]
+    texts = [m.text for m in sentence.morphemes]
     for value, end in sentence.named:
         match = _NE_VALUE.fullmatch(value)
         if match is None or match.group(1) not in NE_NAMES:
@@ -100,7 +100,7 @@ def _entities(sentence: Sentence) -> Iterator[str]:
                 break
 
 
-def _text_with_parentheses(sentences: list[Sentence], where: str, id_file: Path) -> str:
+def text_with_parentheses(sentences: list[Sentence], where: str, id_file: Path) -> str:
     out, i = "", 0
     while i < len(sentences):
         text = sentences[i].text
