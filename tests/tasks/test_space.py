@@ -19,7 +19,7 @@ from hakari.tasks.families import load_tasks
 from hakari.tasks.loader import Task, load_task
 from hakari.tasks.prompts import render
 from hakari.tasks.space import build_template, expand_task
-from hakari.tasks.spacelevels import empty_parts, parse_level
+from hakari.tasks.spacelevels import Layout, empty_parts, parse_level
 from hakari.tasks.spacesample import all_levels, balanced_sample
 from hakari.tasks.spacespec import DEFAULT_SLOTS
 from tests.helpers.paths import SHARED
@@ -263,7 +263,7 @@ def test_enumerator_symbols_are_literal_in_the_regex(tmp_path: Path) -> None:
 
 def test_each_kind_of_level_parses_and_renders() -> None:
     """One type per kind of dimension, each with its own parse and render."""
-    parts = empty_parts(DEFAULT_SLOTS)
+    parts = empty_parts(DEFAULT_SLOTS, Layout("", "{shots}", "{question}"))
     for dim, item in (
         ("instruction", "en_plain"),
         ("persona", {"teacher": "You are a teacher. "}),
@@ -271,8 +271,10 @@ def test_each_kind_of_level_parses_and_renders() -> None:
         ("enumerator", {"greek": {"symbols": ["α", "β", "γ", "δ"], "delimiter": ") "}}),
         ("choice_order", "rotate2"),
         ("shots", 3),
+        ("layout", "plain"),
     ):
         parse_level(dim, item).render(dim, parts)
+    assert parts.layout.block == "{question}\n答え：" and parts.layout.shot_end == "\n\n"
     assert parts.texts["instruction"].startswith("Answer the following")
     assert parts.texts["persona"] == "You are a teacher. " and parts.separator == " | "
     assert parts.enumerator.for_count(4) == ("α", "β", "γ", "δ")
@@ -284,6 +286,8 @@ def test_each_kind_of_level_parses_and_renders() -> None:
         ("enumerator", "greek", "unknown built-in enumerator"),
         ("enumerator", {"one": ["A"]}, "at least 2 symbols"),
         ("instruction", {"a b": "x"}, "letters, digits"),
+        ("layout", "fancy", "unknown built-in layout"),
+        ("layout", {"mine": {"prefix": "{shots}"}}, "give {prefix, block}"),
     ):
         with pytest.raises(ValueError, match=message):
             parse_level(dim, item)
