@@ -137,6 +137,28 @@ def test_user_dimension_without_code(tmp_path: Path) -> None:
     assert rp.answers == {"α": 0, "β": 1, "γ": 2, "δ": 3}
 
 
+def test_a_layout_dimension_frames_a_choice_task(tmp_path: Path) -> None:
+    """A `layout` level replaces `prefix` and `block`; its examples end as it says; a
+    choice task's layout must show the choices."""
+    space = """  dimensions:
+    layout:
+      - {exam: {prefix: "{shots}", block: "Q: {question}\\n{choices}\\nA:", shot_end: "\\n---\\n"}}
+      - {tight: {prefix: "{shots}", block: "{question} {choices} =", answer_prefix: ""}}
+    separator: [semicolon]
+    shots: [1]
+"""
+    task = load_task(_task_file(tmp_path, space))
+    by_id = {t.id: t for t in expand_task(task, "space:all").spec.templates}
+    assert by_id["exam.semicolon.1"].prompt.startswith(
+        "Q: question 0?\nA. red0; B. green0; C. blue0; D. black0\nA: A\n---\nQ: {q}\n"
+    )
+    assert by_id["tight.semicolon.1"].prompt.startswith("question 0? A. red0; B. green0")
+    assert "D. black0 =A\n\n{q} A. {choice_0}" in by_id["tight.semicolon.1"].prompt
+    bad = space.replace("    layout:\n", "    layout:\n      - alpaca\n")
+    with pytest.raises(HakariInputError, match="layout 'alpaca''s `block` must contain"):
+        load_task(_task_file(tmp_path, bad))
+
+
 def test_uniform_guess_rate(mc: Task) -> None:
     assert mc.spec.choices is not None
     assert uniform_guess_rates(mc.spec.choices, _rows(mc)) == [0.25] * 6
