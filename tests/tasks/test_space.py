@@ -19,7 +19,7 @@ from hakari.tasks.families import load_tasks
 from hakari.tasks.loader import Task, load_task
 from hakari.tasks.prompts import render
 from hakari.tasks.space import build_template, expand_task
-from hakari.tasks.spacelevels import empty_parts, parse_level
+from hakari.tasks.spacelevels import Layout, empty_parts, parse_level
 from hakari.tasks.spacesample import all_levels, balanced_sample
 from hakari.tasks.spacespec import DEFAULT_SLOTS
 from tests.helpers.paths import SHARED
@@ -135,6 +135,28 @@ def test_user_dimension_without_code(tmp_path: Path) -> None:
     rp = render(full.spec, t, _rows(task)[0], 0)
     assert rp.text.startswith("You are a teacher. Quiz: question 0?\nα) red0\nβ) green0")
     assert rp.answers == {"α": 0, "β": 1, "γ": 2, "δ": 3}
+
+
+def test_a_layout_dimension_frames_a_choice_task(tmp_path: Path) -> None:
+    """A `layout` level replaces `prefix` and `block`; its examples end as it says; a
+    choice task's layout must show the choices."""
+    space = """  dimensions:
+    layout:
+      - {exam: {prefix: "{shots}", block: "Q: {question}\\n{choices}\\nA:", shot_end: "\\n---\\n"}}
+      - {tight: {prefix: "{shots}", block: "{question} {choices} =", answer_prefix: ""}}
+    separator: [semicolon]
+    shots: [1]
+"""
+    task = load_task(_task_file(tmp_path, space))
+    by_id = {t.id: t for t in expand_task(task, "space:all").spec.templates}
+    assert by_id["exam.semicolon.1"].prompt.startswith(
+        "Q: question 0?\nA. red0; B. green0; C. blue0; D. black0\nA: A\n---\nQ: {q}\n"
+    )
+    assert by_id["tight.semicolon.1"].prompt.startswith("question 0? A. red0; B. green0")
+    assert "D. black0 =A\n\n{q} A. {choice_0}" in by_id["tight.semicolon.1"].prompt
+    bad = space.replace("    layout:\n", "    layout:\n      - alpaca\n")
+    with pytest.raises(HakariInputError, match="layout 'alpaca''s `block` must contain"):
+        load_task(_task_file(tmp_path, bad))
 
 
 def test_uniform_guess_rate(mc: Task) -> None:
@@ -263,7 +285,7 @@ def test_enumerator_symbols_are_literal_in_the_regex(tmp_path: Path) -> None:
 
 def test_each_kind_of_level_parses_and_renders() -> None:
     """One type per kind of dimension, each with its own parse and render."""
-    parts = empty_parts(DEFAULT_SLOTS)
+    parts = empty_parts(DEFAULT_SLOTS, Layout("", "{shots}", "{question}"))
     for dim, item in (
         ("instruction", "en_plain"),
         ("persona", {"teacher": "You are a teacher. "}),
@@ -271,8 +293,10 @@ def test_each_kind_of_level_parses_and_renders() -> None:
         ("enumerator", {"greek": {"symbols": ["α", "β", "γ", "δ"], "delimiter": ") "}}),
         ("choice_order", "rotate2"),
         ("shots", 3),
+        ("layout", "plain"),
     ):
         parse_level(dim, item).render(dim, parts)
+    assert parts.layout.block == "{question}\n答え：" and parts.layout.shot_end == "\n\n"
     assert parts.texts["instruction"].startswith("Answer the following")
     assert parts.texts["persona"] == "You are a teacher. " and parts.separator == " | "
     assert parts.enumerator.for_count(4) == ("α", "β", "γ", "δ")
@@ -284,6 +308,8 @@ def test_each_kind_of_level_parses_and_renders() -> None:
         ("enumerator", "greek", "unknown built-in enumerator"),
         ("enumerator", {"one": ["A"]}, "at least 2 symbols"),
         ("instruction", {"a b": "x"}, "letters, digits"),
+        ("layout", "fancy", "unknown built-in layout"),
+        ("layout", {"mine": {"prefix": "{shots}"}}, "give {prefix, block}"),
     ):
         with pytest.raises(ValueError, match=message):
             parse_level(dim, item)

@@ -3,17 +3,18 @@
 `spacesample.py`).
 
 Each template is derived from its levels: the prompt (few-shot examples written into
-it), the answer regex (the enumerator's symbols) and the answers map (symbol -> the
-original index of the choice it shows, so the gold is remapped under every choice
-order). Expansion happens here, before the run: the runner, extraction, constrained
-decoding and log-likelihood see ordinary templates. Generated ids can be named like
-hand-written ones.
+it, in its layout), and for a multiple-choice task the answer regex (the enumerator's
+symbols) and the answers map (symbol -> the original index of the choice it shows, so
+the gold is remapped under every choice order); a generation task's templates take the
+space's regex and show each example's gold text as its answer. Expansion happens here,
+before the run: the runner, extraction, constrained decoding and log-likelihood see
+ordinary templates. Generated ids can be named like hand-written ones.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ from hakari.errors import HakariInputError
 from hakari.tasks.choices import GOLD_FIELD, choice_field
 from hakari.tasks.data import Row, get_path, iter_rows
 from hakari.tasks.loader import Task, check_answer_keys
-from hakari.tasks.spacelevels import ChoiceOrder, Enumerator, Level, Levels
+from hakari.tasks.spacelevels import ChoiceOrder, Enumerator, Layout, Level, Levels, TemplateParts
 from hakari.tasks.spacesample import select_levels
 from hakari.tasks.spacespec import (
     SLOT,
@@ -35,7 +36,7 @@ from hakari.tasks.spacespec import (
     selection_text,
     slots_of,
 )
-from hakari.tasks.spec import TaskSpec, Template
+from hakari.tasks.spec import LabelValue, TaskSpec, Template
 
 
 def expand_task(
@@ -74,11 +75,21 @@ def expand_task(
 
 
 def check_space(task: Task) -> None:
-    """Every row has the same number of choices, every enumerator fits it and its
-    answers are read back."""
+    """No two levels of a dimension do the same; for a multiple-choice task, every row
+    has the same number of choices, every enumerator fits it and its answers are read
+    back."""
+    spec = task.spec
+    assert spec.space is not None
+    k = 0 if spec.choices is None else spec.choices.k
+    if spec.choices is not None:
+        _check_choices(task, k)
+    for dim, levels in spec.space.dimensions.items():
+        _check_levels_differ(task, dim, levels, k)
+
+
+def _check_choices(task: Task, k: int) -> None:
     spec = task.spec
     assert spec.space is not None and spec.choices is not None
-    k = spec.choices.k
     if not spec.choices.fixed:
         raise HakariInputError(
             f"a space lists the same number of choices in every prompt; task {spec.name}'s "
@@ -94,8 +105,6 @@ def check_space(task: Task) -> None:
                 file=str(task.path),
                 field="space.dimensions.enumerator",
             )
-    for dim, levels in spec.space.dimensions.items():
-        _check_levels_differ(task, dim, levels, k)
 
 
 def _check_levels_differ(task: Task, dim: str, levels: dict[str, Level], k: int) -> None:
@@ -196,6 +205,20 @@ def _shot_rows(task: Task, n: int, data_dir: Path | None) -> list[Row]:
     return rows
 
 
+@dataclass(frozen=True)
+class _Answers:
+    """How a template's block shows a question and what its examples answer: a choice
+    task's choices under the template's enumerator and order, or a generation task's
+    gold text."""
+
+    key: tuple[Any, ...]  # what the examples' text depends on besides the layout
+    regex: str
+    answers: dict[str, LabelValue] | None
+    block: Callable[[str, Sequence[str]], str]  # question, choice texts -> the block
+    options: Callable[[Row | None], list[str]]  # a row's choice texts (None: placeholders)
+    answer: Callable[[Row], str]  # an example row's answer as the prompt shows it
+
+
 def build_template(
     task: Task,
     levels: Levels,
@@ -205,40 +228,27 @@ def build_template(
     """The template of one level of every dimension (its id: the level names joined by
     '.'). `examples` keeps the few-shot text already written for other templates."""
     spec = task.spec
-    space, choices = spec.space, spec.choices
-    assert space is not None and choices is not None
-    k = choices.k
-    labels = spec.labels or list(range(k))
+    space = spec.space
+    assert space is not None
     parts = space.parts(levels)
-    enum = parts.enumerator
-    symbols = enum.for_count(k)
-    assert symbols is not None  # check_space
-    order = parts.order.positions(k, space.seed)
-
-    def block(question: str, options: Sequence[str]) -> str:
-        listed = parts.separator.join(
-            f"{_literal(symbols[j])}{enum.delimiter}{options[order[j]]}" for j in range(k)
-        )
-        return _fill(space.block, {**parts.texts, "question": question, "choices": listed})
-
-    # what the examples' text depends on: the block's text slots and the choice lines
-    block_texts = tuple(parts.texts.get(slot) for slot in slots_of(space.block))
-    key = (parts.shots, block_texts, parts.separator, enum, tuple(order))
-    if examples is None or key not in examples:
-        shown = "".join(_example(task, row, block, symbols, order) for row in shots[: parts.shots])
-        if examples is None:
-            examples = {}
-        examples[key] = shown
-    question_block = block(
-        "{" + space.question + "}", ["{" + choice_field(j) + "}" for j in range(k)]
-    )
-    prompt = _fill(space.prefix, {**parts.texts, "shots": examples[key]}) + question_block
+    shown = _choice_answers(task, parts) if spec.choices is not None else _text_answers(task, parts)
+    layout = parts.layout
+    # what the examples' text depends on: the layout, its block's text slots, the answers
+    block_texts = tuple(parts.texts.get(slot) for slot in slots_of(layout.block))
+    key = (parts.shots, layout, block_texts, shown.key)
+    if examples is None:
+        examples = {}
+    if key not in examples:
+        rows = shots[: parts.shots]
+        examples[key] = "".join(_example(task, row, shown, layout) for row in rows)
+    question_block = shown.block("{" + space.question + "}", shown.options(None))
+    prompt = _fill(layout.prefix, {**parts.texts, "shots": examples[key]}) + question_block
     try:
         return Template(
             id=".".join(levels.values()),
             prompt=prompt,
-            regex=answer_regex(symbols),
-            answers={symbols[j]: labels[order[j]] for j in range(k)},
+            regex=shown.regex,
+            answers=shown.answers,
             levels=dict(levels),
         )
     except ValidationError as exc:
@@ -251,28 +261,80 @@ def build_template(
         ) from None
 
 
-def _example(
-    task: Task,
-    row: Row,
-    block: Callable[[str, Sequence[str]], str],
-    symbols: Sequence[str],
-    order: list[int],
-) -> str:
-    """One worked example: the block filled with the row, the answer cue and the row's
-    symbol under the template's enumerator and choice order, then a blank line."""
+def _choice_answers(task: Task, parts: TemplateParts) -> _Answers:
+    """A choice task's block: the choices under the template's enumerator and order."""
+    spec = task.spec
+    assert spec.space is not None and spec.choices is not None
+    k = spec.choices.k
+    labels = spec.labels or list(range(k))
+    enum = parts.enumerator
+    symbols = enum.for_count(k)
+    assert symbols is not None  # check_space
+    order = parts.order.positions(k, spec.space.seed)
+
+    def block(question: str, options: Sequence[str]) -> str:
+        listed = parts.separator.join(
+            f"{_literal(symbols[j])}{enum.delimiter}{options[order[j]]}" for j in range(k)
+        )
+        return _fill(parts.layout.block, {**parts.texts, "question": question, "choices": listed})
+
+    def options(row: Row | None) -> list[str]:
+        if row is None:
+            return ["{" + choice_field(j) + "}" for j in range(k)]
+        return [_literal(str(row[choice_field(j)])) for j in range(k)]
+
+    def answer(row: Row) -> str:
+        if GOLD_FIELD not in row:
+            raise HakariInputError(
+                "a few-shot example row has no readable choices or gold",
+                file=str(task.path),
+                field="space.shots_split",
+            )
+        return symbols[order.index(int(row[GOLD_FIELD]))]
+
+    return _Answers(
+        key=(parts.separator, enum, tuple(order)),
+        regex=answer_regex(symbols),
+        answers={symbols[j]: labels[order[j]] for j in range(k)},
+        block=block,
+        options=options,
+        answer=answer,
+    )
+
+
+def _text_answers(task: Task, parts: TemplateParts) -> _Answers:
+    """A generation task's block: the question alone; an example answers its gold text."""
+    spec = task.spec
+    assert spec.space is not None and spec.space.regex is not None
+
+    def block(question: str, options: Sequence[str]) -> str:
+        return _fill(parts.layout.block, {**parts.texts, "question": question})
+
+    def answer(row: Row) -> str:
+        gold = get_path(row, spec.field_path(spec.target))
+        if isinstance(gold, list | tuple):  # several golds: the example shows the first
+            gold = gold[0] if gold else None
+        if gold is None or gold == "":
+            raise HakariInputError(
+                f"a few-shot example row has no answer (field {spec.target!r})",
+                file=str(task.path),
+                field="space.shots_split",
+            )
+        return str(gold)
+
+    return _Answers((), spec.space.regex, None, block, lambda row: [], answer)
+
+
+def _example(task: Task, row: Row, shown: _Answers, layout: Layout) -> str:
+    """One worked example: the layout's block filled with the row, then its answer
+    (the symbol of its gold under the template's enumerator and choice order, or its
+    gold text), then the layout's example end (a blank line unless it says otherwise)."""
     spec = task.spec
     assert spec.space is not None
-    if GOLD_FIELD not in row:
-        raise HakariInputError(
-            "a few-shot example row has no readable choices or gold",
-            file=str(task.path),
-            field="space.shots_split",
-        )
+    answer = _literal(shown.answer(row))
     question = _literal(str(get_path(row, spec.field_path(spec.space.question))))
-    shown = block(question, [_literal(str(row[choice_field(j)])) for j in range(len(symbols))])
-    symbol = symbols[order.index(int(row[GOLD_FIELD]))]
-    joiner = " " if shown and shown[-1].isascii() and not shown[-1].isspace() else ""
-    return f"{shown}{joiner}{_literal(symbol)}\n\n"
+    text = shown.block(question, shown.options(row))
+    return f"{text}{layout.example_joiner(text)}{answer}{layout.shot_end}"
 
 
 @lru_cache(maxsize=64)

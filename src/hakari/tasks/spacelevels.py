@@ -3,9 +3,12 @@ parse (from the task file) and render (into the template being built).
 
 A dimension's kind follows from its name, once (`kind_of`): `enumerator` (the choice
 symbols: the answer regex and the answers map), `choice_order` (a permutation of the
-choices, the gold remapped), `shots` (how many worked examples precede the question);
-every other dimension is text, put where a layout names it (`{instruction}`, or any
-dimension a user adds), and the text of `separator` also joins the choice lines.
+choices, the gold remapped), `shots` (how many worked examples precede the question),
+`layout` (the prompt's frame: its `prefix` and `block` and how a worked example ends,
+in place of the space's own); every other dimension is text, put where a layout names
+it (`{instruction}`, or any dimension a user adds), and the text of `separator` also
+joins the choice lines. `enumerator` and `choice_order` need choices; a generation
+task's space has the others.
 
 A level is written as a built-in level's name (`ja_plain`, `upper`, `reversed`, `3`) or as
 a one-key mapping `{name: value}` of the user's own (`parse_level`). Text levels,
@@ -80,6 +83,42 @@ BUILTIN_TEXT: dict[str, dict[str, str]] = {
         "kotae": "答え：",
         "seikai": "正解は",
     },
+    # after a generation task's instruction: how the answer is to be written
+    "answer_format": {
+        "none": "",
+        "answer_only": "\n答えのみを出力してください。",
+        "no_explanation": "\n説明は書かず、答えだけを書いてください。",
+    },
+}
+
+# llm-jp-eval v1.3.0's prompt (`utils.get_evaluation_prompt`) and Nejumi's message
+# (wandb/llm-leaderboard 6e29db4, `scripts/evaluator/jaster.py`: `message_intro`, "\n",
+# the instruction, "\n\n", the input; its few-shot turns flattened as text here)
+ALPACA_HEADER = (
+    "以下は、タスクを説明する指示と、文脈のある入力の組み合わせです。"
+    "要求を適切に満たす応答を書きなさい。\n\n"
+)
+NEJUMI_INTRO = (
+    "以下に、あるタスクを説明する指示があり、それに付随する入力が更なる文脈を提供しています。"
+    "リクエストを適切に完了するための回答を記述してください。"
+)
+_ALPACA_BLOCK = "\n\n### 入力:\n{question}\n\n### 応答:\n"
+# name -> (prefix, block, text between an example's block and its answer, example end)
+BUILTIN_LAYOUTS: dict[str, tuple[str, str, str | None, str]] = {
+    "alpaca": (
+        ALPACA_HEADER + "### 指示:\n{instruction}{answer_format}{shots}",
+        _ALPACA_BLOCK,
+        "",
+        "",
+    ),
+    "alpaca_bare": ("### 指示:\n{instruction}{answer_format}{shots}", _ALPACA_BLOCK, "", ""),
+    "nejumi": (
+        NEJUMI_INTRO + "\n{instruction}{answer_format}\n\n{shots}",
+        "{question}",
+        "\n",
+        "\n\n",
+    ),
+    "plain": ("{instruction}{answer_format}\n\n{shots}", "{question}\n答え：", "", "\n\n"),
 }
 
 _CHOICE_ORDER = re.compile(r"given|reversed|rotated|rotate[0-9]+")
@@ -95,6 +134,7 @@ class TemplateParts:
     texts: dict[str, str]  # layout slot -> text (a text dimension's slot is its name)
     enumerator: Enumerator
     order: ChoiceOrder
+    layout: Layout  # the space's own, unless a `layout` level gives another
     shots: int = 0
 
     @property
@@ -271,14 +311,70 @@ class Shots:
         return []
 
 
-Level = TextLevel | Enumerator | ChoiceOrder | Shots
-LevelKind = type[TextLevel] | type[Enumerator] | type[ChoiceOrder] | type[Shots]
+_LAYOUT_KEYS = {"prefix", "block", "answer_prefix", "shot_end"}
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The frame of a prompt: `prefix` (before the examples' and the question's blocks;
+    `{shots}` is where the examples go), `block` (one question: its own and every
+    example's), and how an example is written: its block, `answer_prefix`, its answer,
+    `shot_end`. `answer_prefix` None: a space after a block that ends in a visible ASCII
+    character ("Answer: A"), else nothing."""
+
+    name: str
+    prefix: str
+    block: str
+    answer_prefix: str | None = None
+    shot_end: str = "\n\n"
+
+    @classmethod
+    def builtin(cls, dim: str, name: str) -> Layout:
+        if name not in BUILTIN_LAYOUTS:
+            known = ", ".join(BUILTIN_LAYOUTS)
+            raise ValueError(
+                f"unknown built-in layout {name!r} (built-in: {known}); write your own as "
+                f"{{{name}: {{prefix, block}}}}"
+            )
+        return cls(name, *BUILTIN_LAYOUTS[name])
+
+    @classmethod
+    def own(cls, dim: str, name: str, value: Any) -> Layout:
+        if not isinstance(value, dict) or not {"prefix", "block"} <= set(value) <= _LAYOUT_KEYS:
+            raise ValueError(
+                f"layout {name!r}: give {{prefix, block}} and optionally answer_prefix, shot_end"
+            )
+        texts = {k: v for k, v in value.items() if v is not None}
+        if not all(isinstance(v, str) for v in texts.values()):
+            raise ValueError(f"layout {name!r}: prefix, block, answer_prefix, shot_end are text")
+        return cls(name, **texts)
+
+    def example_joiner(self, shown: str) -> str:
+        """What comes between an example's block and its answer."""
+        if self.answer_prefix is not None:
+            return self.answer_prefix
+        return " " if shown and shown[-1].isascii() and not shown[-1].isspace() else ""
+
+    def render(self, dim: str, parts: TemplateParts) -> None:
+        parts.layout = self
+
+    def effect(self, k: int, seed: int) -> object:
+        return (self.prefix, self.block, self.answer_prefix, self.shot_end)
+
+    def format_texts(self) -> list[str]:
+        return [self.prefix, self.block, self.answer_prefix or "", self.shot_end]
+
+
+Level = TextLevel | Enumerator | ChoiceOrder | Shots | Layout
+LevelKind = type[TextLevel] | type[Enumerator] | type[ChoiceOrder] | type[Shots] | type[Layout]
 
 KINDS: dict[str, LevelKind] = {
     "enumerator": Enumerator,
     "choice_order": ChoiceOrder,
     "shots": Shots,
+    "layout": Layout,
 }
+CHOICE_KINDS = ("enumerator", "choice_order")  # dimensions that need choices
 DEFAULT_ENUMERATOR = Enumerator.builtin("enumerator", "upper")
 GIVEN = ChoiceOrder("given")
 
@@ -312,7 +408,7 @@ def _check_name(dim: str, name: str) -> None:
         raise ValueError(f"dimension {dim!r}: level name {name!r} must be letters, digits, _")
 
 
-def empty_parts(text_slots: list[str]) -> TemplateParts:
+def empty_parts(text_slots: list[str], layout: Layout) -> TemplateParts:
     """The parts before any level renders: the given layout slots empty, the default
-    enumerator (upper), the given order, no shots."""
-    return TemplateParts(dict.fromkeys(text_slots, ""), DEFAULT_ENUMERATOR, GIVEN)
+    enumerator (upper), the given order, the space's own layout, no shots."""
+    return TemplateParts(dict.fromkeys(text_slots, ""), DEFAULT_ENUMERATOR, GIVEN, layout)

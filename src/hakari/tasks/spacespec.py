@@ -5,7 +5,10 @@ and the `--templates space:N` selection.
 A template of the space is one level of every dimension (`tasks/space.py` builds it):
 most dimensions are text put into the prompt where the layout names them
 (`{instruction}`, `{answer_cue}`, or any dimension a user adds); `enumerator`,
-`choice_order` and `shots` have a meaning of their own. See docs/prompt-spaces.md.
+`choice_order`, `shots` and `layout` have a meaning of their own. A space serves a
+multiple-choice task (its block shows `{choices}`, the enumerator decides the answers)
+or a generation task (no choices: the answer is text, every template takes the space's
+`regex`); `check_answer_kind` says which the task is. See docs/prompt-spaces.md.
 """
 
 from __future__ import annotations
@@ -21,7 +24,10 @@ from pydantic import BaseModel, ConfigDict, Field, SkipValidation, field_validat
 
 from hakari.errors import HakariInputError
 from hakari.tasks.spacelevels import (
+    BUILTIN_LAYOUTS,
+    CHOICE_KINDS,
     KINDS,
+    Layout,
     Level,
     Levels,
     Shots,
@@ -48,7 +54,17 @@ def slots_of(layout: str) -> list[str]:
 
 
 # the built-in layouts' slots: those of dimensions a space does not have stay empty
-DEFAULT_SLOTS = slots_of(DEFAULT_PREFIX + DEFAULT_BLOCK)
+DEFAULT_SLOTS = list(
+    dict.fromkeys(
+        slots_of(DEFAULT_PREFIX + DEFAULT_BLOCK)
+        + [
+            slot
+            for prefix, block, *_ in BUILTIN_LAYOUTS.values()
+            for slot in slots_of(prefix + block)
+        ]
+    )
+)
+_LAYOUT_FIELDS = ("prefix", "block", "answer_prefix", "shot_end")  # a `layout` level's
 
 
 class SpaceSpec(BaseModel):
@@ -60,6 +76,11 @@ class SpaceSpec(BaseModel):
     question: str = "question"  # the field holding the question text
     prefix: str = DEFAULT_PREFIX  # what comes before the shots' and the question's block
     block: str = DEFAULT_BLOCK  # one question: its own and every shot's
+    answer_prefix: str | None = None  # between an example's block and its answer
+    shot_end: str = "\n\n"  # after an example's answer
+    # a generation task's answer regex (every template's; a choice task's comes from
+    # the enumerator)
+    regex: str | None = None
     shots_split: str | None = None  # where few-shot examples come from
     seed: int = Field(default=0, ge=0)  # of `space:N` samples and of `rotated`
     default: int = Field(default=DEFAULT_COUNT, ge=1)  # templates of `--templates all`
@@ -73,33 +94,53 @@ class SpaceSpec(BaseModel):
 
     @model_validator(mode="after")
     def _slots(self) -> SpaceSpec:
-        block = slots_of(self.block)
-        used = set(slots_of(self.prefix)) | set(block)
-        for slot in ("question", "choices"):
-            if slot not in block:
-                raise ValueError(f"`block` must contain {{{slot}}}")
-        if "shots" in block:
-            raise ValueError(
-                "{shots} goes into `prefix`: `block` is repeated for every example, the "
-                "examples come before the question's block"
-            )
-        for name in self.dimensions:
-            if name not in SPECIAL and name not in used:
+        if "layout" in self.dimensions:
+            own = sorted(set(_LAYOUT_FIELDS) & self.model_fields_set)
+            if own:
                 raise ValueError(
-                    f"dimension {name!r} is not placed: put {{{name}}} into `prefix` or `block`"
+                    f"`{own[0]}` and a `layout` dimension: each layout level gives the "
+                    "prompt's frame; drop the space's own"
                 )
-        if "shots" in self.dimensions:
-            if self.shots_split is None and self.max_shots():
-                raise ValueError(
-                    "the `shots` dimension needs `shots_split` (where examples come from)"
-                )
-            if "shots" not in used:
-                raise ValueError("the `shots` dimension is not placed: put {shots} into `prefix`")
+        for layout in self.layouts():
+            _check_layout(layout, self.dimensions)
+        if "shots" in self.dimensions and self.shots_split is None and self.max_shots():
+            raise ValueError("the `shots` dimension needs `shots_split` (where examples come from)")
         if "default" in self.model_fields_set and self.default > self.size():
             raise ValueError(
                 f"`default` asks for {self.default} templates; the space holds {self.size():,}"
             )
         return self
+
+    def layouts(self) -> list[Layout]:
+        """The frames the space's templates are written in: the `layout` dimension's
+        levels, else the space's own `prefix` and `block`."""
+        if "layout" in self.dimensions:
+            return [
+                level for level in self.dimensions["layout"].values() if isinstance(level, Layout)
+            ]
+        return [self.own_layout()]
+
+    def own_layout(self) -> Layout:
+        """The frame of the space's own `prefix`, `block` and example ends (unnamed)."""
+        return Layout("", self.prefix, self.block, self.answer_prefix, self.shot_end)
+
+    def check_answer_kind(self, *, choice: bool) -> None:
+        """A multiple-choice task's space shows `{choices}` in every block; a generation
+        task's has no choices to show, enumerate or order, and names its answer regex."""
+        for layout in self.layouts():
+            named = f"layout {layout.name!r}'s `block`" if layout.name else "`block`"
+            if choice and "choices" not in slots_of(layout.block):
+                raise ValueError(f"{named} must contain {{choices}}")
+            if not choice and "choices" in slots_of(layout.prefix + layout.block):
+                raise ValueError(f"{named} shows {{choices}}: the task has no choices")
+        if choice and self.regex is not None:
+            raise ValueError("`regex` is a generation task's: a choice task's enumerator decides")
+        if not choice:
+            wrong = [d for d in CHOICE_KINDS if d in self.dimensions]
+            if wrong:
+                raise ValueError(f"dimension {wrong[0]!r} needs choices; the task has none")
+            if self.regex is None:
+                raise ValueError("a generation task's space needs `regex` (its templates' answers)")
 
     def size(self) -> int:
         return math.prod(len(levels) for levels in self.dimensions.values())
@@ -130,8 +171,16 @@ class SpaceSpec(BaseModel):
         levels, separators and delimiters are template text; symbols are literal)."""
         filled = {*self.dimensions, *RESERVED_SLOTS, *DEFAULT_SLOTS}
         out = [("space.question", self.question)]
-        for where, layout in (("space.prefix", self.prefix), ("space.block", self.block)):
-            out += [(where, name) for name in slots_of(layout) if name not in filled]
+        for layout in self.layouts():
+            for part in ("prefix", "block"):
+                where = (
+                    f"space.dimensions.layout (level {layout.name!r}) {part}"
+                    if layout.name
+                    else f"space.{part}"
+                )
+                out += [
+                    (where, name) for name in slots_of(getattr(layout, part)) if name not in filled
+                ]
         for dim, levels in self.dimensions.items():
             for name, level in levels.items():
                 for text in level.format_texts():
@@ -144,7 +193,7 @@ class SpaceSpec(BaseModel):
 
     def parts(self, levels: Levels) -> TemplateParts:
         """What a template's levels decide, each rendered into the parts in order."""
-        parts = empty_parts(DEFAULT_SLOTS)
+        parts = empty_parts(DEFAULT_SLOTS, self.own_layout())
         for dim, name in levels.items():
             self.level(dim, name).render(dim, parts)
         return parts
@@ -191,6 +240,28 @@ def parse_selection(wanted: str | Sequence[str] | None) -> SpaceSelection | None
 
 def selection_text(wanted: str | Sequence[str] | None) -> str:
     return wanted if isinstance(wanted, str) else ",".join(wanted or [])
+
+
+def _check_layout(layout: Layout, dimensions: dict[str, dict[str, Level]]) -> None:
+    """A layout shows the question in its block, the examples in its prefix, and every
+    text dimension somewhere (else two of its levels would be one prompt)."""
+    named = f"layout {layout.name!r}: " if layout.name else ""
+    block = slots_of(layout.block)
+    used = set(slots_of(layout.prefix)) | set(block)
+    if "question" not in block:
+        raise ValueError(f"{named}`block` must contain {{question}}")
+    if "shots" in block:
+        raise ValueError(
+            f"{named}{{shots}} goes into `prefix`: `block` is repeated for every example, the "
+            "examples come before the question's block"
+        )
+    for name in dimensions:
+        if name not in SPECIAL and name not in used:
+            raise ValueError(
+                f"{named}dimension {name!r} is not placed: put {{{name}}} into `prefix` or `block`"
+            )
+    if "shots" in dimensions and "shots" not in used:
+        raise ValueError(f"{named}the `shots` dimension is not placed: put {{shots}} into `prefix`")
 
 
 def _fields(text: str) -> list[str]:

@@ -283,8 +283,8 @@ class TaskSpec(_Strict):
     def _consistent(self) -> TaskSpec:
         if not self.templates and self.space is None:
             raise ValueError("a task needs at least one template (or a `space`)")
-        if self.space is not None and self.choices is None:
-            raise ValueError("a `space` needs a multiple-choice task (answer_type: choice)")
+        if self.space is not None:
+            self._check_space_kind(self.space)
         seen: set[str] = set()
         for t in self.templates:
             if t.id in seen:
@@ -323,6 +323,19 @@ class TaskSpec(_Strict):
                     f"not {self.answer_type!r} ones"
                 )
         return self
+
+    def _check_space_kind(self, space: SpaceSpec) -> None:
+        """A space serves a multiple-choice task or a generation task (text or number
+        answers); a label task's answers map is its own."""
+        if self.choices is None and self.answer_type == "label":
+            raise ValueError(
+                "a `space` needs a multiple-choice task (answer_type: choice) or a generation "
+                "task (answer_type: text or number)"
+            )
+        try:
+            space.check_answer_kind(choice=self.choices is not None)
+        except ValueError as exc:
+            raise ValueError(f"space: {exc}") from None
 
     def _check_fields_read(self, t: Template) -> None:
         """A prompt must read the instance (else every prompt is the same) and must not
