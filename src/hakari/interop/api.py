@@ -52,7 +52,7 @@ def read_source(source: str, paths: list[Path], options: ImportOptions) -> Readi
             f"no cells were read from {', '.join(map(str, paths))}", field="PATH"
         )
     reading.grid.check_levels()
-    reading.notes += reading.grid.notes() + constant_answer_notes(reading.grid)
+    reading.notes += reading.grid.notes()
     reading.notes += template_set_notes(reading.grid)
     reading.notes += apply_scale(reading.grid, options.score_range)
     return reading
