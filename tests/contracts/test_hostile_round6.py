@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from hakari.backends.base import GenerationRequest
 from hakari.backends.fake import FakeBackend
 from hakari.reports.markdown import markdown_report
@@ -71,3 +73,68 @@ def test_a_native_template_with_a_constant_answer_is_named_not_averaged_silently
     text = " ".join(markdown_report(read).split())
     assert "pearson is undefined for template '1-0'" in text
     assert "counted as 0.0" in text
+
+
+def test_a_run_of_more_models_than_the_pairwise_bound_is_refused_before_any_load(
+    tmp_path: Path,
+) -> None:
+    """Item 7, the rest: every pair of models is compared (K² pairs); beyond the bound a
+    run with a bootstrap is refused in one line naming --model before any model loads."""
+    from hakari.errors import HakariInputError
+    from hakari.runner.estimators import MAX_COMPARED_MODELS
+
+    def no_load(spec: str) -> FakeBackend:
+        raise AssertionError("a model loaded")
+
+    models = [f"m{k}" for k in range(MAX_COMPARED_MODELS + 1)]
+    with pytest.raises(HakariInputError, match="at most") as caught:
+        evaluate(
+            models=models,
+            tasks=["demo_sentiment_en"],
+            limit=2,
+            cache_dir=tmp_path / "cache",
+            output_dir=tmp_path / "run",
+            backend_factory=no_load,
+        )
+    assert caught.value.field == "--model" and "\n" not in str(caught.value)
+    assert not (tmp_path / "run").exists()
+
+
+def test_the_step_down_is_the_one_max_per_hypothesis_it_replaced() -> None:
+    """Item 7: the Romano-Wolf step-down took a max over the hypotheses still standing
+    for each hypothesis (pairs² = models⁴ work); the running max gives the same p-values."""
+    import numpy as np
+
+    from hakari.aggregate.intervals import Replicates
+    from hakari.aggregate.multiple import adjust
+
+    rng = np.random.default_rng(0)
+    n_pairs, n_boot = 45, 400
+    reps = []
+    for h in range(n_pairs):
+        values = rng.normal(0.02 * (h % 7), 0.05, n_boot)
+        reps.append(
+            Replicates(
+                point=float(values.mean() + 0.01 * (h % 3)),
+                point_se=0.05,
+                values=values,
+                values_se=np.full(n_boot, 0.05),
+                instance_values=rng.normal(0.0, 0.01, n_boot),
+            )
+        )
+    tests = adjust([(f"a{h}", f"b{h}") for h in range(n_pairs)], reps, [0.5] * n_pairs)
+    t_obs, stars = [], []
+    for r in reps:
+        se_hat, _ = r.pivots()
+        se_star = np.sqrt(r.values_se**2 + float(np.var(r.instance_values)))
+        stars.append(np.abs((r.values - r.point) / se_star))
+        t_obs.append(abs(r.point) / se_hat)
+    order = np.argsort(-np.asarray(t_obs), kind="stable")
+    expected, running = np.empty(n_pairs), 0.0
+    for rank, h in enumerate(order):
+        max_star = np.vstack(stars)[order[rank:]].max(axis=0)
+        running = max(running, (1 + np.count_nonzero(max_star >= t_obs[h])) / (n_boot + 1))
+        expected[h] = min(1.0, running)
+    assert [t.p_romano_wolf for t in tests] == list(expected)
+
+
