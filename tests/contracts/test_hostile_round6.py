@@ -138,3 +138,71 @@ def test_the_step_down_is_the_one_max_per_hypothesis_it_replaced() -> None:
     assert [t.p_romano_wolf for t in tests] == list(expected)
 
 
+# -- 5a: the test tiers and hakari's thread rule under hostile environments ------------
+
+
+def _cpus() -> int:
+    from hakari.backends.cpu import usable_cpus
+
+    return usable_cpus()
+
+
+def test_omp_num_threads_is_read_as_openmp_reads_it(monkeypatch) -> None:
+    """`OMP_NUM_THREADS=²` made `hakari run` raise ValueError (`"²".isdigit()` is true,
+    `int("²")` fails); `٣` was taken as 3 where OpenMP ignores it; a nested list `4,2`
+    was ignored where OpenMP takes 4."""
+    import os
+
+    from hakari.backends.cpu import default_threads
+
+    machine = max(os.cpu_count() or 1, _cpus())
+    cases = {
+        "abc": _cpus(),
+        "0": _cpus(),
+        "-1": _cpus(),
+        "²": _cpus(),
+        "٣": _cpus(),
+        "": _cpus(),
+        " 1 ": 1,
+        "4,2": min(4, machine),
+        "99999999999999999999": machine,
+    }
+    for value, expected in cases.items():
+        monkeypatch.setenv("OMP_NUM_THREADS", value)
+        assert default_threads() == expected, value
+
+
+def test_the_suite_s_default_workers_honour_xdist_s_override(monkeypatch) -> None:
+    """`PYTEST_XDIST_AUTO_NUM_WORKERS=1` (xdist's own knob) was ignored by the suite's
+    default `-n`: a worker a CPU all the same; a value that is not a count still is."""
+    from tests.helpers.workers import MAX_WORKERS, default_workers
+
+    for value, expected in {
+        "1": 1,
+        "0": 0,
+        "3": 3,
+        "abc": min(_cpus(), MAX_WORKERS),
+        "-1": min(_cpus(), MAX_WORKERS),
+    }.items():
+        monkeypatch.setenv("PYTEST_XDIST_AUTO_NUM_WORKERS", value)
+        assert default_workers() == expected, value
+
+
+def test_a_worker_with_an_unusable_omp_num_threads_computes_with_one_thread(
+    monkeypatch,
+) -> None:
+    """A worker kept `OMP_NUM_THREADS=abc` (or 0, -1), so hakari's rule gave each of two
+    workers every CPU; a usable count is the user's and stays."""
+    import os
+
+    from hakari.backends.cpu import default_threads
+    from tests.helpers.workers import pin_worker_threads
+
+    for value, expected in {"abc": "1", "0": "1", "-1": "1", "2": "2"}.items():
+        monkeypatch.setenv("OMP_NUM_THREADS", value)
+        pin_worker_threads()
+        assert os.environ["OMP_NUM_THREADS"] == expected, value
+    monkeypatch.setenv("OMP_NUM_THREADS", "abc")
+    pin_worker_threads()
+    assert default_threads() == 1
+
