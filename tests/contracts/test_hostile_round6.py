@@ -206,3 +206,86 @@ def test_a_worker_with_an_unusable_omp_num_threads_computes_with_one_thread(
     pin_worker_threads()
     assert default_threads() == 1
 
+
+# -- 5b: the transformers engine's batch sizing --------------------------------------
+
+
+def test_a_pass_cost_the_timer_could_not_see_counts_the_floor() -> None:
+    """A timer too coarse to see a pass gave 0 ms for both parts, counted as the ceiling
+    (4,096 tokens a pass: huge flushes); NaN or infinity raised from `round`."""
+    import math
+
+    from hakari.backends.hf.passcost import MAX_PASS_TOKENS, MIN_PASS_TOKENS, PassCost
+
+    assert PassCost(0.0, 0.0).pass_tokens == MIN_PASS_TOKENS
+    assert PassCost(math.nan, 0.01).pass_tokens == MIN_PASS_TOKENS
+    assert PassCost(math.inf, 0.01).pass_tokens == MIN_PASS_TOKENS
+    assert PassCost(1.0, math.nan).pass_tokens == MIN_PASS_TOKENS
+    assert PassCost(-1.0, 0.01).pass_tokens == MIN_PASS_TOKENS
+    assert PassCost(5.0, 0.0).pass_tokens == MAX_PASS_TOKENS  # every ms is the fixed part
+    assert PassCost(5.0, -0.1).pass_tokens == MAX_PASS_TOKENS
+    assert PassCost(5.0, 0.01).pass_tokens == 1024  # 2 × 5 / 0.01 = 1000
+
+
+def test_measuring_with_a_coarse_timer_counts_the_floor(monkeypatch) -> None:
+    import torch
+
+    from hakari.backends.hf import passcost
+
+    class Step:
+        def extend(self, *args: object, **kwargs: object) -> None:
+            return None
+
+    monkeypatch.setattr(passcost.time, "perf_counter", lambda: 1000.0)
+    cost = passcost.measure_pass_cost(Step(), torch.device("cpu"), 100)  # type: ignore[arg-type]
+    assert cost.pass_tokens == passcost.MIN_PASS_TOKENS
+
+
+@pytest.mark.slow
+def test_batch_sizes_out_of_range_are_refused_in_one_line(tiny_random_backend) -> None:
+    """`batch_size=0` silently meant the default; a negative one made one batch of every
+    prompt (the decode pool's row bound negative); a huge one a prefill of every prompt at
+    once. The backend checks what it is given as the run's preflight does."""
+    from hakari.backends.base import MAX_BATCH_SIZE, GenerationRequest, LoglikRequest
+    from hakari.errors import HakariInputError
+
+    gen = [GenerationRequest(prompt="Hello", max_new_tokens=2)]
+    ll = [LoglikRequest(prompt="Hello", continuations=(" world",))]
+    for size in (0, -1, MAX_BATCH_SIZE + 1, 10**9):
+        backend = tiny_random_backend
+        for call, requests in ((backend.generate, gen), (backend.loglik, ll)):
+            with pytest.raises(HakariInputError, match="--batch-size") as caught:
+                call(requests, batch_size=size)
+            assert "\n" not in str(caught.value)
+    assert len(tiny_random_backend.generate(gen, batch_size=MAX_BATCH_SIZE)) == 1
+
+
+@pytest.mark.slow
+def test_no_requests_and_contexts_past_the_model_s_positions(tiny_random_backend) -> None:
+    """Already fine, kept: an empty request list gives an empty answer list; a context
+    longer than the model's 512 positions is cut to its last tokens (lm-eval's rule for
+    log-likelihood, the prompt's end for generation), not an index error."""
+    import math
+
+    from hakari.backends.base import GenerationRequest, LoglikRequest
+
+    assert tiny_random_backend.generate([]) == []
+    assert tiny_random_backend.loglik([]) == []
+    long = "word " * 2000
+    [got] = tiny_random_backend.loglik([LoglikRequest(prompt=long, continuations=(" end",))])
+    assert all(math.isfinite(v) for v in got.logprobs)
+    [answer] = tiny_random_backend.generate([GenerationRequest(prompt=long, max_new_tokens=3)])
+    assert isinstance(answer.text, str)
+
+
+def test_run_refuses_a_huge_batch_size_before_any_model_loads(
+    tmp_path: Path, no_model_loads: list[str]
+) -> None:
+    """`--batch-size 1000000000` had no upper bound (a prefill of every prompt at once)."""
+    from hakari.backends.base import MAX_BATCH_SIZE
+    from tests.helpers.cli import assert_one_line, invoke
+
+    size = str(MAX_BATCH_SIZE + 1)
+    code, out = invoke("--limit", "2", "--batch-size", size, "--output", str(tmp_path / "r"))
+    assert_one_line(code, out, "--batch-size", f"to {MAX_BATCH_SIZE}")
+    assert not no_model_loads and not (tmp_path / "r").exists()
