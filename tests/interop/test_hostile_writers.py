@@ -175,3 +175,24 @@ def test_scoring_a_run_where_some_golds_are_null_counts_them_unscored(tmp_path: 
     assert rescored["templates"] == {"t0": 1.0, "t1": 1.0}
     samples = [json.loads(line) for line in (run / "samples.jsonl").read_text().splitlines()]
     assert [s["scores"]["rouge1"] for s in samples if s.get("gold") is None] == [None] * 4
+
+
+def test_an_eee_export_of_a_model_with_a_long_name_is_written(tmp_path: Path) -> None:
+    """Round six: a model named by 300 characters (a long local path) failed the Every
+    Eval Ever export with "File name too long" and left empty folders; its folder name is
+    cut to a bound with a digest, and the records keep the whole name."""
+    name = "a" * 150 + "é" * 150
+    rows = [
+        {"model": name, "task": "x", "template": f"t{t}", "item": i, "score": float(i % 2)}
+        for t in range(2)
+        for i in range(4)
+    ]
+    run, out = tmp_path / "run", tmp_path / "eee"
+    table = str(_jsonl(tmp_path / "t.jsonl", rows))
+    succeed(["import", "table", table, "--output", str(run), "--n-boot", "0"])
+    succeed(["export", str(run), "--format", "eee", "--output", str(out)])
+    files = sorted(p for p in out.rglob("*") if p.is_file())
+    assert len(files) == 2
+    assert all(len(part.encode()) <= 255 for f in files for part in f.relative_to(out).parts)
+    record = json.loads(next(f for f in files if f.suffix == ".json").read_text("utf-8"))
+    assert record["model_info"]["id"] == name
