@@ -289,3 +289,28 @@ def test_run_refuses_a_huge_batch_size_before_any_model_loads(
     code, out = invoke("--limit", "2", "--batch-size", size, "--output", str(tmp_path / "r"))
     assert_one_line(code, out, "--batch-size", f"to {MAX_BATCH_SIZE}")
     assert not no_model_loads and not (tmp_path / "r").exists()
+
+
+@pytest.mark.slow
+def test_a_task_file_with_more_templates_than_the_bound_is_refused_before_any_load(
+    tmp_path: Path, no_model_loads: list[str]
+) -> None:
+    """Item 7, the rest, for native runs: a task file's hand-written templates had no
+    bound (a space's selection had 10,000); beyond it, one line naming the file."""
+    from hakari.tasks.spacesample import MAX_TEMPLATES
+    from tests.helpers.cli import assert_one_line, invoke
+
+    head = STS_TASK.split("templates:")[0]
+    lines = [head + "templates:"]
+    for k in range(MAX_TEMPLATES + 1):
+        lines += [
+            f"  - id: {k}-0",
+            f'    prompt: "Rate {{text}} ({k}). Answer:"',
+            '    regex: "[0-5]"',
+        ]
+    lines.append("data:" + STS_TASK.split("data:")[1])
+    task = tmp_path / "sts_stub.yaml"
+    task.write_text("\n".join(lines), encoding="utf-8")
+    code, out = invoke("--tasks", str(task), "--output", str(tmp_path / "r"))
+    assert_one_line(code, out, "sts_stub.yaml", "field templates", f"{MAX_TEMPLATES + 1:,}")
+    assert not no_model_loads and not (tmp_path / "r").exists()

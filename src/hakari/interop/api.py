@@ -93,17 +93,11 @@ def check_grid_size(reading: Reading, n_boot: int) -> None:
     1.1 GB) and at most `MAX_COMPARED_MODELS` models a task × decoding compared pairwise
     (their pairs grow as K²)."""
     from hakari.runner.estimators import check_compared_models
-    from hakari.tasks.spacesample import MAX_TEMPLATES
+    from hakari.tasks.spacesample import check_template_count
 
     models: dict[tuple[str, str], int] = {}
     for (_, task, decoding), per_template in reading.grid.cells.items():
-        if len(per_template) > MAX_TEMPLATES:
-            raise HakariInputError(
-                f"task {task!r} has {len(per_template):,} templates; an import takes at most "
-                f"{MAX_TEMPLATES:,} a task (the spread over templates is known to about 1% "
-                "from them): import a sample of its templates",
-                field="PATH",
-            )
+        check_template_count(len(per_template), task=repr(task), file=None, field="PATH")
         models[(task, decoding)] = models.get((task, decoding), 0) + 1
     for (task, decoding), count in models.items():
         check_compared_models(count, n_boot, "PATH", f" of task {task!r}, {decoding}")
