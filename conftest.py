@@ -4,10 +4,12 @@ Tests never reach the network (there is none in CI): without the offline switche
 lookup that cannot succeed retries for minutes before failing.
 
 The suite runs on every usable CPU by default (pytest-xdist, at most `MAX_WORKERS`
-workers; `-n N` chooses, `-n 0` or `-p no:xdist` runs it in one process with the same
-results). Each worker computes torch with one thread and the passive OpenMP wait, so two
-workers on two cores do not slow each other. The tiers are the markers of pyproject.toml
-(one definition); the two that need a place of their own are mapped to xdist groups here:
+workers, or `PYTEST_XDIST_AUTO_NUM_WORKERS`; `-n N` chooses, `-n 0` or `-p no:xdist` runs
+it in one process with the same results). Each worker computes torch with one thread
+(unless `OMP_NUM_THREADS` gives a usable count) and the passive OpenMP wait, so two
+workers on two cores do not slow each other (the rules: `tests/helpers/workers.py`).
+The tiers are the markers of pyproject.toml (one definition); the two that need a place
+of their own are mapped to xdist groups here:
 `vllm` (real engines of ~3 GB each: one test of a group at a time, and a session's shared
 engine run made once; `vllm("servers")` is a second group that may run beside the first;
 xdist hands out the groups with the most tests first, so the long vLLM chains start first)
@@ -20,26 +22,16 @@ import os
 from collections.abc import Generator
 
 import pytest
+from tests.helpers.workers import default_workers, pin_worker_threads
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-MAX_WORKERS = 4  # each worker holds its own models: ~2-4 GB at the suite's peaks
 GROUPED_MARKERS = ("vllm", "exclusive")
 
 if os.environ.get("PYTEST_XDIST_WORKER"):
-    # read by torch's OpenMP runtime when it loads, by hakari's thread rule
-    # (hakari.backends.cpu.default_threads) and by every process a test starts
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
-
-def _usable_cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
+    pin_worker_threads()
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -52,7 +44,7 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
         return
     option = config.option
     if getattr(option, "numprocesses", None) is None and not option.collectonly:
-        workers = min(_usable_cpus(), MAX_WORKERS)
+        workers = default_workers()
         option.numprocesses = workers if workers > 1 else 0
     if getattr(option, "dist", "no") in ("no", "load") and option.numprocesses:
         option.dist = "loadgroup"

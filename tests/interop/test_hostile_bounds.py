@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from hakari._util.checks import MAX_BOOTSTRAP_REPLICATES
 from hakari.cli import app
 from tests.helpers.cli import assert_one_line, runner
@@ -109,3 +111,50 @@ def test_an_import_holds_the_folders_lock_while_it_computes(tmp_path: Path, monk
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     assert len(seen) == 1 and "another hakari command" in seen[0] and "import" in seen[0]
+
+
+def _rows(models: int, templates: int, items: int) -> list[dict]:
+    return [
+        {"model": f"m{m}", "task": "x", "template": f"t{t}", "item": i, "score": float(i % 2)}
+        for m in range(models)
+        for t in range(templates)
+        for i in range(items)
+    ]
+
+
+def test_more_models_than_the_pairwise_bound_are_refused_before_the_statistics(
+    tmp_path: Path,
+) -> None:
+    """Item 7, the rest: 150 models ran past 35 s at 1.4 GB (their pairs grow as K²).
+    Beyond MAX_COMPARED_MODELS an import with a bootstrap is refused in one line before
+    any statistic; with --n-boot 0 nothing is compared and the import runs."""
+    from hakari.runner.estimators import MAX_COMPARED_MODELS
+
+    path = tmp_path / "t.jsonl"
+    rows = _rows(MAX_COMPARED_MODELS + 1, 2, 2)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    args = ["import", "table", str(path), "--output", str(tmp_path / "r")]
+    result = runner.invoke(app, [*args, "--n-boot", "100"])
+    assert_one_line(
+        result.exit_code, result.output, "PATH", f"{MAX_COMPARED_MODELS + 1} models", "at most"
+    )
+    assert not (tmp_path / "r").exists()
+    result = runner.invoke(app, [*args, "--n-boot", "0"])
+    assert result.exit_code == 0, result.output
+
+
+@pytest.mark.slow
+def test_more_templates_than_the_bound_are_refused_before_the_statistics(
+    tmp_path: Path,
+) -> None:
+    """Item 7, the rest: 100,000 templates × 2 items ran past 55 s at 1.1 GB; beyond the
+    run's bound on templates (a prompt space's) an import is refused in one line, exit 2."""
+    from hakari.tasks.spacesample import MAX_TEMPLATES
+
+    path = tmp_path / "t.jsonl"
+    rows = _rows(1, MAX_TEMPLATES + 1, 2)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    args = ["import", "table", str(path), "--output", str(tmp_path / "r"), "--n-boot", "0"]
+    result = runner.invoke(app, args)
+    assert_one_line(result.exit_code, result.output, "PATH", f"{MAX_TEMPLATES + 1:,} templates")
+    assert not (tmp_path / "r").exists()

@@ -188,7 +188,8 @@ def test_an_undefined_correlation_is_said(tmp_path: Path) -> None:
     said = " ".join(result.output.split())
     assert "template 't1'" in said and "pearson is undefined" in said and "0.0" in said
     results = json.loads((out / "results.json").read_text())
-    assert any("pearson is undefined" in n for n in results["imported"]["notes"])
+    undefined = results["models"]["m"]["tasks"]["sts"]["decodings"]["imported"]["undefined"]
+    assert undefined == {"pearson": {"t1": "constant_predictions"}}
 
 
 def test_a_gunzipped_grid_in_a_grid_folder_is_read(tmp_path: Path) -> None:

@@ -7,6 +7,8 @@ import csv
 import json
 from pathlib import Path
 
+import pytest
+
 from hakari._util.spreadsheet import FORMULA_START
 from hakari.cli import app
 from tests.helpers.cli import assert_one_line, runner, succeed
@@ -93,3 +95,56 @@ def test_scoring_an_import_without_outputs_or_golds_is_refused(tmp_path: Path) -
     assert_one_line(result.exit_code, result.output, "samples.jsonl", "no sample has a gold")
     assert "rouge1" not in (run / "results.json").read_text()
     assert before[0] != ""  # the first refusal left the files as they were
+
+
+@pytest.mark.slow
+def test_scoring_a_run_where_some_golds_are_null_counts_them_unscored(tmp_path: Path) -> None:
+    """Item 16, the rest: where only some samples have a gold, `hakari score --metrics
+    rouge1` scored the others against the text "null" (0.0, none unscored): they are
+    unscored, counted so in results.json, and the command says why."""
+    rows = [
+        {
+            "model": "m",
+            "task": "x",
+            "template": f"t{t}",
+            "item": i,
+            "score": 1.0,
+            "output": f"answer {i}",
+            **({"gold": f"answer {i}"} if i < 2 else {}),
+        }
+        for t in range(2)
+        for i in range(4)
+    ]
+    run = tmp_path / "run"
+    table = str(_jsonl(tmp_path / "t.jsonl", rows))
+    succeed(["import", "table", table, "--output", str(run), "--n-boot", "0"])
+    result = runner.invoke(app, ["score", str(run), "--metrics", "rouge1"])
+    assert result.exit_code == 0, result.output
+    assert "4 sample(s) have no gold: unscored by rouge1" in " ".join(result.output.split())
+    doc = json.loads((run / "results.json").read_text(encoding="utf-8"))
+    rescored = doc["models"]["m"]["tasks"]["x"]["decodings"]["imported"]["rescored"]["rouge1"]
+    assert rescored["n_unscored"] == 4
+    assert rescored["templates"] == {"t0": 1.0, "t1": 1.0}
+    samples = [json.loads(line) for line in (run / "samples.jsonl").read_text().splitlines()]
+    assert [s["scores"]["rouge1"] for s in samples if s.get("gold") is None] == [None] * 4
+
+
+def test_an_eee_export_of_a_model_with_a_long_name_is_written(tmp_path: Path) -> None:
+    """Round six: a model named by 300 characters (a long local path) failed the Every
+    Eval Ever export with "File name too long" and left empty folders; its folder name is
+    cut to a bound with a digest, and the records keep the whole name."""
+    name = "a" * 150 + "é" * 150
+    rows = [
+        {"model": name, "task": "x", "template": f"t{t}", "item": i, "score": float(i % 2)}
+        for t in range(2)
+        for i in range(4)
+    ]
+    run, out = tmp_path / "run", tmp_path / "eee"
+    table = str(_jsonl(tmp_path / "t.jsonl", rows))
+    succeed(["import", "table", table, "--output", str(run), "--n-boot", "0"])
+    succeed(["export", str(run), "--format", "eee", "--output", str(out)])
+    files = sorted(p for p in out.rglob("*") if p.is_file())
+    assert len(files) == 2
+    assert all(len(part.encode()) <= 255 for f in files for part in f.relative_to(out).parts)
+    record = json.loads(next(f for f in files if f.suffix == ".json").read_text("utf-8"))
+    assert record["model_info"]["id"] == name

@@ -117,7 +117,7 @@ def test_fill_estimates_the_missing_cells_and_marks_every_number(tmp_path: Path)
         # which estimator made the numbers, by the metric's results.json key (issue 38 §1)
         (chosen,) = dec.budget.estimator.metrics.items()
         assert chosen[0] == "score" and chosen[1].reason in ("fits", "instances uninformative")
-        assert dec.budget.estimator.version == 4
+        assert dec.budget.estimator.version == 5
     assert all(d.filled and d.dropped_items == [] for d in results.imported.dropped)
     (comparison,) = results.paired["qa"]["imported"]
     assert comparison.estimated is True and comparison.metric == "score"

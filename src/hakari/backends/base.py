@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Generic, Literal, Protocol, TypeVar, cast, runtime_checkable
 
+from hakari._util import checks
 from hakari._util.regex import Subject, compile_re2
 from hakari.errors import HakariInputError
 from hakari.results.vocab import PromptFormat
@@ -343,6 +344,20 @@ class Backend(Protocol):
 
 
 PROTOCOL_KEYWORDS = ("batch_size", "on_results")  # what the runner passes generate/loglik
+# The most distinct prompts a batch may hold (`--batch-size`, `batch_size=`): 32 times
+# the in-process default. A batch's prefill holds the keys and values of all its prompts
+# at once (the decode pool bounds the rows decoded together, never one batch), so a
+# larger one outgrows a device's memory on long prompts before it can help.
+MAX_BATCH_SIZE = 1024
+
+
+def batch_size_of(batch_size: int | None, default: int) -> int:
+    """The batch size a backend uses: `default` where none is given (None), else the one
+    given, checked (a whole number from 1 to `MAX_BATCH_SIZE`: 0 meant the default and
+    a negative number one batch of every prompt, silently)."""
+    if batch_size is None:
+        return default
+    return checks.integer(batch_size, "--batch-size", low=1, high=MAX_BATCH_SIZE)
 
 
 def check_backend(backend: object, spec: str) -> None:

@@ -41,13 +41,24 @@ def usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
+def omp_threads() -> int | None:
+    """`OMP_NUM_THREADS` as OpenMP reads it: the first count of its comma-separated list
+    (one per nesting level), in ASCII digits, at least 1; None where it is unset or
+    OpenMP would ignore it ("abc", "0", "-1", "²" and "٣", which Python's `isdigit`
+    takes: `int("²")` raised from `hakari run`)."""
+    first = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
+    if first.isascii() and first.isdigit() and int(first) >= 1:
+        return int(first)
+    return None
+
+
 def default_threads() -> int:
     """The threads of a run that does not say (`--threads`): `OMP_NUM_THREADS` where the
-    environment sets a positive whole number (torch's own rule, and how a job scheduler or
-    a parallel test runner shares the CPUs out), else the usable CPUs."""
-    given = os.environ.get("OMP_NUM_THREADS", "").strip()
-    if given.isdigit() and int(given) >= 1:
-        return min(int(given), max(os.cpu_count() or 1, usable_cpus()))
+    environment sets a usable count (`omp_threads`: torch's own rule, and how a job
+    scheduler or a parallel test runner shares the CPUs out), else the usable CPUs."""
+    given = omp_threads()
+    if given is not None:
+        return min(given, max(os.cpu_count() or 1, usable_cpus()))
     return usable_cpus()
 
 

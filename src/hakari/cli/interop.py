@@ -208,7 +208,9 @@ def _print_summary(source: str, path: Path, results: Any) -> None:
                 f"{dropped.missing_cells} missing cell(s), {how}"
             )
         )
-    for note in record.notes:
+    from hakari.reports.rows import undefined_notes
+
+    for note in [*record.notes, *undefined_notes(results)]:
         console.print(Text(f"note: {note}"))
     console.print(Text(f"results: {path}"))
     console.print(Text(f"next: hakari report {path.parent}"))

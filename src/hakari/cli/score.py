@@ -41,6 +41,13 @@ def _print_summary(summary: dict[str, Any]) -> None:
         console.print(line, markup=False, highlight=False)
         for reason, count in judge["unscored_reasons"].items():
             console.print(f"  unscored: {count} × {reason}", markup=False, highlight=False)
+    for name, count in summary.get("without_gold", {}).items():
+        console.print(
+            f"note: {count} sample(s) have no gold: unscored by {name} (counted as unscored, "
+            "not as 0)",
+            markup=False,
+            highlight=False,
+        )
     if summary.get("unencodable_rows"):
         console.print(
             f"note: {summary['unencodable_rows']} row(s) hold text UTF-8 cannot encode (lone "

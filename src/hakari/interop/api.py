@@ -18,7 +18,7 @@ from hakari._util.atomic import check_output_folder
 from hakari._util.checks import bootstrap_replicates, choice, fits_in_memory, number, seed
 from hakari._util.outputs import RESULTS_FILE
 from hakari.errors import HakariInputError
-from hakari.interop.caveats import constant_answer_notes, template_set_notes
+from hakari.interop.caveats import template_set_notes
 from hakari.interop.finish import Settings
 from hakari.interop.options import SOURCES, ImportOptions, Reading
 from hakari.interop.scale import apply_scale
@@ -52,7 +52,7 @@ def read_source(source: str, paths: list[Path], options: ImportOptions) -> Readi
             f"no cells were read from {', '.join(map(str, paths))}", field="PATH"
         )
     reading.grid.check_levels()
-    reading.notes += reading.grid.notes() + constant_answer_notes(reading.grid)
+    reading.notes += reading.grid.notes()
     reading.notes += template_set_notes(reading.grid)
     reading.notes += apply_scale(reading.grid, options.score_range)
     return reading
@@ -75,6 +75,7 @@ def import_run(
     check_settings(settings)
     check_import_output(output, paths)
     reading = read_source(source, paths, options)
+    check_grid_size(reading, settings.n_boot)
     check_bootstrap_memory(reading, settings.n_boot)
     record = ImportRecord(
         source=source,
@@ -84,6 +85,22 @@ def import_run(
         notes=reading.notes,
     )
     return write_run(reading.grid, record, settings, output, argv)
+
+
+def check_grid_size(reading: Reading, n_boot: int) -> None:
+    """The stated bounds, before any statistic: at most `MAX_TEMPLATES` templates a task
+    (a run's bound on a prompt space's: 100,000 templates of 2 items ran past 55 s at
+    1.1 GB) and at most `MAX_COMPARED_MODELS` models a task × decoding compared pairwise
+    (their pairs grow as K²)."""
+    from hakari.runner.estimators import check_compared_models
+    from hakari.tasks.spacesample import check_template_count
+
+    models: dict[tuple[str, str], int] = {}
+    for (_, task, decoding), per_template in reading.grid.cells.items():
+        check_template_count(len(per_template), task=repr(task), file=None, field="PATH")
+        models[(task, decoding)] = models.get((task, decoding), 0) + 1
+    for (task, decoding), count in models.items():
+        check_compared_models(count, n_boot, "PATH", f" of task {task!r}, {decoding}")
 
 
 def check_bootstrap_memory(reading: Reading, n_boot: int) -> None:

@@ -86,10 +86,23 @@ def _model_id(results: EvalResults, model: str) -> tuple[str, str]:
     return name, "unknown"
 
 
+# The longest folder name written, in UTF-8 bytes: file systems take 255 (a model named
+# by a 300-character path failed with "File name too long", leaving empty folders)
+MAX_COMPONENT_BYTES = 200
+
+
 def _component(text: str) -> str:
+    """A folder name for `text`: path separators and characters file systems refuse
+    replaced; a longer one cut to `MAX_COMPONENT_BYTES` with a digest of the whole, so
+    that two long names stay apart (the records themselves keep the names whole)."""
     bad = '<>:"\\|?* '
     out = "".join("_" if c in bad or ord(c) < 32 else c for c in text.replace("/", "_"))
-    return out.strip(".") or "_"
+    out = out.strip(".") or "_"
+    if len(out.encode("utf-8")) <= MAX_COMPONENT_BYTES:
+        return out
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    head = out.encode("utf-8")[: MAX_COMPONENT_BYTES - 17].decode("utf-8", "ignore")
+    return f"{head}-{digest}"
 
 
 def _place(results: EvalResults, model: str, task: str) -> tuple[str, str]:

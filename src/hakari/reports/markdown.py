@@ -28,10 +28,10 @@ from hakari.reports.rows import (
     group_title,
     has_caveat,
     has_estimates,
-    import_notes,
     meta_skipped,
     meta_tables,
     paired_rows,
+    run_notes,
     sections,
     space_sections,
     summary_rows,
@@ -99,7 +99,7 @@ def markdown_report(results: EvalResults) -> str:
     if has_estimates(results):
         lines.append(ESTIMATED_NOTE + "\n")
     lines.append(BASELINE_NOTE + "\n")
-    lines.extend(f"- {md_cell(note)}" for note in import_notes(results))
+    lines.extend(f"- {md_cell(note)}" for note in run_notes(results))
     verdict = verdict_lines(results)
     if verdict:
         lines.extend(f"- {md_cell(line)}" for line in verdict)

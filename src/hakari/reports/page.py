@@ -21,7 +21,7 @@ from hakari.reports.inputs import ReportData, Run, SampleBlock, read_samples
 from hakari.reports.leaderboards import LeaderboardSection, leaderboard_sections
 from hakari.reports.markup import anchor, definition_list, esc, num, table
 from hakari.reports.meta import meta_sections
-from hakari.reports.rows import SPACE_NOTE, import_notes
+from hakari.reports.rows import SPACE_NOTE, run_notes
 from hakari.reports.samples import filter_css, sample_browser
 from hakari.reports.style import CSS
 from hakari.reports.verdict import decided, verdict_lines
@@ -374,7 +374,7 @@ def build_html(
     overview = _overview(data, results) if results is not None else ""
     if results is not None:
         overview += "".join(map(_leaderboard_view, leaderboard_sections(results)))
-    imported = [n for run in data.runs for n in import_notes(run.results)]
+    imported = [n for run in data.runs for n in run_notes(run.results)]
     notes = "".join(f"<p class=note>{esc(note)}</p>" for note in [*data.notes, *imported])
     sections = [
         f'<header class="top"><h1>{esc(title)}</h1>'

@@ -127,13 +127,39 @@ BASELINE_NOTE = (
 )
 
 
-def import_notes(results: EvalResults) -> list[str]:
-    """What an imported run's results.json says about how it was read (a rescaled score
-    range, left-out records, an ambiguous pattern...), one line each, for every view."""
+def run_notes(results: EvalResults) -> list[str]:
+    """What results.json says its numbers cannot show, one line each, for every view: how
+    an imported run was read (a rescaled score range, left-out records, an ambiguous
+    pattern...), then every template whose metric is undefined (`undefined_notes`)."""
     record = results.imported
-    if record is None:
-        return []
-    return [f"imported from {record.source}: {note}" for note in record.notes]
+    read = [f"imported from {record.source}: {note}" for note in record.notes] if record else []
+    return read + undefined_notes(results)
+
+
+UNDEFINED_BECAUSE = {
+    "constant_predictions": "its answers are one value",
+    "constant_references": "the golds are one value",
+    "single_instance": "one instance",
+}
+
+
+def undefined_notes(results: EvalResults) -> list[str]:
+    """One line per model × task × decoding × metric with templates whose metric is
+    undefined (`DecodingResult.undefined`), naming them: counted as 0.0 (chance)."""
+    lines = []
+    for model, mres in results.models.items():
+        for task, tres in mres.tasks.items():
+            for decoding, dec in tres.decodings.items():
+                for metric, templates in (dec.undefined or {}).items():
+                    named = ", ".join(
+                        f"template {tid!r} ({UNDEFINED_BECAUSE.get(why, why)})"
+                        for tid, why in templates.items()
+                    )
+                    lines.append(
+                        f"{model} · {task} · {decoding}: {metric} is undefined for {named}, "
+                        "and counted as 0.0 (chance) in the mean and the Sharpe score"
+                    )
+    return lines
 
 
 def baseline_rows(task: TaskResult) -> list[tuple[str, dict[str, float]]]:

@@ -30,10 +30,10 @@ from hakari.reports.rows import (
     group_title,
     has_caveat,
     has_estimates,
-    import_notes,
     meta_skipped,
     meta_tables,
     paired_rows,
+    run_notes,
     section_baselines,
     space_sections,
     summary_by_section,
@@ -201,7 +201,7 @@ def print_summary(results: EvalResults, console: Console) -> None:
     for line in label_key(labels):
         console.print(Text(f"  {line}", "dim"))
     console.print(Text(BASELINE_NOTE, "dim"))
-    for note in import_notes(results):
+    for note in run_notes(results):
         console.print(Text(note))
     if has_estimates(results):
         console.print(Text(ESTIMATED_NOTE, "dim"))

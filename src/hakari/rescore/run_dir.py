@@ -46,7 +46,7 @@ from hakari.rescore.common import (
 from hakari.rescore.files import summarise
 from hakari.results import BudgetRecord, EvalResults, RescoredMetric
 from hakari.runner.rundir import locked_run_folder
-from hakari.scoring.samples import ScoringConfig
+from hakari.scoring.samples import ScoringConfig, metric_infos
 
 SAMPLE_FIELDS = ("model", "task", "decoding", "template_id", "prompt", "output", "gold")
 
@@ -114,6 +114,7 @@ def _score_run(
         [reference_text(s["gold"]) for s in samples],
         [s["prompt"] for s in samples],
     )
+    without_gold = _unscored_without_gold(samples, scored.values)
     new_samples = []
     for i, row in enumerate(samples):
         record = strip_line(row)
@@ -131,7 +132,30 @@ def _score_run(
     entry = {"metrics": list(scored.values), **scored.provenance}
     results.rescoring = [*(results.rescoring or []), entry]
     _publish(run_dir, new_samples, results)
-    return {"samples": len(samples), **summarise(scored.values), **scored.provenance}
+    summary = {"samples": len(samples), **summarise(scored.values), **scored.provenance}
+    return summary | ({"without_gold": without_gold} if without_gold else {})
+
+
+def _referenced(metrics: list[str]) -> list[str]:
+    """The metrics of `--metrics` that compare an output with a gold (a raw reward does
+    not; a judge's score is its own: its prompt decides)."""
+    known = metric_infos()
+    return [m for m in metrics if m in known and known[m].needs_reference]
+
+
+def _unscored_without_gold(
+    samples: list[dict[str, Any]], values: dict[str, list[float | None]]
+) -> dict[str, int]:
+    """A sample whose gold is null (an import where only some items carry one) is
+    unscored by every metric that compares with a gold, not scored against the text
+    "null" (0.0); returns how many per metric, for the summary to say."""
+    missing = [i for i, s in enumerate(samples) if s["gold"] is None]
+    counted: dict[str, int] = {}
+    for metric in _referenced(list(values)) if missing else []:
+        for i in missing:
+            values[metric][i] = None
+        counted[metric] = len(missing)
+    return counted
 
 
 def _check_scorable(path: Path, samples: list[dict[str, Any]], metrics: list[str]) -> None:
@@ -144,7 +168,7 @@ def _check_scorable(path: Path, samples: list[dict[str, Any]], metrics: list[str
             file=str(path),
             field="RUN_DIR",
         )
-    referenced = [m for m in metrics if not m.startswith("reward")]
+    referenced = _referenced(metrics)
     if referenced and all(s["gold"] is None for s in samples):
         raise HakariInputError(
             f"no sample has a gold: {referenced[0]} compares an output with one",

@@ -72,7 +72,9 @@ class EstimatorRecord(Record):
     name: str
     """The estimator: "latent-class multiple imputation" (`hakari.aggregate.budget`); from
     version 4 with its checks and its fallback, the design-weighted cell mean, where the
-    imputation does not fit: `metrics` says which made each metric's numbers, and why."""
+    imputation does not fit: `metrics` says which made each metric's numbers, and why; from
+    version 5 that fallback's point estimate is the plain mean of the cells run (each
+    instance's mean, per gold label, weighted by the labels' shares)."""
     version: int
     """Its version: numbers of one version are comparable with each other."""
     model: str

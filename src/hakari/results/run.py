@@ -207,6 +207,7 @@ class DecodingResult(Record):
             "redacted_secrets",
             "budget",
             "space",
+            "undefined",
         }
     )
 
@@ -251,6 +252,12 @@ class DecodingResult(Record):
     budget: BudgetRecord | None = None
     """A budgeted run: which part of the grid ran, how the numbers were estimated, the
     rounds (written for such runs only; then every number of this decoding is estimated)."""
+    undefined: dict[str, dict[str, str]] | None = None
+    """Metric -> template id -> why the metric is undefined for that template
+    ("constant_predictions": its answers are one value; "constant_references": the golds
+    are; "single_instance"): a correlation or MCC that scipy or sklearn cannot give,
+    counted as 0.0 (chance) in the template mean and the Sharpe score, and said by every
+    report view (written when there is one)."""
     space: dict[str, SpaceSummary] | None = None
     """Metric -> what the prompt space tells: each dimension's share of the variance over
     templates with its best and worst level, and the 5th, 50th and 95th percentiles of

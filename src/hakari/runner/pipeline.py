@@ -20,7 +20,7 @@ from hakari.results import EvalResults, library_versions
 from hakari.runner import preflight
 from hakari.runner.config import run_config
 from hakari.runner.context import RunContext, default_factory
-from hakari.runner.estimators import alpha_sweeps, cannot_estimate
+from hakari.runner.estimators import alpha_sweeps, cannot_estimate, check_compared_models
 from hakari.runner.families import family_summaries
 from hakari.runner.grids import RunGrids
 from hakari.runner.leaderboard import leaderboard_views
@@ -125,6 +125,7 @@ def _prepare(
         _check_estimable(loaded)
     running = preflight.running_decodings(loaded, decodings)
     preflight.check_models(models, load, running, builtin_loader=backend_factory is None)
+    check_compared_models(len(models), asked.n_boot, "--model")
     if backend_factory is None:
         preflight.check_context(models, loaded, options)
     baselines = _scan_rows(loaded, options)

@@ -29,6 +29,7 @@ from typing import Any
 from hakari._util import checks
 from hakari.aggregate import bootstrap_bytes
 from hakari.backends import registry
+from hakari.backends.base import MAX_BATCH_SIZE
 from hakari.backends.cpu import check_threads
 from hakari.backends.options import LoadOptions
 from hakari.backends.serving import ServingOptions, engine_options_given
@@ -75,7 +76,7 @@ def check_options(options: EvalOptions) -> None:
     checks.number(plan.alpha, "--alpha", low=0.0)  # Sharpe: mean / (alpha · std + 1)
     checks.bootstrap_replicates(plan.n_boot, "--n-boot")  # 0: no bootstrap
     if load.batch_size is not None:  # None: the backend chooses
-        checks.integer(load.batch_size, "--batch-size", low=1)
+        checks.integer(load.batch_size, "--batch-size", low=1, high=MAX_BATCH_SIZE)
     load.serving.check()
     data_dir = plan.data_path
     if data_dir is not None and not data_dir.is_dir():

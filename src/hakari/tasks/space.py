@@ -27,7 +27,7 @@ from hakari.tasks.choices import GOLD_FIELD, choice_field
 from hakari.tasks.data import Row, get_path, iter_rows
 from hakari.tasks.loader import Task, check_answer_keys
 from hakari.tasks.spacelevels import ChoiceOrder, Enumerator, Layout, Level, Levels, TemplateParts
-from hakari.tasks.spacesample import select_levels
+from hakari.tasks.spacesample import check_template_count, select_levels
 from hakari.tasks.spacespec import (
     SLOT,
     SpaceSelection,
@@ -46,6 +46,9 @@ def expand_task(
     hand-written ones; a task without a space (or asked for hand-written ids) unchanged."""
     spec = task.spec
     space = spec.space
+    check_template_count(
+        len(spec.templates), task=task.name, file=str(task.path), field="templates"
+    )
     selection = parse_selection(wanted)
     if space is None:
         if selection is not None:

@@ -34,6 +34,19 @@ MAX_TEMPLATES = 10_000
 _ENUMERABLE = 100_000  # a space this small may be listed whole (the repair's last resort)
 
 
+def check_template_count(count: int, *, task: str, file: str | None, field: str) -> None:
+    """A task's templates, hand-written or imported, within `MAX_TEMPLATES` (the bound
+    of a space's selection): one line naming `field`, before any model or statistic."""
+    if count > MAX_TEMPLATES:
+        raise HakariInputError(
+            f"task {task} has {count:,} templates; a run or an import takes at most "
+            f"{MAX_TEMPLATES:,} (the spread over templates is known to about 1% from them): "
+            "take a sample of them",
+            file=file,
+            field=field,
+        )
+
+
 def select_levels(
     space: SpaceSpec, selection: SpaceSelection, *, task: str, file: str
 ) -> list[Levels]:

@@ -168,33 +168,39 @@ def _weighted_mean(
     groups: _Groups,
 ) -> tuple[float, float, float]:
     """The design-weighted mean of the cells run, its design-based standard error and
-    degrees of freedom. Per stratum, where every template ran a cell in it, the mean over
-    templates of each template's mean there (the template effects cancel whatever the
-    counts the design's last, partial block left them: templates that always answer one
-    label are estimated exactly); elsewhere the mean of each instance's mean over its
-    cells; the strata weighted by their shares. Linear in the cells, `sum_j c_j y_j`; its
-    variance over the design is `sum_j c_j^2 sigma2_j - mean(sigma2) / (T N)` (the last
-    term: the cells not run belong to the target too), each cell's interaction variance
-    sigma2_j by HC2 (`_AdditiveFit`). What is left out: the template effects that unequal
-    counts leave in a stratum where some template ran no cell (strata smaller than T at
-    small budgets), under 3% of the variance on the skill-server grids, all of whose
-    strata are such (docs/results/budget.md)."""
+    degrees of freedom. The point estimate is the plain one: each instance's mean over its
+    cells, averaged per stratum, the strata weighted by their shares (every cell of a
+    stratum weighs the same, which on templates that barely differ has the least
+    variance: the mean over templates of each template's own mean, version 4's, was 3-7%
+    further from the full grid on the skill-server grids, docs/results/budget.md).
+    Linear in the cells, `sum_j c_j y_j`; its variance over the design is
+    `sum_j c_j^2 sigma2_j - mean(sigma2) / (T N)` (the last term: the cells not run belong
+    to the target too), each cell's interaction variance sigma2_j by HC2
+    (`_AdditiveFit`), plus the square of what the template effects left in it: where
+    every template ran a cell in a stratum, the design's last, partial block gives some
+    templates one cell more, and the plain mean minus the mean over templates of their
+    means there (which cancels them) is that part, estimated; added to the variance so
+    that templates that always answer one label, whose differences the plain mean
+    carries, keep an interval that holds the full grid's mean. What is left out: the
+    template effects that unequal counts leave in a stratum where some template ran no
+    cell (strata smaller than T at small budgets), under 3% of the variance on the
+    skill-server grids, all of whose strata are such (docs/results/budget.md)."""
     n = strata.size
     n_strata = share.size
     n_templates = int(groups.template.max()) + 1
     s_idx = strata[i_idx]
     counts = np.bincount(i_idx, minlength=n).astype(np.float64)
     reached = np.bincount(strata, weights=counts > 0, minlength=n_strata)
-    per_instance = share[s_idx] / np.maximum(reached[s_idx], 1.0) / counts[i_idx]
+    coef = share[s_idx] / np.maximum(reached[s_idx], 1.0) / counts[i_idx]
     t_idx = groups.template[groups.column]
     cells_ts = np.zeros((n_templates, n_strata))
     np.add.at(cells_ts, (t_idx, s_idx), 1.0)
     every = np.all(cells_ts > 0, axis=0)  # (S,) every template ran a cell in it
     per_template = share[s_idx] / n_templates / np.maximum(cells_ts[t_idx, s_idx], 1.0)
-    coef = np.where(every[s_idx], per_template, per_instance)
+    imbalance = float(np.where(every[s_idx], coef - per_template, 0.0) @ y)
     fit = _AdditiveFit.of(i_idx, y, strata, groups)
     sigma2 = fit.interaction_variances()
-    variance = float(coef**2 @ sigma2 - sigma2.mean() / (n_templates * n))
+    variance = float(coef**2 @ sigma2 - sigma2.mean() / (n_templates * n)) + imbalance**2
     pieces = coef**2 * sigma2
     squares = float(pieces @ pieces)
     df = float(pieces.sum()) ** 2 / squares if squares > 0 else fit.df

@@ -24,7 +24,7 @@ from hakari.scoring.corpus import ReplicateScorer
 
 ESTIMATOR_NAME = "latent-class multiple imputation"
 DESIGN_BASED_NAME = "design-weighted cell mean"
-ESTIMATOR_VERSION = 4
+ESTIMATOR_VERSION = 5  # 5: the design-based fallback's point estimate is the plain cell mean
 DEFAULT_DRAWS = 100
 # The chunking of `resampling.draw_replicates` (same generator calls, same replicates).
 _CHUNK_CELLS = 1 << 21

@@ -35,6 +35,7 @@ from hakari.backends.base import (
     Message,
     ModelIdentity,
     OnResults,
+    batch_size_of,
     check_prompt_format,
 )
 from hakari.backends.constrained import RegexConstraintFactory
@@ -210,7 +211,7 @@ class HFBackend:
         on_results: OnResults[GenerationResult] | None = None,
     ) -> list[GenerationResult]:
         self._check_regexes(requests)
-        size = batch_size or self.default_batch_size
+        size = batch_size_of(batch_size, self.default_batch_size)
         prompts = [
             self._fit_prompt(ids, r.max_new_tokens)
             for ids, r in zip(self.encode(requests), requests, strict=True)
@@ -307,10 +308,13 @@ class HFBackend:
         small part of it (`scheduling.loglik_rows`).
         """
         pairs = self._encode_pairs(requests)
-        size = batch_size or loglik_rows(
-            [len(p.inputs) for row in pairs for p in row if p.targets],
-            self.step.pass_tokens,
-            self.default_batch_size,
+        size = batch_size_of(
+            batch_size,
+            loglik_rows(
+                [len(p.inputs) for row in pairs for p in row if p.targets],
+                self.step.pass_tokens,
+                self.default_batch_size,
+            ),
         )
         positions = LOGITS_BYTES // (4 * self.vocab_size)
         scorer = LoglikScheduler(pairs, size, self._score_rows, on_results, positions)

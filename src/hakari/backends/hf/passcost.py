@@ -61,7 +61,13 @@ class PassCost:
     @property
     def pass_tokens(self) -> int:
         """A pass's fixed part in tokens (times `PASS_OVERHEAD`), a power of two between
-        `MIN_PASS_TOKENS` and `MAX_PASS_TOKENS`."""
+        `MIN_PASS_TOKENS` and `MAX_PASS_TOKENS`. Nothing measured (a timer too coarse to
+        see a pass gives 0 for both parts; a cost that is not a finite number) counts the
+        floor, the CPU-tuned constant, not the ceiling; a pass all fixed part (its tokens
+        cost nothing measurable) the ceiling."""
+        finite = math.isfinite(self.fixed_ms) and math.isfinite(self.token_ms)
+        if not finite or self.fixed_ms <= 0:
+            return MIN_PASS_TOKENS
         if self.token_ms <= 0:
             return MAX_PASS_TOKENS
         ratio = max(PASS_OVERHEAD * self.fixed_ms / self.token_ms, 1.0)

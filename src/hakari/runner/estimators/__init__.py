@@ -35,7 +35,14 @@ from hakari.runner.estimators.base import (
     ModelEstimate,
     Pair,
 )
-from hakari.runner.estimators.compare import GROUPS_FROM, Comparisons, alpha_sweeps, compare_models
+from hakari.runner.estimators.compare import (
+    GROUPS_FROM,
+    MAX_COMPARED_MODELS,
+    Comparisons,
+    alpha_sweeps,
+    check_compared_models,
+    compare_models,
+)
 from hakari.runner.estimators.direct import Direct, MissingCells, missing_cells
 from hakari.runner.estimators.finish import GridResult, finish_grid, finish_model
 from hakari.runner.estimators.grid import (
@@ -51,6 +58,7 @@ from hakari.runner.estimators.imputed import Imputed, cannot_estimate
 
 __all__ = [
     "GROUPS_FROM",
+    "MAX_COMPARED_MODELS",
     "BudgetRun",
     "Cell",
     "Cells",
@@ -69,6 +77,7 @@ __all__ = [
     "Pair",
     "alpha_sweeps",
     "cannot_estimate",
+    "check_compared_models",
     "compare_models",
     "finish_grid",
     "finish_model",

@@ -39,6 +39,9 @@ class MetricEstimate:
     confidence: float | None = None
     ci_method: str | None = None
     compared: Any = None  # what `Estimator.compare` reads (None: not comparable)
+    # template id -> why its metric is undefined there (`MetricValue.degenerate`: a
+    # correlation or MCC of answers that are one value), counted as 0.0
+    undefined: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, eq=False)

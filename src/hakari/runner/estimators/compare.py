@@ -9,7 +9,9 @@ written from `GROUPS_FROM` = three models on.** With two models there is one pai
 correction is the identity (Romano-Wolf over one hypothesis is the plain bootstrap-t
 test) and its groups repeat the pair's verdict, so `paired` says it all. The corrected
 tests are computed from two models on all the same: the stopping rule of
-`--until-decided` reads them (`runner.stopping`).
+`--until-decided` reads them (`runner.stopping`). At most `MAX_COMPARED_MODELS` models
+are compared (`check_compared_models`, called before any work by the run's preflight and
+the import).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from dataclasses import dataclass
 
 from hakari import aggregate as agg
 from hakari.aggregate.multiple import AdjustedTest, adjust, group_record
+from hakari.errors import HakariInputError
 from hakari.results import EvalResults
 from hakari.results.paired import ModelGroups, PairedComparison
 from hakari.results.sweep import AlphaSweepPoint
@@ -27,6 +30,25 @@ from hakari.runner.estimators.base import Estimator, ModelEstimate, Pair
 
 GROUPS_FROM = 3  # models: with two, `paired` says it all (module docstring)
 LEVEL = 0.05  # the family-wise error level of the groups' verdicts
+# The most models of one task × decoding compared pairwise: their pairs grow as K², each
+# with its bootstrap replicates held for the correction (150 models: 11,175 pairs, past
+# 35 s and 1.4 GB before the first answer was written). Beyond it a run or an import with
+# a bootstrap is refused before any work; with --n-boot 0 nothing is compared.
+MAX_COMPARED_MODELS = 50
+
+
+def check_compared_models(n_models: int, n_boot: int, field: str, where: str = "") -> None:
+    """`n_models` compared pairwise (a bootstrap ran: `n_boot` > 0) within the bound: one
+    `HakariInputError` naming `field` before any work, else nothing."""
+    if n_boot == 0 or n_models <= MAX_COMPARED_MODELS:
+        return
+    pairs = n_models * (n_models - 1) // 2
+    raise HakariInputError(
+        f"{n_models} models{where} would be compared pairwise ({pairs:,} pairs, each with "
+        f"its bootstrap); at most {MAX_COMPARED_MODELS} are: evaluate or import them in "
+        f"groups of {MAX_COMPARED_MODELS}, or give --n-boot 0 (no intervals, no comparisons)",
+        field=field,
+    )
 
 
 @dataclass(frozen=True, eq=False)

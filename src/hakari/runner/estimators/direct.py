@@ -65,12 +65,15 @@ class Direct:
         preds = predictions(grid, cells, metric)
         golds = list(grid.golds)
         scorer, kw = metric.scorer, dict(metric.options)
-        per_template = {
-            tid: float(corpus.compute(scorer, p, golds, **kw)) for tid, p in preds.items()
-        }
+        values = {tid: corpus.compute_detailed(scorer, p, golds, **kw) for tid, p in preds.items()}
+        per_template = {tid: float(v.value) for tid, v in values.items()}
+        undefined = {tid: v.degenerate for tid, v in values.items() if v.degenerate is not None}
         if options.n_boot == 0 or len(golds) < 2:
             return MetricEstimate(
-                metric, per_template, agg.aggregate(per_template, alpha=options.alpha)
+                metric,
+                per_template,
+                agg.aggregate(per_template, alpha=options.alpha),
+                undefined=undefined,
             )
         # the bootstrap's point estimates come from the same per-template scores its
         # replicates use
@@ -92,6 +95,7 @@ class Direct:
             confidence=boot.confidence,
             ci_method=boot.ci_method,
             compared=boot,
+            undefined=undefined,
         )
 
     def compare(self, model_a: str, a: MetricEstimate, model_b: str, b: MetricEstimate) -> Pair:

@@ -2,11 +2,12 @@
 cells (a run of any plan, an import) and whichever estimator read them.
 
 `finish_model` builds one model's `DecodingResult`: the templates (score, fallback rate,
-cells run, levels, intervals), the aggregate of every metric, the prompt space's record
-(`space`, when templates carry levels), every counter of the cells, and, for estimated
-numbers, the `estimated` marks and the `budget` record. `compare.compare_models` builds
-what lies between models. `finish_grid` does both for a whole grid: the importer's entry
-point (see the package docstring).
+cells run, levels, intervals), the aggregate of every metric, the templates whose metric
+is undefined (`undefined`: a correlation of answers that are one value, counted as 0.0,
+never silently), the prompt space's record (`space`, when templates carry levels), every
+counter of the cells, and, for estimated numbers, the `estimated` marks and the `budget`
+record. `compare.compare_models` builds what lies between models. `finish_grid` does both
+for a whole grid: the importer's entry point (see the package docstring).
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ def finish_model(
         dec.templates[tid] = _template(grid, tid, ran[tid], fell[tid], estimate, estimator)
     for key, metric in estimate.metrics.items():
         dec.aggregate[key] = metric.stats
+        if metric.undefined:
+            dec.undefined = {**(dec.undefined or {}), key: dict(metric.undefined)}
     _space(grid, dec, estimate, estimator)
     dec.generated, dec.cached = cells.generated, cells.cached
     for name in OPTIONAL_COUNTERS:

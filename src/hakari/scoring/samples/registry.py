@@ -65,6 +65,7 @@ class MetricInfo:
     family: str
     description: str
     needs_prompt: bool = False
+    needs_reference: bool = True  # compares the prediction with a gold (a raw reward: no)
 
 
 @dataclass

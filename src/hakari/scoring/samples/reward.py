@@ -145,7 +145,13 @@ register_family(
     "reward",
     RewardFamily,
     [
-        MetricInfo("reward", "reward", "reward model raw score of (prompt, prediction)", True),
+        MetricInfo(
+            "reward",
+            "reward",
+            "reward model raw score of (prompt, prediction)",
+            needs_prompt=True,
+            needs_reference=False,
+        ),
         MetricInfo(
             "reward_softmax", "reward", "sigmoid(r_pred - r_ref), IFTEval's softmaxed RM", True
         ),
