@@ -12,7 +12,7 @@ import pytest
 from hakari._util.spreadsheet import FORMULA_START
 from hakari.cli import app
 from tests.helpers.cli import assert_one_line, runner, succeed
-from tests.helpers.imports import import_rows, imported
+from tests.helpers.imports import import_rows, imported, write_jsonl
 
 HOSTILE = {"model": '=HYPERLINK("http://x")', "task": "@sum", "template": "+t"}
 
@@ -116,7 +116,7 @@ def test_scoring_a_run_where_some_golds_are_null_counts_them_unscored(tmp_path: 
         for i in range(4)
     ]
     run = tmp_path / "run"
-    table = str(_jsonl(tmp_path / "t.jsonl", rows))
+    table = str(write_jsonl(tmp_path / "t.jsonl", rows))
     succeed(["import", "table", table, "--output", str(run), "--n-boot", "0"])
     result = runner.invoke(app, ["score", str(run), "--metrics", "rouge1"])
     assert result.exit_code == 0, result.output
@@ -140,7 +140,7 @@ def test_an_eee_export_of_a_model_with_a_long_name_is_written(tmp_path: Path) ->
         for i in range(4)
     ]
     run, out = tmp_path / "run", tmp_path / "eee"
-    table = str(_jsonl(tmp_path / "t.jsonl", rows))
+    table = str(write_jsonl(tmp_path / "t.jsonl", rows))
     succeed(["import", "table", table, "--output", str(run), "--n-boot", "0"])
     succeed(["export", str(run), "--format", "eee", "--output", str(out)])
     files = sorted(p for p in out.rglob("*") if p.is_file())
