@@ -273,3 +273,39 @@ def test_holm_and_groups_by_hand() -> None:
 
     fixed = [Fixed("a", "b", "a_better"), Fixed("b", "c", "b_better"), Fixed("a", "c", "tied")]
     assert tied_groups(scores, fixed, 0.05) == [["a", "c"], ["b"]]  # type: ignore[arg-type]
+
+
+def test_the_tied_groups_stop_at_their_bound_and_say_so() -> None:
+    """30 models whose only significant differences are inside 10 disjoint triples:
+    3^10 = 59,049 maximal tied groups (one model of each triple), which the enumeration
+    would list for minutes; it stops at `MAX_GROUPS` and the record says it was cut."""
+    from hakari.aggregate.multiple import MAX_GROUPS, group_record, tied_groups_cut
+
+    class Fixed:
+        def __init__(self, a: str, b: str, verdict: str) -> None:
+            self.model_a, self.model_b, self._v = a, b, verdict
+
+        def verdict(self, level: float) -> str:
+            return self._v
+
+        def to_dict(self, level: float) -> dict:
+            return {"model_a": self.model_a, "model_b": self.model_b, "diff": 0.0,
+                    "p_value": 0.0, "p_adjusted": 0.0, "p_holm": 0.0,
+                    "simultaneous_ci_low": 0.0, "simultaneous_ci_high": 0.0,
+                    "verdict": self._v}  # fmt: skip
+
+    models = [f"m{i:02d}" for i in range(30)]
+    scores = {m: 1.0 - i / 100 for i, m in enumerate(models)}
+    tests = [
+        Fixed(a, b, "a_better" if i // 3 == j // 3 else "tied")
+        for i, a in enumerate(models)
+        for j, b in enumerate(models)
+        if i < j
+    ]
+    groups, cut = tied_groups_cut(scores, tests, 0.05)  # type: ignore[arg-type]
+    assert cut and len(groups) == MAX_GROUPS
+    assert all(len(g) == 10 and len({int(m[1:]) // 3 for m in g}) == 10 for g in groups)
+    record = group_record(tests, scores)  # type: ignore[arg-type]
+    assert record.groups_cut and len(record.groups) == MAX_GROUPS
+    few, cut = tied_groups_cut(scores, tests[:5], 0.05)  # type: ignore[arg-type]
+    assert len(few) < MAX_GROUPS and not cut and not group_record(tests[:5], scores).groups_cut  # type: ignore[arg-type]

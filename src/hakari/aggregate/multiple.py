@@ -34,6 +34,15 @@ from hakari.aggregate.intervals import Replicates
 from hakari.results.paired import GroupTest, ModelGroups
 
 CORRECTION = "romano-wolf step-down (max-|t| bootstrap); holm alongside"
+# The tied groups listed at most: a pattern of ties can have exponentially many maximal
+# groups (3^(n/3) among n models, Moon and Moser), which no reader needs and which would
+# run unbounded; past this the enumeration stops (the first found, ordered as always)
+# and the record says so (`ModelGroups.groups_cut`)
+MAX_GROUPS = 1000
+
+
+class _Enough(Exception):
+    """`MAX_GROUPS` groups found."""
 
 
 @dataclass(frozen=True)
@@ -137,8 +146,16 @@ def _holm(p: np.ndarray) -> np.ndarray:
 def tied_groups(
     scores: Mapping[str, float], tests: Sequence[AdjustedTest], level: float
 ) -> list[list[str]]:
+    """`tied_groups_cut`'s groups."""
+    return tied_groups_cut(scores, tests, level)[0]
+
+
+def tied_groups_cut(
+    scores: Mapping[str, float], tests: Sequence[AdjustedTest], level: float
+) -> tuple[list[list[str]], bool]:
     """Maximal sets of models with no significant difference between any two, each
-    sorted by score (best first), the groups ordered by their best member."""
+    sorted by score (best first), the groups ordered by their best member; at most
+    `MAX_GROUPS` of them, and whether more were cut."""
     models = sorted(scores, key=lambda m: (-scores[m], m))
     differ = {(t.model_a, t.model_b) for t in tests if t.verdict(level) != "tied"}
     differ |= {(b, a) for a, b in differ}
@@ -147,6 +164,8 @@ def tied_groups(
 
     def expand(clique: set[str], candidates: set[str], excluded: set[str]) -> None:
         if not candidates and not excluded:
+            if len(groups) == MAX_GROUPS:
+                raise _Enough
             groups.append(sorted(clique, key=models.index))
             return
         pivot = max(candidates | excluded, key=lambda m: len(neighbours[m] & candidates))
@@ -155,8 +174,12 @@ def tied_groups(
             candidates = candidates - {m}
             excluded = excluded | {m}
 
-    expand(set(), set(models), set())
-    return sorted(groups, key=lambda g: (models.index(g[0]), len(g)))
+    try:
+        expand(set(), set(models), set())
+        cut = False
+    except _Enough:
+        cut = True
+    return sorted(groups, key=lambda g: (models.index(g[0]), len(g))), cut
 
 
 def group_record(
@@ -167,12 +190,14 @@ def group_record(
     estimated: bool = False,
 ) -> ModelGroups:
     """The corrected tests of the Sharpe differences and the groups of tied models."""
+    groups, cut = tied_groups_cut(scores, tests, level)
     return ModelGroups(
         statistic="sharpe",
         correction=CORRECTION,
         level=level,
         scores=dict(scores),
         tests=[GroupTest(**t.to_dict(level)) for t in tests],
-        groups=tied_groups(scores, tests, level),
+        groups=groups,
+        groups_cut=cut,
         estimated=estimated,
     )

@@ -155,3 +155,6 @@ class ModelGroups(Record):
     first, ordered by their best member: models in no common group differ."""
     estimated: bool
     """True when the scores were estimated from part of the grid (a budgeted run)."""
+    groups_cut: bool = False
+    """True when `groups` stops at `aggregate.multiple.MAX_GROUPS` (1,000): the ties
+    formed more maximal groups than that (the tests above still hold every pair)."""
