@@ -314,3 +314,41 @@ def test_a_task_file_with_more_templates_than_the_bound_is_refused_before_any_lo
     code, out = invoke("--tasks", str(task), "--output", str(tmp_path / "r"))
     assert_one_line(code, out, "sts_stub.yaml", "field templates", f"{MAX_TEMPLATES + 1:,}")
     assert not no_model_loads and not (tmp_path / "r").exists()
+
+
+def test_a_budgeted_template_with_a_constant_answer_is_named_too(tmp_path: Path) -> None:
+    """Item 18 in a budgeted run: the completion fills the constant template's cells not
+    run, so its Pearson is a number (0.108 here, before this check silent), resting on
+    answers with no spread: named from the cells run, in results.json and the reports."""
+    golds = {f"i{k}": (k * 7) % 51 / 10 for k in range(48)}
+    items = "\n".join(f"    - {{text: {k}, label: {v:.1f}}}" for k, v in golds.items())
+    rows = "".join(
+        f'  - id: {t}-0\n    prompt: "T{t} Rate {{text}}. Answer:"\n'
+        f'    regex: "[0-5](\\\\.[0-9])?"\n'
+        for t in range(4)
+    )
+    head = STS_TASK.split("templates:")[0]
+    task = tmp_path / "sts_stub.yaml"
+    task.write_text(f"{head}templates:\n{rows}data:\n  instances:\n{items}\n", encoding="utf-8")
+
+    def respond(request: GenerationRequest) -> str:
+        template, text = request.prompt[1], request.prompt.split()[2].rstrip(".")
+        return "2.5" if template == "1" else f"{golds[text]:.1f}"
+
+    results = evaluate(
+        models=["stub"],
+        tasks=[str(task)],
+        decodings=["greedy"],
+        cache_dir=tmp_path / "cache",
+        output_dir=tmp_path / "run",
+        backend_factory=lambda spec: FakeBackend(respond, name=spec),
+        n_boot=50,
+        budget="2x",
+    )
+    dec = results.models["stub"].tasks["sts_stub"].decodings["greedy"]
+    assert dec.budget is not None and dec.budget.design.cells_run < 4 * 48
+    assert dec.undefined == {"pearson": {"1-0": "constant_predictions_in_cells_run"}}
+    read = EvalResults.read(tmp_path / "run" / "results.json")
+    text = " ".join(markdown_report(read).split())
+    assert "its answers in the cells run are one value" in text
+    assert "fills the cells not run" in text

@@ -140,7 +140,13 @@ UNDEFINED_BECAUSE = {
     "constant_predictions": "its answers are one value",
     "constant_references": "the golds are one value",
     "single_instance": "one instance",
+    "constant_predictions_in_cells_run": "its answers in the cells run are one value",
+    "constant_references_in_cells_run": "the golds of the cells run are one value",
 }
+
+
+COUNTED_TAIL = ", and counted as 0.0 (chance) in the mean and the Sharpe score"
+ESTIMATED_TAIL = ", its estimate fills the cells not run from answers without spread"
 
 
 def undefined_notes(results: EvalResults) -> list[str]:
@@ -155,10 +161,8 @@ def undefined_notes(results: EvalResults) -> list[str]:
                         f"template {tid!r} ({UNDEFINED_BECAUSE.get(why, why)})"
                         for tid, why in templates.items()
                     )
-                    lines.append(
-                        f"{model} · {task} · {decoding}: {metric} is undefined for {named}, "
-                        "and counted as 0.0 (chance) in the mean and the Sharpe score"
-                    )
+                    where = f"{model} · {task} · {decoding}: {metric} is undefined for {named}"
+                    lines.append(where + (ESTIMATED_TAIL if dec.budget else COUNTED_TAIL))
     return lines
 
 

@@ -257,7 +257,8 @@ class DecodingResult(Record):
     ("constant_predictions": its answers are one value; "constant_references": the golds
     are; "single_instance"): a correlation or MCC that scipy or sklearn cannot give,
     counted as 0.0 (chance) in the template mean and the Sharpe score, and said by every
-    report view (written when there is one)."""
+    report view (written when there is one). In a budgeted run `<why>_in_cells_run`: so on
+    the cells that ran, the template's estimate filled from them."""
     space: dict[str, SpaceSummary] | None = None
     """Metric -> what the prompt space tells: each dimension's share of the variance over
     templates with its best and worst level, and the 5th, 50th and 95th percentiles of

@@ -125,6 +125,29 @@ def _named_by_scorer(found: AnswerGrid, group: Sequence[GridMetric]) -> AnswerGr
     return dataclasses.replace(found, value_names=names)
 
 
+def undefined_in_cells_run(grid: GridTask, cells: Cells, metric: GridMetric) -> dict[str, str]:
+    """Template id -> why `metric` is undefined on the cells of it that ran (e.g. one
+    answer in every cell run: a correlation without spread), `<why>_in_cells_run`. The
+    completion fills its other cells, so its estimate is a number, but one resting on
+    answers with no spread: named as a full run names its undefined templates."""
+    if metric.given:
+        return {}
+    out: dict[str, str] = {}
+    for tid in grid.template_ids:
+        seen = [
+            (cells.answers[(tid, item)], gold)
+            for item, gold in zip(grid.items, grid.golds, strict=True)
+            if (tid, item) in cells.answers
+        ]
+        if len(seen) < 2:
+            continue
+        answers, golds = [a for a, _ in seen], [g for _, g in seen]
+        value = corpus.compute_detailed(metric.scorer, answers, golds, **dict(metric.options))
+        if value.degenerate is not None:
+            out[tid] = f"{value.degenerate}_in_cells_run"
+    return out
+
+
 class Imputed:
     """Cells are missing: every number estimated from completed grids, marked so."""
 
@@ -159,12 +182,19 @@ class Imputed:
         # which estimator made each metric's numbers, by results.json key (the groups'
         # records are by scorer, and two keys may share one: acc and acc_norm given)
         completion = dataclasses.replace(completion, estimators=chosen)
-        metrics = {m.key: self._metric(m, estimates[m.key], options) for m in grid.metrics}
+        metrics = {
+            m.key: self._metric(
+                m, estimates[m.key], options, undefined_in_cells_run(grid, cells, m)
+            )
+            for m in grid.metrics
+        }
         seconds = time.perf_counter() - started
         return ModelEstimate(metrics, len(cells.answers), seconds, completion.record())
 
     @staticmethod
-    def _metric(metric: GridMetric, est: BudgetEstimate, options: FinishOptions) -> MetricEstimate:
+    def _metric(
+        metric: GridMetric, est: BudgetEstimate, options: FinishOptions, undefined: dict[str, str]
+    ) -> MetricEstimate:
         bootstrap = options.n_boot > 0
         return MetricEstimate(
             metric,
@@ -175,6 +205,7 @@ class Imputed:
             confidence=est.confidence,
             ci_method=est.ci_method,
             compared=est if bootstrap else None,
+            undefined=undefined,
         )
 
     def compare(self, model_a: str, a: MetricEstimate, model_b: str, b: MetricEstimate) -> Pair:
