@@ -9,7 +9,9 @@ templates × `--limit` instances, chat-templated as the run sends them), capture
 same `max_new_tokens`, greedy decoding in float32 on the same threads:
 
 * `generate_batch`: transformers' continuous batching (paged cache, block-level prefix
-  sharing), as a user calls it (`GenerationConfig`, default `ContinuousBatchingConfig`).
+  sharing), as a user calls it (`GenerationConfig`, default `ContinuousBatchingConfig`;
+  `--paged-cache sized`, and the smoke run, size its cache to the rows instead: on a CPU
+  the default sizes it from the machine's RAM, most of a minute a call here).
   It has no stop strings, character budgets or regex masks, so every row runs to its
   token limit or EOS;
 * `hakari pool, no stops`: `HFBackend.generate` on the same rows with `stop=()` and no
@@ -45,6 +47,7 @@ from hakari import evaluate
 from hakari.backends.base import GenerationRequest, GenerationResult, apply_output_rules
 from hakari.backends.fake import FakeBackend
 from hakari.backends.hf import HFBackend
+from hakari.backends.hf.fasttok import direct_decoder
 from hakari.backends.hf.rows import decode_whole_chars
 from hakari.backends.registry import load_backend
 from hakari.runner import DEFAULT_MODEL, DEFAULT_TASKS
@@ -77,8 +80,11 @@ class GenerateBatch:
     """`model.generate_batch` on the rows' token ids, one call per `max_new_tokens` value
     (its config holds one); its outputs decoded as hakari decodes a row."""
 
-    def __init__(self, backend: HFBackend, requests: Sequence[GenerationRequest]) -> None:
+    def __init__(
+        self, backend: HFBackend, requests: Sequence[GenerationRequest], sized: bool = False
+    ) -> None:
         self.backend = backend
+        self.sized = sized
         self.ids = backend.encode(requests)
         self.limits = [r.max_new_tokens for r in requests]
         self.outputs: list[list[int]] = [[] for _ in requests]
@@ -94,20 +100,38 @@ class GenerateBatch:
                 eos_token_id=sorted(self.backend.eos_token_ids),
                 pad_token_id=self.backend.pad_token_id,
             )
+            inputs = [self.ids[i] for i in rows]
             done = self.backend.model.generate_batch(
-                inputs=[self.ids[i] for i in rows], generation_config=config, progress_bar=False
+                inputs=inputs,
+                generation_config=config,
+                continuous_batching_config=self.cache_config(inputs, limit),
+                progress_bar=False,
             )
             # results come back keyed by request id, in the order of the inputs
             for i, output in zip(rows, done.values(), strict=True):
                 self.outputs[i] = list(output.generated_tokens)
 
+    def cache_config(self, inputs: list[list[int]], limit: int) -> Any:
+        """None: transformers' default `ContinuousBatchingConfig`, which on a CPU sizes the
+        paged cache from the machine's RAM (60-90% of it: most of a minute a call on this
+        machine, whatever the rows). `sized`: a cache of the rows' own blocks (their prompt
+        and `limit` new tokens), as `bench_hf_gpu.py` sizes it on a CPU."""
+        if not self.sized:
+            return None
+        from transformers import ContinuousBatchingConfig
+
+        page = ContinuousBatchingConfig.page_size
+        blocks = sum(-(-(len(row) + limit) // page) for row in inputs)
+        return ContinuousBatchingConfig(num_blocks=blocks, max_batch_tokens=512)
+
     def texts(self) -> list[tuple[str, int]]:
         """Each row's text (EOS dropped, no trailing half character) and its tokens."""
         eos = self.backend.eos_token_ids
+        decode = direct_decoder(self.backend.tokenizer)  # hakari's rows' decoder
         out = []
         for tokens in self.outputs:
             ids = tokens[:-1] if tokens and tokens[-1] in eos else tokens
-            out.append((decode_whole_chars(self.backend.tokenizer, ids), len(tokens)))
+            out.append((decode_whole_chars(decode, ids), len(tokens)))
         return out
 
 
@@ -143,20 +167,30 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--max-new-tokens", type=int, help="cap every row's token limit")
     parser.add_argument("--cache-dir", type=Path, default=None)
+    parser.add_argument("--rows", type=int, help="the first ROWS requests only")
+    parser.add_argument(
+        "--paged-cache",
+        choices=("default", "sized"),
+        default="default",
+        help="generate_batch's paged cache: transformers' default sizing (from the machine's "
+        "RAM on a CPU), or sized to the rows (the smoke run's)",
+    )
     add_smoke_flag(parser)
     args = parser.parse_args()
-    if args.smoke:
-        args.limit, args.rounds, args.max_new_tokens = 1, 1, 4
+    if args.smoke:  # the RAM-sized cache alone took most of a minute a call on this CPU
+        args.limit, args.rounds, args.max_new_tokens, args.rows = 1, 1, 4, 4
+        args.paged_cache = "sized"
+    sized = args.paged_cache == "sized"
 
     backend = load_backend(args.model, cache_dir=args.cache_dir, device="cpu")
     assert isinstance(backend, HFBackend)
-    rules = default_run_requests(args.limit, backend.supports_chat)
+    rules = default_run_requests(args.limit, backend.supports_chat)[: args.rows]
     if args.max_new_tokens:
         rules = [
             replace(r, max_new_tokens=min(r.max_new_tokens, args.max_new_tokens)) for r in rules
         ]
     free = [unstopped(r) for r in rules]
-    theirs = GenerateBatch(backend, free)
+    theirs = GenerateBatch(backend, free, sized)
     results: dict[str, list[GenerationResult]] = {}
 
     def hakari(name: str, requests: list[GenerationRequest]) -> Callable[[], Any]:
@@ -164,7 +198,7 @@ def main() -> None:
             name, backend.generate(requests, batch_size=args.batch_size)
         )
 
-    warm = GenerateBatch(backend, free[:2])  # first-call set-up of both, untimed
+    warm = GenerateBatch(backend, free[:2], sized)  # first-call set-up of both, untimed
     warm.run()
     backend.generate(free[:2])
     runs = {
@@ -185,6 +219,7 @@ def main() -> None:
         f"\n{args.model}, the default run's greedy rows: {len(rules)} prompts "
         f"(--limit {args.limit}), max_new_tokens {limits}, float32, {backend.device}, "
         f"{torch.get_num_threads()} threads, transformers {transformers.__version__}, "
+        f"generate_batch's paged cache {args.paged_cache}, "
         f"best of {args.rounds}; load average {os.getloadavg()[0]:.1f}"
     )
     print("| engine | tokens generated | wall s | tokens/s | wall vs generate_batch |")
