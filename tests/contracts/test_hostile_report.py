@@ -28,7 +28,7 @@ from hakari.cli import app
 from hakari.meta import BootstrapSettings, load_meta_input, meta_evaluate
 from hakari.runner import evaluate
 from tests.helpers.cli import assert_one_line
-from tests.helpers.html import parse_html
+from tests.helpers.html_elements import parse_html
 from tests.helpers.outputs import (
     finished_run,
     full_device,

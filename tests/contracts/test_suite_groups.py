@@ -55,6 +55,8 @@ def test_grouped_tests_share_a_worker_and_show_their_group(tmp_path: Path) -> No
     args = ["-n", "2", "-v", "-p", "no:cacheprovider", "--strict-markers"]
     # a controller of its own, not a worker of this run (the conftest reads this variable)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    # the conftest imports the repository's tests.helpers (a fresh clone has no install of it)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     result = subprocess.run(
         [sys.executable, "-m", "pytest", *args],
         cwd=tmp_path,

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from hakari.cli.pfgen import app
 from hakari.pfgen.leaderboard import Entry, flag_and_rank
 from hakari.reports.pfgen import leaderboard_html
-from tests.helpers.html import parse_html
+from tests.helpers.html_elements import parse_html
 
 from .test_cli import _result_dir
 

@@ -17,7 +17,7 @@ from hakari.reports.inputs import load_inputs, read_samples
 from hakari.reports.page import build_html
 from hakari.reports.views import per_model, template_panels
 from hakari.results import EvalResults
-from tests.helpers.html import parse_html as parse
+from tests.helpers.html_elements import parse_html as parse
 from tests.helpers.paths import OLDER_RESULTS
 from tests.helpers.report_fixtures import (
     HOSTILE_MODEL,
