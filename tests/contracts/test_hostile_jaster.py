@@ -13,6 +13,7 @@ import yaml
 
 from tests.helpers.cli import assert_one_line, invoke
 from tests.helpers.deadline import within_deadline
+from tests.helpers.tasks import jaster_task
 
 HEADER = "num\tpremise\thypothesis\tgold_label\n"
 GOOD_TSV = HEADER + "".join(f"{i}\tA{i}\tB{i}\tneutral\n" for i in range(5))
@@ -57,20 +58,7 @@ def set_file(folder: Path, reader: str, name: str, **change: Any) -> Path:
         ],
     }
     jaster.update({k: v for k, v in change.items() if k in jaster})
-    task = {
-        "name": "hostile_jaster",
-        "language": "ja",
-        "data": {"eval_split": "test", "jaster": jaster},
-        "target": "output",
-        "answer_type": "text",
-        "answer_cut": "blank-line",
-        "fallback": {"kind": "text"},
-        "metrics": ["llmjp_exact_match"],
-        "max_new_tokens": 3,
-        "templates": [
-            {"id": "0-4", "prompt": "{instruction}{shots_4}\n{input}\n", "regex": "[^\\n]+"}
-        ],
-    }
+    task = jaster_task("hostile_jaster", jaster)
     task.update({k: v for k, v in change.items() if k in task})
     path = folder / "task.yaml"
     path.write_text(yaml.safe_dump(task, allow_unicode=True), encoding="utf-8")

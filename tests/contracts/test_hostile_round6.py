@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -39,6 +40,19 @@ data:
 """
 
 
+def _stub_run(tmp_path: Path, task: Path, respond: Any, **options: Any) -> EvalResults:
+    """`task` on a stand-in model answering with `respond`, into tmp_path / "run"."""
+    return evaluate(
+        models=["stub"],
+        tasks=[str(task)],
+        decodings=["greedy"],
+        cache_dir=tmp_path / "cache",
+        output_dir=tmp_path / "run",
+        backend_factory=lambda spec: FakeBackend(respond, name=spec),
+        **options,
+    )
+
+
 def test_a_native_template_with_a_constant_answer_is_named_not_averaged_silently(
     tmp_path: Path,
 ) -> None:
@@ -54,15 +68,7 @@ def test_a_native_template_with_a_constant_answer_is_named_not_averaged_silently
             return "2.5"
         return golds[request.prompt.split()[1].rstrip(".")]
 
-    results = evaluate(
-        models=["stub"],
-        tasks=[str(task)],
-        decodings=["greedy"],
-        cache_dir=tmp_path / "cache",
-        output_dir=tmp_path / "run",
-        backend_factory=lambda spec: FakeBackend(respond, name=spec),
-        n_boot=0,
-    )
+    results = _stub_run(tmp_path, task, respond, n_boot=0)
     dec = results.models["stub"].tasks["sts_stub"].decodings["greedy"]
     assert dec.templates["1-0"].metrics["pearson"] == 0.0
     assert dec.undefined == {"pearson": {"1-0": "constant_predictions"}}
@@ -335,16 +341,7 @@ def test_a_budgeted_template_with_a_constant_answer_is_named_too(tmp_path: Path)
         template, text = request.prompt[1], request.prompt.split()[2].rstrip(".")
         return "2.5" if template == "1" else f"{golds[text]:.1f}"
 
-    results = evaluate(
-        models=["stub"],
-        tasks=[str(task)],
-        decodings=["greedy"],
-        cache_dir=tmp_path / "cache",
-        output_dir=tmp_path / "run",
-        backend_factory=lambda spec: FakeBackend(respond, name=spec),
-        n_boot=50,
-        budget="2x",
-    )
+    results = _stub_run(tmp_path, task, respond, n_boot=50, budget="2x")
     dec = results.models["stub"].tasks["sts_stub"].decodings["greedy"]
     assert dec.budget is not None and dec.budget.design.cells_run < 4 * 48
     assert dec.undefined == {"pearson": {"1-0": "constant_predictions_in_cells_run"}}

@@ -43,3 +43,22 @@ def mutate(**changes) -> dict:
         else:
             node[parts[-1]] = value
     return task
+
+
+def jaster_task(name: str, jaster: dict) -> dict:
+    """A one-template jaster set (`data.jaster` = `jaster`) as the jaster tests write it:
+    llm-jp-eval's answer cut and exact match, template 0-4 on the instruction and shots."""
+    return {
+        "name": name,
+        "language": "ja",
+        "data": {"eval_split": "test", "jaster": jaster},
+        "target": "output",
+        "answer_type": "text",
+        "answer_cut": "blank-line",
+        "fallback": {"kind": "text"},
+        "metrics": ["llmjp_exact_match"],
+        "max_new_tokens": 3,
+        "templates": [
+            {"id": "0-4", "prompt": "{instruction}{shots_4}\n{input}\n", "regex": "[^\\n]+"}
+        ],
+    }

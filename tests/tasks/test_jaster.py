@@ -29,6 +29,7 @@ from hakari.tasks.loader import Task, load_task
 from hakari.tasks.prompts import render
 from hakari.tasks.readers import READERS
 from tests.helpers.paths import SHARED
+from tests.helpers.tasks import jaster_task
 
 JASTER = SHARED / "datasets" / "jaster"
 DATASETS = SHARED / "datasets"
@@ -306,37 +307,24 @@ def bad_set(
         header + "".join(f"{i}\tA{i}\tB{i}\tneutral\n" for i in range(train_rows))
     )
     (tmp_path / "test.tsv").write_text(header + f"0\tP\tH\t{gold}\n1\tP2\tH2\tneutral\n")
-    task = {
-        "name": "tiny_jaster",
-        "language": "ja",
-        "data": {
-            "eval_split": "test",
-            "jaster": {
-                "input": "前提：{premise}\n仮説：{hypothesis}",
-                "output": "gold_label",
-                "instruction": "答えてください。",
-                "shots": [0, 4],
-                "pools": [
-                    {
-                        "files": ["train.tsv"],
-                        "reader": "tsv",
-                        "shuffle": True,
-                        "splits": {"train": 1.0},
-                    },
-                    {"files": ["test.tsv"], "reader": "tsv", "splits": {"test": 1.0}},
-                ],
-            },
+    task = jaster_task(
+        "tiny_jaster",
+        {
+            "input": "前提：{premise}\n仮説：{hypothesis}",
+            "output": "gold_label",
+            "instruction": "答えてください。",
+            "shots": [0, 4],
+            "pools": [
+                {
+                    "files": ["train.tsv"],
+                    "reader": "tsv",
+                    "shuffle": True,
+                    "splits": {"train": 1.0},
+                },
+                {"files": ["test.tsv"], "reader": "tsv", "splits": {"test": 1.0}},
+            ],
         },
-        "target": "output",
-        "answer_type": "text",
-        "answer_cut": "blank-line",
-        "fallback": {"kind": "text"},
-        "metrics": ["llmjp_exact_match"],
-        "max_new_tokens": 3,
-        "templates": [
-            {"id": "0-4", "prompt": "{instruction}{shots_4}\n{input}\n", "regex": "[^\\n]+"}
-        ],
-    }
+    )
     task.update(change)
     path = tmp_path / "task.yaml"
     path.write_text(yaml.safe_dump(task, allow_unicode=True))
