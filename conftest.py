@@ -14,6 +14,9 @@ of their own are mapped to xdist groups here:
 engine run made once; `vllm("servers")` is a second group that may run beside the first;
 xdist hands out the groups with the most tests first, so the long vLLM chains start first)
 and `exclusive` (a test that kills a process or reads a terminal: one at a time).
+Tests that use an expensive shared fixture of their own are grouped by it (`GROUPED_FIXTURES`):
+pfgen-bench's n-gram tables and the scores of the shipped trials are then made on one
+worker once, not on each worker that gets one of their tests.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 GROUPED_MARKERS = ("vllm", "exclusive")
+GROUPED_FIXTURES = {"shared_tables": "pfgen-tables"}  # fixture name: its group
 
 if os.environ.get("PYTEST_XDIST_WORKER"):
     pin_worker_threads()
@@ -60,18 +64,24 @@ def pytest_collection_modifyitems(
         return (yield)
     grouped: list[tuple[pytest.Item, str]] = []
     for item in items:
-        for name in GROUPED_MARKERS:
-            marker = item.get_closest_marker(name)
-            if marker is not None:  # `vllm("servers")`: a group of its own, "vllm-servers"
-                group = "-".join([name, *marker.args])
-                item.add_marker(pytest.mark.xdist_group(group))
-                grouped.append((item, group))
-                break
+        group = _group_of(item)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
+            grouped.append((item, group))
     result = yield
     if os.environ.get("PYTEST_XDIST_WORKER"):
         for item, group in grouped:
             _name_group(item, group)
     return result
+
+
+def _group_of(item: pytest.Item) -> str | None:
+    for name in GROUPED_MARKERS:
+        marker = item.get_closest_marker(name)
+        if marker is not None:  # `vllm("servers")`: a group of its own, "vllm-servers"
+            return "-".join([name, *marker.args])
+    fixtures = getattr(item, "fixturenames", ())
+    return next((g for f, g in GROUPED_FIXTURES.items() if f in fixtures), None)
 
 
 def _name_group(item: pytest.Item, group: str) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import importlib.util
 import os
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ import torch
 
 from hakari.backends.hf import HFBackend
 from tests.helpers.http_doubles import StubServer
+from tests.helpers.workers import one_process_at_a_time
 
 
 @pytest.fixture
@@ -83,17 +83,6 @@ def hakari_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         shared.mkdir(exist_ok=True)
         return shared
     return tmp_path_factory.mktemp("hakari-cache")
-
-
-@contextmanager
-def one_process_at_a_time(cache: Path, what: str) -> Iterator[None]:
-    """An exclusive lock in `cache` while `what` is made: the other xdist workers wait for
-    the first one's conversion and then find it done."""
-    from filelock import FileLock
-
-    cache.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(cache / f".{what}.lock")):
-        yield
 
 
 @pytest.fixture(scope="session")

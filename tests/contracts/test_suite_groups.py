@@ -1,9 +1,9 @@
 """The suite's xdist groups hold: a small suite under the repository's conftest.py, run on
-two workers, keeps each grouped marker's tests on one worker and shows the group in
-their ids (`@vllm`, `@vllm-servers`). The conftest reaches past pytest's public API to
-name a group (`_name_group`: pytest 9.2 keeps node ids where xdist 3.8 does not write);
-when a pytest or xdist release moves them again, this fails instead of the real-vLLM
-tests silently spreading over both workers.
+two workers, keeps each grouped marker's tests, and the tests of each grouped fixture, on
+one worker and shows the group in their ids (`@vllm`, `@vllm-servers`, `@pfgen-tables`).
+The conftest reaches past pytest's public API to name a group (`_name_group`: pytest 9.2
+keeps node ids where xdist 3.8 does not write); when a pytest or xdist release moves them
+again, this fails instead of the real-vLLM tests silently spreading over both workers.
 """
 
 from __future__ import annotations
@@ -32,6 +32,16 @@ def test_engine(k):
 @pytest.mark.vllm("servers")
 @pytest.mark.parametrize("k", range(2))
 def test_server(k):
+    pass
+
+
+@pytest.fixture(scope="session")
+def shared_tables():
+    return "built once"
+
+
+@pytest.mark.parametrize("k", range(3))
+def test_tables(k, shared_tables):
     pass
 
 
@@ -67,11 +77,12 @@ def test_grouped_tests_share_a_worker_and_show_their_group(tmp_path: Path) -> No
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     ran = re.findall(r"\[(gw\d)\] .*?PASSED (\S+)", result.stdout)
-    assert len(ran) == 10, result.stdout[-3000:]
+    assert len(ran) == 13, result.stdout[-3000:]
     workers: dict[str, set[str]] = {}
     for worker, node in ran:
         test = node.split("::")[1].split("[")[0]
-        suffix = {"test_engine": "@vllm", "test_server": "@vllm-servers", "test_free": "]"}
+        suffix = {"test_engine": "@vllm", "test_server": "@vllm-servers",
+                  "test_tables": "@pfgen-tables", "test_free": "]"}  # fmt: skip
         assert node.endswith(suffix[test]), node
         workers.setdefault(test, set()).add(worker)
-    assert len(workers["test_engine"]) == 1 and len(workers["test_server"]) == 1, workers
+    assert all(len(workers[t]) == 1 for t in ("test_engine", "test_server", "test_tables")), workers

@@ -13,6 +13,9 @@ threads.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 from hakari.backends.cpu import omp_threads, usable_cpus
 
@@ -34,3 +37,14 @@ def pin_worker_threads() -> None:
     if omp_threads() is None:
         os.environ["OMP_NUM_THREADS"] = "1"
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
+@contextmanager
+def one_process_at_a_time(cache: Path, what: str) -> Iterator[None]:
+    """An exclusive lock in `cache` while `what` is made: the other xdist workers wait for
+    the first one's conversion (or tables) and then find it done."""
+    from filelock import FileLock
+
+    cache.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(cache / f".{what}.lock")):
+        yield

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
 from tests.helpers.paths import SHARED as SHARED_ROOT
 from tests.helpers.pfgen_data import write_small_data
+from tests.helpers.workers import one_process_at_a_time
 
 SHARED = SHARED_ROOT / "pfgen-bench"
 
@@ -21,18 +21,19 @@ def shared_pfgen() -> Path:
 
 
 @pytest.fixture(scope="session")
-def table_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """HAKARI_CACHE_DIR when set (so CI and developers build the tables once), else a
-    fresh folder for this session."""
-    env = os.environ.get("HAKARI_CACHE_DIR")
-    return Path(env) if env else tmp_path_factory.mktemp("hakari-cache")
+def table_cache_dir(hakari_cache_dir: Path) -> Path:
+    """HAKARI_CACHE_DIR when set (so CI and developers build the tables once), else the
+    folder every xdist worker of this run shares (tests/conftest.py)."""
+    return hakari_cache_dir
 
 
 @pytest.fixture(scope="session")
 def shared_tables(shared_pfgen: Path, table_cache_dir: Path):
     from hakari.pfgen.tables import open_tables
 
-    return open_tables(shared_pfgen, table_cache_dir)
+    # built once a run: a second worker waits for the first one's tables, then reads them
+    with one_process_at_a_time(table_cache_dir, "pfgen-tables"):
+        return open_tables(shared_pfgen, table_cache_dir)
 
 
 @pytest.fixture
