@@ -149,6 +149,22 @@ def test_nejumi_is_the_mean_of_zero_and_two_shot(run: Run) -> None:
 
 
 @needs_data
+def test_nejumi_pairs_a_spaces_generated_ids_by_their_shots_level(run: Run) -> None:
+    results, scores = _hand_made(run, METRIC_OF)
+    space_ids = {"1-0": "terse.plain.none.0", "1-2": "terse.plain.none.2", "0-4": "x.y.z.4"}
+    for name in SETS:
+        decoding = results.models[MODEL].tasks[name].decodings["greedy"]
+        decoding.templates = {space_ids.get(t, t): r for t, r in decoding.templates.items()}
+        scores[name] = {space_ids.get(t, t): v for t, v in scores[name].items()}
+    nejumi = _view(results).nejumi
+    assert nejumi is not None and list(nejumi.per_template) == ["0", "terse.plain.none"]
+    space = np.mean(
+        [(s["terse.plain.none.0"] + s["terse.plain.none.2"]) / 2 for s in scores.values()]
+    )
+    assert nejumi.per_template["terse.plain.none"] == pytest.approx(space)
+
+
+@needs_data
 def test_a_set_without_its_metric_leaves_its_category_out(run: Run) -> None:
     results, _ = _hand_made(run, METRIC_OF | {"mawps": "char_f1"})  # mawps: no char_f1 to write
     for template in results.models[MODEL].tasks["mawps"].decodings["greedy"].templates.values():

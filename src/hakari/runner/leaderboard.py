@@ -15,7 +15,9 @@ its categories (category -> set -> metric, llm-jp-eval v1.3.0's
   sets than the leaderboard's and is not the leaderboard's number.
 * Nejumi's average per wording is the mean over the sets run of each set's
   (`<wording>-0` + `<wording>-2`) / 2 (Nejumi runs each set 0- and 2-shot and averages
-  the two), summarised over the wordings that ran both shot counts.
+  the two), summarised over the wordings that ran both shot counts. A prompt space's
+  generated ids end in their shots level (`llmjp.nejumi.none.0`): their wording is the
+  id without it (`llmjp.nejumi.none`), paired the same way.
 """
 
 from __future__ import annotations
@@ -131,16 +133,27 @@ def nejumi_score(
     if pooled is None:
         return None
     column = {t: i for i, t in enumerate(pooled.template_ids)}
-    wordings = [
-        w
-        for w in dict.fromkeys(t.partition("-")[0] for t in pooled.template_ids)
-        if all(f"{w}-{k}" in column for k in NEJUMI_SHOTS)
-    ]
+    by_wording: dict[str, dict[str, str]] = {}
+    for template_id in pooled.template_ids:
+        split = shots_of(template_id)
+        if split is not None:
+            by_wording.setdefault(split[0], {})[split[1]] = template_id
+    wordings = [w for w, shots in by_wording.items() if all(k in shots for k in NEJUMI_SHOTS)]
     if not wordings:
         return None
-    pairs = [[f"{w}-{k}" for k in NEJUMI_SHOTS] for w in wordings]
+    pairs = [[by_wording[w][k] for k in NEJUMI_SHOTS] for w in wordings]
     scores = np.stack(
         [pooled.scores[:, [column[t] for t in pair]].mean(axis=1) for pair in pairs], axis=1
     )
     equal = np.ones(len(pooled.members))
     return pooled_score(pooled, wordings, scores, equal, member_every(pooled, pairs), alpha)
+
+
+def shots_of(template_id: str) -> tuple[str, str] | None:
+    """(wording, shots) of a jaster template id: `<wording>-<shots>` (hand-written) or
+    `<level>.….<shots>` (a prompt space's); None for any other form."""
+    for separator in ("-", "."):
+        wording, found, shots = template_id.rpartition(separator)
+        if found and wording and shots.isascii() and shots.isdigit():
+            return wording, shots
+    return None
