@@ -11,9 +11,11 @@ code is not vendored here).
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -79,6 +81,8 @@ def main() -> None:
     if one is None:
         skip(f"no pfgen-bench trials under {args.data_dir}/result (--data-dir)")
     cache = args.cache_dir or Path(tempfile.mkdtemp(prefix="bench-pfgen-"))
+    if args.cache_dir is None:  # a cache of its own (149 MB of tables) goes when it ends
+        atexit.register(shutil.rmtree, cache, True)
     boot = "100" if args.smoke else "10000"
     common = ["--data-dir", str(args.data_dir), "--cache-dir", str(cache), "--bootstrap", boot]
     scenarios = [
@@ -102,7 +106,8 @@ def main() -> None:
             *ref,
         )
     Console(width=150).print(table)
-    print(f"n-gram table cache: {cache}")
+    if args.cache_dir is not None:
+        print(f"n-gram table cache: {cache}")
 
 
 if __name__ == "__main__":

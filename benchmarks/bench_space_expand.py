@@ -66,7 +66,8 @@ def main() -> None:
     (task,) = load_tasks(["jmmlu:marketing"])
     jmmlu = task.spec.space
     assert jmmlu is not None
-    huge = huge_space(Path(tempfile.mkdtemp()))
+    with tempfile.TemporaryDirectory() as folder:  # the task file is read at once
+        huge = huge_space(Path(folder))
 
     print("sampler (seconds, best of rounds)")
     print(f"{'space':>8} {'N':>6} {'hakari':>9} {'before':>9} {'ratio':>7}")

@@ -15,7 +15,9 @@ measured wall time for one 100-trial model (../shared/docs/pfgen-bench.md §4: 2
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -55,6 +57,7 @@ def main() -> None:
     if args.smoke:
         args.repeats = 1
     work = Path(tempfile.mkdtemp(prefix="bench-startup-"))
+    atexit.register(shutil.rmtree, work, True)  # its run folder goes when the script ends
     trees = {"this tree": REPO / "src"}
     if args.before is not None:
         trees["before"] = args.before.resolve() / "src"

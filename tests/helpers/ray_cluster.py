@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -121,6 +122,7 @@ class RayCluster:
         for index in reversed(range(len(self.nodes))):
             self.stop_node(index)
         _kill(self._tree)
+        shutil.rmtree(self.temp_dir, ignore_errors=True)  # Ray's session files, not left in /tmp
 
 
 def kill_tree(proc: subprocess.Popen[bytes]) -> None:
