@@ -21,19 +21,13 @@ def shared_pfgen() -> Path:
 
 
 @pytest.fixture(scope="session")
-def table_cache_dir(hakari_cache_dir: Path) -> Path:
-    """HAKARI_CACHE_DIR when set (so CI and developers build the tables once), else the
-    folder every xdist worker of this run shares (tests/conftest.py)."""
-    return hakari_cache_dir
-
-
-@pytest.fixture(scope="session")
-def shared_tables(shared_pfgen: Path, table_cache_dir: Path):
+def shared_tables(shared_pfgen: Path, hakari_cache_dir: Path):
     from hakari.pfgen.tables import open_tables
 
-    # built once a run: a second worker waits for the first one's tables, then reads them
-    with one_process_at_a_time(table_cache_dir, "pfgen-tables"):
-        return open_tables(shared_pfgen, table_cache_dir)
+    # in HAKARI_CACHE_DIR or the run's shared cache (tests/conftest.py), built once a run:
+    # a second worker waits for the first one's tables, then reads them
+    with one_process_at_a_time(hakari_cache_dir, "pfgen-tables"):
+        return open_tables(shared_pfgen, hakari_cache_dir)
 
 
 @pytest.fixture
