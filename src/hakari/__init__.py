@@ -19,6 +19,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+# first: its sample of the CPUs starts the window over which the `hakari` command reads
+# whether other work is running (`cpu.choose_wait_policy`)
+import hakari.backends.cpu  # noqa: F401  # isort: skip
 from hakari.backends.base import (
     Backend,
     GenerationRequest,

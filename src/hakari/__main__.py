@@ -1,6 +1,6 @@
-from hakari.backends.cpu import prefer_passive_wait
+from hakari.backends.cpu import choose_wait_policy
 from hakari.cli import app
 
-prefer_passive_wait()  # before any command imports torch (docs/results/threads.md)
+choose_wait_policy()  # before any command imports torch (docs/results/threads.md)
 
 app(prog_name="hakari")

@@ -13,10 +13,16 @@ from pathlib import Path
 import pytest
 
 from hakari import evaluate
+from hakari.backends import cpu
 from hakari.backends.cpu import (
+    BUSY_CPUS,
+    CpuSample,
+    busy_at_start,
     check_threads,
+    choose_wait_policy,
     default_threads,
-    prefer_passive_wait,
+    others_busy,
+    sample_cpus,
     usable_cpus,
     wait_policy,
 )
@@ -87,7 +93,9 @@ def test_threads_reach_torch_and_results_json(tiny_random_folder: Path, tmp_path
         assert done.returncode == 0, done.stderr[-2000:]
         config = json.loads((out / "results.json").read_text())["config"]
         assert config["threads"] == expected
-        assert config["omp_wait_policy"] == "passive"  # the command's default
+        # the command's choice from what else ran as it started (the other test worker)
+        busy = config["cpu_busy_at_start"]
+        assert config["omp_wait_policy"] == ("passive" if busy >= BUSY_CPUS else "unset")
     probe = (
         "import torch\n"
         "from hakari.backends.registry import load_backend\n"
@@ -98,19 +106,65 @@ def test_threads_reach_torch_and_results_json(tiny_random_folder: Path, tmp_path
     assert done.stdout.split()[-1] == "1", done.stderr[-2000:]
 
 
-def test_the_passive_wait_is_a_default_never_over_the_users(
+def test_the_wait_policy_is_chosen_by_other_work_never_over_the_users(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """PASSIVE only where the variable is unset and torch not loaded (OpenMP reads it
-    once); a policy the user set, even empty, is kept and recorded as it is."""
+    """PASSIVE where other work kept the CPUs busy (at least `BUSY_CPUS`) while the
+    command started, OpenMP's own where it did not, PASSIVE where the system cannot say;
+    nothing where torch is loaded (OpenMP read the variable already) or the user set a
+    policy, even empty, which is kept and recorded as it is."""
+    start = CpuSample(busy_s=100.0, own_s=1.0, at=50.0)
+
+    def ended(busy_s: float, own_s: float) -> None:  # the sample at the decision, 1 s on
+        monkeypatch.setattr(cpu, "sample_cpus", lambda: CpuSample(busy_s, own_s, 51.0))
+
+    monkeypatch.setattr(cpu.time, "monotonic", lambda: 51.0)
+    monkeypatch.delitem(sys.modules, "torch", raising=False)  # as before torch loads
+    for busy_s, own_s, policy, busy in (
+        (100.9, 1.9, "unset", 0.0),  # the CPUs' busy time was this process's own
+        (101.8, 1.9, "passive", 0.9),  # a busy loop's worth beside it
+        (100.5, 1.0, "passive", 0.5),
+        (100.4, 1.0, "unset", 0.4),
+    ):
+        monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+        ended(busy_s, own_s)
+        choose_wait_policy(start)
+        assert (wait_policy(), busy_at_start()) == (policy, busy)
     monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
-    monkeypatch.setitem(sys.modules, "torch", None)  # as if torch were loaded
-    prefer_passive_wait()
-    assert wait_policy() == "unset"
-    monkeypatch.delitem(sys.modules, "torch")
-    prefer_passive_wait()
+    choose_wait_policy(None)  # no /proc/stat at the start: the safe side
     assert wait_policy() == "passive"
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    ended(200.0, 1.0)
+    monkeypatch.setitem(sys.modules, "torch", None)  # as if torch were loaded
+    choose_wait_policy(start)
+    assert wait_policy() == "unset"
     for users, recorded in (("ACTIVE", "active"), ("", "unset")):
         monkeypatch.setenv("OMP_WAIT_POLICY", users)
-        prefer_passive_wait()
+        choose_wait_policy(start)
         assert wait_policy() == recorded
+
+
+def test_others_busy_subtracts_this_process_and_is_never_negative() -> None:
+    start = CpuSample(busy_s=10.0, own_s=2.0, at=0.0)
+    assert others_busy(start, CpuSample(11.5, 2.5, 1.0)) == pytest.approx(1.0)
+    assert others_busy(start, CpuSample(10.0, 2.5, 1.0)) == 0.0  # tick rounding
+    assert others_busy(start, CpuSample(12.0, 2.0, 0.0)) == 0.0  # no window
+
+
+def test_a_busy_loop_beside_this_process_reads_as_busy() -> None:
+    """The real /proc/stat: a child spinning on this process's CPUs for the window."""
+    start = sample_cpus()
+    if start is None:
+        pytest.skip("this system has no /proc/stat")
+    spin = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        begin = sample_cpus()
+        import time
+
+        time.sleep(0.5)
+        end = sample_cpus()
+    finally:
+        spin.kill()
+        spin.wait()
+    assert begin is not None and end is not None
+    assert others_busy(begin, end) >= BUSY_CPUS

@@ -27,7 +27,7 @@ from typer._click.exceptions import (
 from typer.core import TyperGroup
 
 from hakari._util.checks import did_you_mean
-from hakari.backends.cpu import prefer_passive_wait
+from hakari.backends.cpu import choose_wait_policy
 from hakari.cli import finetune, interop, meta, models, pfgen, report, run, score, tasks
 from hakari.cli.common import (
     err_console,
@@ -148,5 +148,5 @@ app.command(
 
 
 def main() -> None:  # pragma: no cover - console entry point
-    prefer_passive_wait()  # before any command imports torch (docs/results/threads.md)
+    choose_wait_policy()  # before any command imports torch (docs/results/threads.md)
     app()

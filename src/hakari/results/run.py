@@ -67,7 +67,15 @@ class RunConfig(Record):
     """
 
     WRITTEN_WHEN_GIVEN = frozenset(
-        {"threads", "omp_wait_policy", "budget", "target_ci", "until_decided", "run_in_full"}
+        {
+            "threads",
+            "omp_wait_policy",
+            "cpu_busy_at_start",
+            "budget",
+            "target_ci",
+            "until_decided",
+            "run_in_full",
+        }
     )
 
     models: list[str] | None = None
@@ -116,9 +124,14 @@ class RunConfig(Record):
     hakari's rule (`hakari.backends.cpu.default_threads`). Written for runs with such a
     model only."""
     omp_wait_policy: str | None = None
-    """OpenMP's wait policy those threads ran with: "passive" (hakari's default, set by
-    the `hakari` command), "active", or "unset" (libgomp's own: spin, then sleep).
+    """OpenMP's wait policy those threads ran with: "passive" (set by the `hakari`
+    command where other work kept the CPUs busy as it started), "active", or
+    "unset" (libgomp's own: spin, then sleep; the command's choice on a quiet machine).
     Written with `threads`."""
+    cpu_busy_at_start: float | None = None
+    """Other work on this process's CPUs while the `hakari` command started, in CPUs (a
+    busy loop: 1.0), from which it chose `omp_wait_policy` (passive from 0.5); written
+    where the command chose (not where `OMP_WAIT_POLICY` was set, nor from Python)."""
     n_boot: int | None = None
     """`--n-boot`: bootstrap replicates per aggregate; 0: no bootstrap (no CIs)."""
     data_dir: str | None = None

@@ -13,7 +13,7 @@ from dataclasses import asdict
 from datetime import datetime
 
 from hakari.backends import registry
-from hakari.backends.cpu import default_threads, wait_policy
+from hakari.backends.cpu import busy_at_start, default_threads, wait_policy
 from hakari.results import GenerationBudget, RunConfig, TemplateBudget
 from hakari.runner.plan import Plan
 from hakari.runner.sampling import sampled_rows
@@ -61,6 +61,7 @@ def run_config(
     if any(registry.uses_torch_threads(spec) for spec in models):
         config.threads = load.threads or default_threads()
         config.omp_wait_policy = wait_policy()
+        config.cpu_busy_at_start = busy_at_start()
     if plan.budgeted:
         config.budget = str(plan.grid_budget) if plan.grid_budget else None
         config.target_ci = plan.target_ci
