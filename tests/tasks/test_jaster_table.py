@@ -1,0 +1,68 @@
+"""scripts/jaster_table.py, which makes docs/results/jaster.md's table: each row's numbers
+are the runs' own (the reference template's score and interval, the space's aggregate),
+each set on its llm-jp-eval metric, a set missing from a pair's reference run left out."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import hakari
+from hakari.backends.base import GenerationRequest
+from hakari.backends.fake import FakeBackend
+from tests.helpers.paths import REPO
+from tests.tasks.test_jaster import DATASETS, needs_data
+
+pytestmark = needs_data
+
+
+def _script() -> Any:
+    spec = importlib.util.spec_from_file_location("jaster_table", REPO / "scripts/jaster_table.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _run(folder: Path, tasks: list[str], templates: str) -> hakari.EvalResults:
+    def answer(request: GenerationRequest) -> str:  # right on some prompts, not all
+        return "entailment" if len(request.prompt) % 3 else "東京"
+
+    return hakari.evaluate(
+        models=["stand-in"],
+        tasks=tasks,
+        decodings=["greedy"],
+        templates=templates,
+        data_dir=DATASETS,
+        limit=6,
+        n_boot=50,
+        use_cache=False,
+        output_dir=folder,
+        backend_factory=lambda spec: FakeBackend(answer),
+    )
+
+
+def test_the_table_is_the_runs_numbers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    reference = _run(tmp_path / "ref", ["jaster:jamp"], "0-4")
+    space = _run(tmp_path / "space", ["jaster:jamp", "jaster:niilc"], "space:16")
+    assert _script().main([str(tmp_path / "ref"), str(tmp_path / "space" / "results.json")]) == 0
+    out, err = capsys.readouterr()
+    (row,) = [line for line in out.splitlines() if line.startswith("| `jamp`")]
+    template = reference.models["stand-in"].tasks["jamp"].decodings["greedy"].templates["0-4"]
+    agg = space.models["stand-in"].tasks["jamp"].decodings["greedy"].aggregate
+    metric = "llmjp_exact_match"  # NLI's metric in llm-jp-eval's categories
+    ci = template.ci[metric] if template.ci else None
+    assert ci is not None
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[:3] == ["`jamp`", "stand-in", metric]
+    assert cells[3] == f"`0-4` {template.metrics[metric]:.3f} [{ci.low:.3f}, {ci.high:.3f}]"
+    a = agg[metric]
+    assert cells[4] == f"{a.mean:.3f} [{a.ci_low:.3f}, {a.ci_high:.3f}]"
+    assert cells[6] == f"{a.sharpe:.3f} [{a.sharpe_ci_low:.3f}, {a.sharpe_ci_high:.3f}]"
+    assert cells[7:] == [f"{a.min:.3f}–{a.max:.3f}", "16"]
+    assert "niilc · stand-in: not in both runs" in err
+    with pytest.raises(SystemExit):  # runs come in pairs
+        _script().main([str(tmp_path / "ref")])
