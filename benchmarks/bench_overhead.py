@@ -3,10 +3,13 @@ model whose compute is negligible, so that what is timed is the Python around it
 
     PYTHONPATH=src .venv/bin/python benchmarks/bench_overhead.py [--questions 64]
         [--demo 96] [--rounds 3] [--smoke] [--against TREE [--tree-rounds 2]]
+        [--hidden 64 --layers 2 --heads 4]
 
-The model: the tests' tiny random Llama (tests/helpers/tiny_model.py: 2 layers, here
-hidden 64) with the real SmolLM2-135M tokenizer (from the packaged model's converted
-folder, as the tests take theirs), fp32, on this CPU. Two workloads:
+The model: the tests' tiny random Llama (tests/helpers/tiny_model.py: by default 2 layers,
+4 heads, here hidden 64; `--layers`, `--heads`, `--hidden` shrink it until its compute is
+negligible beside the host's work) with the real SmolLM2-135M tokenizer (from the
+packaged model's converted folder, as the tests take theirs), fp32, on this CPU. Two
+workloads:
 
 * log-likelihood, JMMLU-like `space:16`: `--questions` synthetic Japanese four-choice
   questions × 16 templates (4 instructions × 0-3 shots; half end in a space, which
@@ -217,6 +220,9 @@ def _args() -> argparse.Namespace:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--against", type=Path, help="an older checkout to compare with")
     parser.add_argument("--tree-rounds", type=int, default=2, help="processes a tree (--against)")
+    parser.add_argument("--hidden", type=int, default=64, help="the tiny model's hidden size")
+    parser.add_argument("--layers", type=int, default=2, help="the tiny model's layers")
+    parser.add_argument("--heads", type=int, default=4, help="the tiny model's attention heads")
     parser.add_argument("--json", type=Path, help=argparse.SUPPRESS)  # a tree's worker output
     add_smoke_flag(parser)
     args = parser.parse_args()
@@ -240,7 +246,9 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     """The table against the plain loop; returns hakari's times, passes and answers."""
     folder = converted_model(SMOLLM2, default_cache_dir()).folder
     tok = AutoTokenizer.from_pretrained(Path(folder))
-    model = tiny_llama(tok, hidden_size=64, max_positions=2048)
+    model = tiny_llama(
+        tok, hidden_size=args.hidden, max_positions=2048, layers=args.layers, heads=args.heads
+    )
     backend = HFBackend(model, tok, name="tiny-random", revision="", prompt_format="completion")
     passes = Passes(model)
     newline = {i for t, i in tok.get_vocab().items() if "\n" in tok.convert_tokens_to_string([t])}
@@ -342,6 +350,8 @@ def _tree_run(tree: Path, args: argparse.Namespace, out: Path) -> dict[str, Any]
     env["PYTHONPATH"] = os.pathsep.join([str(tree / "src"), str(Path(__file__).parent)])
     command = [sys.executable, __file__, "--questions", str(args.questions)]
     command += ["--demo", str(args.demo), "--rounds", str(args.rounds), "--json", str(out)]
+    command += ["--hidden", str(args.hidden), "--layers", str(args.layers)]
+    command += ["--heads", str(args.heads)]
     subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL)
     return dict(json.loads(out.read_text(encoding="utf-8")))
 

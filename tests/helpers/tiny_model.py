@@ -18,11 +18,16 @@ if TYPE_CHECKING:
 
 
 def tiny_llama(
-    tokenizer: PreTrainedTokenizerBase, *, hidden_size: int = 32, max_positions: int = 512
+    tokenizer: PreTrainedTokenizerBase,
+    *,
+    hidden_size: int = 32,
+    max_positions: int = 512,
+    layers: int = 2,
+    heads: int = 4,
 ) -> LlamaForCausalLM:
-    """A random Llama of 2 layers, 4 heads (2 key-value heads), the feed-forward twice
-    `hidden_size`, tied embeddings, the vocabulary and special tokens of `tokenizer`;
-    in eval mode, seeded with 0."""
+    """A random Llama of 2 layers, 4 heads (half as many key-value heads, at least 1),
+    the feed-forward twice `hidden_size`, tied embeddings, the vocabulary and special
+    tokens of `tokenizer`; in eval mode, seeded with 0."""
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
@@ -30,9 +35,9 @@ def tiny_llama(
         vocab_size=len(tokenizer),
         hidden_size=hidden_size,
         intermediate_size=2 * hidden_size,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        num_key_value_heads=max(1, heads // 2),
         max_position_embeddings=max_positions,
         initializer_range=0.5,  # peaked distributions: answers far from float ties
         bos_token_id=tokenizer.bos_token_id,
