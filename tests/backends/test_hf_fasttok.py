@@ -11,7 +11,7 @@ import pytest
 from transformers import AutoTokenizer, PreTrainedTokenizerBase
 
 from hakari.backends.hf import HFBackend
-from hakari.backends.hf.fasttok import direct_decoder, direct_encoder
+from hakari.backends.hf.fasttok import direct_batch_decoder, direct_decoder, direct_encoder
 
 TEXTS = [
     "Answer:",
@@ -45,6 +45,9 @@ def _assert_same(tok: PreTrainedTokenizerBase) -> None:
     rows += [row[:k] for row in rows[:9] for k in range(len(row))]  # cut mid-character
     for row in rows:
         assert decode(row) == tok.decode(row, skip_special_tokens=True)
+    # a greedy step's rows in one call: each row's text as decoded alone
+    assert direct_batch_decoder(tok)(rows) == [decode(row) for row in rows]
+    assert direct_batch_decoder(tok)([]) == []
 
 
 def test_direct_calls_equal_the_wrapper_on_smollm2s_tokenizer(
@@ -101,3 +104,21 @@ def test_a_class_with_its_own_encode_or_cleanup_uses_the_wrapper(
     said = "a , b . c"
     ids = _wrapper_ids(cleaning, [said], False)[0]
     assert direct_decoder(cleaning)(ids) == cleaning.decode(ids, skip_special_tokens=True)
+
+
+def test_the_greedy_pick_is_torchs_argmax() -> None:
+    """numpy's argmax on a CPU (far faster there) picks what torch's does: the first of
+    equal scores, a NaN before any number, the first of an all -inf row."""
+    import torch
+
+    from hakari.backends.hf.decode import greedy_tokens
+
+    gen = torch.Generator().manual_seed(0)
+    scores = torch.randn(64, 4099, generator=gen)
+    scores[1, [7, 9]] = 1e9  # a tie
+    scores[2, 11] = float("nan")
+    scores[3] = float("-inf")
+    scores[4, [5, 6]] = float("inf")
+    for table in (scores, scores.double(), scores.half()):  # half: torch's own path
+        assert greedy_tokens(table) == table.argmax(dim=-1).tolist()
+    assert greedy_tokens(scores)[1:5] == [7, 11, 0, 5]

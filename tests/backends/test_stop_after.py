@@ -123,7 +123,7 @@ def test_a_row_stops_where_the_rules_cut_its_whole_text(
               max_chars=24, stop_after=rule)  # fmt: skip
     stepper = RowStepper(tokenizer, eos=frozenset())
     for token in ids:
-        stepper.advance(row, token)
+        stepper.advance([row], [token])
         if row.done:
             break
     expected = apply_output_rules(text, stop=("\n",), max_new_chars=24, stop_after=rule)[0]

@@ -30,10 +30,10 @@ def main() -> None:
     ended = 0
     advance, forward = RowStepper.advance, ModelStep.__call__
 
-    def counting_advance(self: RowStepper, row: Row, token: int) -> None:
+    def counting_advance(self: RowStepper, rows: list[Row], tokens: list[int]) -> None:
         nonlocal ended
-        advance(self, row, token)
-        ended += row.done  # a live row's last token: it leaves the pool after this
+        advance(self, rows, tokens)
+        ended += sum(row.done for row in rows)  # live rows' last tokens: they leave the pool
 
     def slow_forward(self: ModelStep, *inputs: Any, **kwargs: Any) -> Any:
         with log.open("a") as out:

@@ -37,6 +37,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import torch
 
 from hakari.backends.hf.internals import (
@@ -53,7 +54,7 @@ from hakari.backends.hf.step import ModelStep
 
 # the live rows and their scores [rows, vocab] -> the scores to take the argmax of
 ScoreHook = Callable[[list[Row], torch.Tensor], torch.Tensor]
-TokenHook = Callable[[Row, int], None]
+TokenHook = Callable[[list[Row], list[int]], None]  # each row's token of one step
 EndHook = Callable[[list[Row]], None]  # the rows that ended in one step
 
 
@@ -159,10 +160,9 @@ class DecodePool:
         return n * width * self.bytes_per_position <= self.max_bytes
 
     def _choose(self, rows: list[Row], scores: torch.Tensor) -> list[int]:
-        tokens = self.process_scores(rows, scores).argmax(dim=-1).tolist()
-        for row, token in zip(rows, tokens, strict=True):
-            self.advance(row, int(token))
-        return [int(t) for t in tokens]
+        tokens = greedy_tokens(self.process_scores(rows, scores))
+        self.advance(rows, tokens)
+        return tokens
 
     def _step(self) -> None:
         device = self.attention.device
@@ -231,3 +231,13 @@ def _bytes_per_position(cache: Any) -> int | None:
             return None
         total += 2 * keys.shape[1] * keys.shape[-1] * keys.element_size()
     return total or None
+
+
+def greedy_tokens(scores: torch.Tensor) -> list[int]:
+    """Each row's highest-scoring token, the first of equal ones (and a NaN before any
+    number), as torch's `argmax`. On a CPU numpy's argmax: over 96 rows of a 49k
+    vocabulary torch's took 8.3 ms on this CPU and numpy's 0.6 ms, a third of a tiny
+    model's greedy step (docs/results/speed.md)."""
+    if scores.device.type == "cpu" and scores.dtype in (torch.float32, torch.float64):
+        return list(np.argmax(scores.detach().numpy(), axis=-1).tolist())
+    return list(scores.argmax(dim=-1).tolist())

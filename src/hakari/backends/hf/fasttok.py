@@ -23,6 +23,7 @@ from transformers import PreTrainedTokenizerBase, PreTrainedTokenizerFast
 
 Encoder = Callable[[Sequence[str]], list[list[int]]]
 Decoder = Callable[[list[int]], str]
+BatchDecoder = Callable[[list[list[int]]], list[str]]
 
 
 def _keeps(tokenizer: PreTrainedTokenizerBase, names: Sequence[str]) -> bool:
@@ -80,11 +81,19 @@ def _rust_ids(backend: Any, texts: Sequence[str], add_special: bool) -> list[lis
     return [list(e.ids) for e in fast(list(texts), add_special_tokens=add_special)]
 
 
-def direct_decoder(tokenizer: PreTrainedTokenizerBase) -> Decoder:
-    """ids -> `tokenizer.decode(ids, skip_special_tokens=True)`."""
+def _direct_decoding(tokenizer: PreTrainedTokenizerBase) -> Any:
+    """The Rust tokenizer where decoding it directly gives the wrapper's text, else None."""
     backend = _backend(tokenizer)
     cleans = bool(getattr(tokenizer, "clean_up_tokenization_spaces", False))
     if backend is None or cleans or not _keeps(tokenizer, ("decode", "_decode")):
+        return None
+    return backend
+
+
+def direct_decoder(tokenizer: PreTrainedTokenizerBase) -> Decoder:
+    """ids -> `tokenizer.decode(ids, skip_special_tokens=True)`."""
+    backend = _direct_decoding(tokenizer)
+    if backend is None:
 
         def wrapped(ids: list[int]) -> str:
             return str(tokenizer.decode(ids, skip_special_tokens=True))
@@ -95,3 +104,22 @@ def direct_decoder(tokenizer: PreTrainedTokenizerBase) -> Decoder:
         return str(backend.decode(ids, skip_special_tokens=True))
 
     return decode
+
+
+def direct_batch_decoder(tokenizer: PreTrainedTokenizerBase) -> BatchDecoder:
+    """rows of ids -> each row's `direct_decoder(tokenizer)` text; in one call of the Rust
+    tokenizer where that decoder calls it (`decode_batch`: each row decoded as `decode`
+    decodes it, on the tokenizer's threads; a greedy step decodes every live row)."""
+    backend = _direct_decoding(tokenizer)
+    if backend is None or not hasattr(backend, "decode_batch"):
+        one = direct_decoder(tokenizer)
+
+        def each(rows: list[list[int]]) -> list[str]:
+            return [one(ids) for ids in rows]
+
+        return each
+
+    def batch(rows: list[list[int]]) -> list[str]:
+        return [str(t) for t in backend.decode_batch(rows, skip_special_tokens=True)]
+
+    return batch

@@ -15,7 +15,7 @@ regex constraint, token limit and sampler, so no setting forces a batch to split
   compositions). Without a seed the generator is seeded at random.
 
 The decoding loop (`decode.py`) calls `constrain_and_sample` on each step's scores of
-the live rows and `RowStepper.advance` with each row's token.
+the live rows and `RowStepper.advance` with the rows' tokens.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from hakari.backends.base import (
     apply_output_rules,
 )
 from hakari.backends.constrained import RegexConstraint, RegexConstraintFactory, apply_bitmask
-from hakari.backends.hf.fasttok import Decoder, direct_decoder
+from hakari.backends.hf.fasttok import Decoder, direct_batch_decoder, direct_decoder
 
 REPLACEMENT = "\ufffd"
 
@@ -95,12 +95,13 @@ class Row:
         return GenerationResult(text=text, n_tokens=len(self.generated), finish_reason=self.finish)
 
 
-def decode_whole_chars(decode: Decoder, ids: list[int]) -> str:
+def decode_whole_chars(decode: Decoder, ids: list[int], text: str | None = None) -> str:
     """The decoded text without a trailing incomplete UTF-8 character: when the last
     tokens hold only the first bytes of a character (a byte-level tokenizer spells a
     Japanese character in up to 3 tokens), they are held back rather than decoded as
-    U+FFFD."""
-    text = decode(ids)
+    U+FFFD. `text`: `decode(ids)`, where the caller has it already."""
+    if text is None:
+        text = decode(ids)
     if not text.endswith(REPLACEMENT):
         return text
     for k in range(1, min(MAX_TOKENS_PER_CHAR - 1, len(ids)) + 1):
@@ -122,28 +123,44 @@ class RowStepper:
     def __init__(self, tokenizer: PreTrainedTokenizerBase, eos: frozenset[int]) -> None:
         self.tokenizer = tokenizer
         self.decode = direct_decoder(tokenizer)  # ids -> text, skipping special tokens
+        self.decode_rows = direct_batch_decoder(tokenizer)  # the same, rows in one call
         self.eos = eos
 
-    def advance(self, row: Row, token: int) -> None:
-        row.generated.append(token)
-        if token in self.eos:
-            row.done, row.finish = True, "eos"
-            return
-        if row.constraint is not None:
-            row.constraint.advance(token)
-            if row.constraint.is_finished:
+    def advance(self, rows: list[Row], tokens: list[int]) -> None:
+        """Each row's token of one step; the rows that watch their text are decoded in
+        one call."""
+        watching: list[Row] = []
+        for row, token in zip(rows, tokens, strict=True):
+            row.generated.append(token)
+            if token in self.eos:
+                row.done, row.finish = True, "eos"
+            elif row.constraint is not None and _regex_done(row.constraint, token):
                 row.done, row.finish = True, "regex_done"
-                return
-        if row.watches_text:
+            elif row.watches_text:
+                watching.append(row)
+            else:
+                self._at_length(row)
+        texts = self.decode_rows([row.generated for row in watching]) if watching else []
+        for row, text in zip(watching, texts, strict=True):
             # the text `result` will cut: an incomplete last character is held back with
             # the whole token that began it (a space in that token too), so a rule never
             # fires on characters the final text does not hold
-            _, reason = row.output_rules(decode_whole_chars(self.decode, row.generated))
+            whole = decode_whole_chars(self.decode, row.generated, text)
+            _, reason = row.output_rules(whole)
             if reason is not None:
                 row.done, row.finish = True, reason
-                return
+            else:
+                self._at_length(row)
+
+    @staticmethod
+    def _at_length(row: Row) -> None:
         if len(row.generated) >= row.max_new:
             row.done, row.finish = True, "length"
+
+
+def _regex_done(constraint: RegexConstraint, token: int) -> bool:
+    constraint.advance(token)
+    return bool(constraint.is_finished)
 
 
 def constrain_and_sample(
