@@ -180,3 +180,9 @@ def test_library_progress_bars_are_off_unless_verbose(monkeypatch: pytest.Monkey
     monkeypatch.setenv("TRANSFORMERS_VERBOSITY", "info")  # the user's own setting wins
     runner.invoke(app, ["run", "--limt", "1"])
     assert os.environ["TRANSFORMERS_VERBOSITY"] == "info"
+    # the tokenizers library keeps its threads (a batch's encoding on every CPU): the
+    # command does not set TOKENIZERS_PARALLELISM=false (only a vLLM engine does)
+    monkeypatch.setenv("TOKENIZERS_PARALLELISM", "x")
+    monkeypatch.delenv("TOKENIZERS_PARALLELISM")
+    runner.invoke(app, ["run", "--limt", "1"])
+    assert "TOKENIZERS_PARALLELISM" not in os.environ

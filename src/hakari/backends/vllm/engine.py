@@ -5,6 +5,7 @@ starting the one engine of this process (`start_local`)."""
 
 from __future__ import annotations
 
+import os
 import socket
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -64,6 +65,10 @@ class VLLMEngine:
     def __init__(self, llm_kwargs: dict[str, Any]) -> None:
         from vllm import LLM
 
+        # vLLM may fork its workers: a forked child must not use the tokenizers
+        # library's threads (a deadlock), and its warning when it turns them off would
+        # land in hakari's output; a setting of the user's is kept
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         self.llm = LLM(**llm_kwargs)
 
     def dtype(self) -> str:
