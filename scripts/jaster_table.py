@@ -17,6 +17,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from hakari.errors import HakariInputError
 from hakari.results import EvalResults
 
 DECODING = "greedy"
@@ -74,13 +75,19 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if len(args.runs) % 2:
         parser.error("runs come in pairs: a reference run, then its space run")
+    try:  # every run read before the table starts: a bad one is one line, exit 2
+        runs = [_load(path) for path in args.runs]
+        pairs = list(zip(runs[::2], runs[1::2], strict=True))
+    except (OSError, HakariInputError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     print(
         "| set | model | metric | llm-jp-eval's template [CI] | space mean [CI] | std "
         "| Sharpe [CI] | min–max | templates |"
     )
     print("|---|---|---|---|---|---:|---|---|---:|")
-    for reference, space in zip(args.runs[::2], args.runs[1::2], strict=True):
-        for row in rows(_load(reference), _load(space)):
+    for reference, space in pairs:
+        for row in rows(reference, space):
             print(row)
     return 0
 

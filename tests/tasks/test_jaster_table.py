@@ -66,3 +66,9 @@ def test_the_table_is_the_runs_numbers(tmp_path: Path, capsys: pytest.CaptureFix
     assert "niilc · stand-in: not in both runs" in err
     with pytest.raises(SystemExit):  # runs come in pairs
         _script().main([str(tmp_path / "ref")])
+    capsys.readouterr()
+    (tmp_path / "not-a-run.json").write_text('{"x": 1}', encoding="utf-8")
+    for bad in (tmp_path / "missing", tmp_path / "not-a-run.json"):
+        assert _script().main([str(tmp_path / "ref"), str(bad)]) == 2
+        out, err = capsys.readouterr()
+        assert out == "" and err.startswith("error: ") and err.count("\n") == 1
