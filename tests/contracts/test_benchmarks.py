@@ -6,25 +6,20 @@ interleaved rounds."""
 from __future__ import annotations
 
 import ast
-import importlib.util
 import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-from tests.helpers.paths import REPO
+from tests.helpers.paths import REPO, script_module
 
 BENCHMARKS = REPO / "benchmarks"
 SCRIPTS = sorted(BENCHMARKS.glob("bench_*.py"))
 
 
 def _timing() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_timing", BENCHMARKS / "timing.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return script_module(BENCHMARKS / "timing.py", "bench_timing")
 
 
 def _calls(path: Path) -> set[str]:

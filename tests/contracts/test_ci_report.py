@@ -3,21 +3,16 @@ budget a warning and never a failure, and the slowest tests from the JUnit recor
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-from tests.helpers.paths import REPO
+from tests.helpers.paths import REPO, script_module
 
 
 def _report() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("ci_report", REPO / "scripts" / "ci_report.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return script_module(REPO / "scripts" / "ci_report.py", "ci_report")
 
 
 JUNIT = """<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest">

@@ -4,7 +4,6 @@ every results.json field; no file names a docs page that does not exist."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import subprocess
@@ -15,7 +14,7 @@ from types import ModuleType
 import pytest
 
 from tests.helpers.doc_blocks import blocks
-from tests.helpers.paths import REPO
+from tests.helpers.paths import REPO, script_module
 
 README_MAX_BYTES = 10_000
 INSTALL = "bash scripts/install.sh"
@@ -23,11 +22,7 @@ TEST_COMMAND = ".venv/bin/python -m pytest"
 
 
 def hooks() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("mkdocs_hooks", REPO / "scripts/mkdocs_hooks.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return script_module(REPO / "scripts/mkdocs_hooks.py", "mkdocs_hooks")
 
 
 def test_readme_fits_on_a_screen_or_two() -> None:

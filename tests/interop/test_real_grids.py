@@ -6,9 +6,7 @@ numbers, with the template bank's levels feeding the per-dimension attribution."
 from __future__ import annotations
 
 import csv
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -18,7 +16,7 @@ from hakari.interop.api import import_run
 from hakari.interop.finish import Settings
 from hakari.interop.options import ImportOptions
 from tests.helpers.interop import statistics
-from tests.helpers.paths import REPO, SHARED
+from tests.helpers.paths import REPO, SHARED, script_module
 
 REAL_GRIDS = SHARED / "real-grids"
 pytestmark = pytest.mark.skipif(
@@ -28,13 +26,7 @@ SETTINGS = Settings(alpha=1.0, n_boot=200, seed=0)
 
 
 def _bench_budget() -> ModuleType:
-    path = REPO / "benchmarks" / "bench_budget.py"
-    spec = importlib.util.spec_from_file_location("bench_budget_for_interop", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return script_module(REPO / "benchmarks" / "bench_budget.py", "bench_budget_for_interop")
 
 
 @pytest.fixture(scope="module")

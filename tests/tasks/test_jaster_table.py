@@ -4,7 +4,6 @@ each set on its llm-jp-eval metric, a set missing from a pair's reference run le
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from typing import Any
 
@@ -13,18 +12,14 @@ import pytest
 import hakari
 from hakari.backends.base import GenerationRequest
 from hakari.backends.fake import FakeBackend
-from tests.helpers.paths import REPO
+from tests.helpers.paths import REPO, script_module
 from tests.tasks.test_jaster import DATASETS, needs_data
 
 pytestmark = needs_data
 
 
 def _script() -> Any:
-    spec = importlib.util.spec_from_file_location("jaster_table", REPO / "scripts/jaster_table.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return script_module(REPO / "scripts/jaster_table.py", "jaster_table")
 
 
 def _run(folder: Path, tasks: list[str], templates: str) -> hakari.EvalResults:
