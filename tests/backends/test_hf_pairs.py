@@ -4,7 +4,9 @@ before it, kept here as the reference), on real tokenizers."""
 
 from __future__ import annotations
 
+import copy
 import importlib.util
+import random
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -16,6 +18,7 @@ from hakari.backends.hf import HFBackend
 from hakari.backends.hf import pairs as pairs_module
 from hakari.backends.hf.pairs import encode_pairs, tokenize
 from hakari.backends.hf.scheduling import Pair
+from hakari.backends.hf.splitting import newline_splitter, split_point
 
 CONTEXTS = [
     "Answer:",
@@ -26,6 +29,7 @@ CONTEXTS = [
     "日本語の文 ",
     "The quick brown fox",
     "Answer:",  # a context again: tokenized once, the same pairs
+    "Q: they're\nA:",  # split after the newline: the head, then each continuation's last line
 ]
 CONTINUATIONS = [
     ("(A)", "(B)", " yes", ""),  # '(A)' merges with ':' in SmolLM2's BPE
@@ -36,6 +40,7 @@ CONTINUATIONS = [
     ("です", "でした。", ""),
     (" jumps over the lazy dog", ".", " 跳ぶ", ""),
     ("(C)", " no"),
+    ("(C)", "'re", " 12", "\n\nB", ""),
 ]
 
 
@@ -98,7 +103,59 @@ def test_batched_pairs_are_the_per_request_pairs_on_gemmas_tokenizer(
 
     tok = AutoTokenizer.from_pretrained(converted_model(GEMMA3, hakari_cache_dir).folder)
     assert tok("Answer:")["input_ids"][0] == tok.bos_token_id  # special tokens added
+    assert newline_splitter(tok) is None  # a normalizer and added newline tokens: whole texts
     _assert_same_pairs(tok)
+
+
+# the characters the split's argument is about: newlines alone and in runs, spaces of
+# several kinds, contractions across the split, digits, Japanese, added tokens
+FRAGMENTS = (
+    "a", "re", "'", "'s", "'re", "ll", " ", "  ", "\n", "\n\n", " \n", "\n ", "\t", "\r\n",
+    "\u3000", "\u0085", "\u2028", "\x1c", "12", "3", "東京", "。", "答え", ":", "(A)", "é",
+    "<|im_start|>", "<|endoftext|>", "Hello", " world", "Ġ", "Ċ",
+)  # fmt: skip
+
+
+def _random_text(rng: random.Random, most: int) -> str:
+    return "".join(rng.choice(FRAGMENTS) for _ in range(rng.randint(1, most)))
+
+
+def test_pairs_split_at_a_line_are_the_whole_texts_pairs_on_random_texts(
+    tiny_random_backend: HFBackend,
+) -> None:
+    """The context's head tokenized once and its last line with each continuation give
+    the pairs of tokenizing every text whole, on texts made to break the argument."""
+    tok = tiny_random_backend.tokenizer
+    assert newline_splitter(tok) is split_point  # SmolLM2's byte-level BPE: split
+    rng = random.Random(44)
+    lines = [[_random_text(rng, 6) for _ in range(rng.randint(1, 3))] for _ in range(600)]
+    contexts = ["\n".join(line) for line in lines]
+    continuations = [tuple(_random_text(rng, 4) for _ in range(3)) for _ in contexts]
+    assert sum(split_point(move_trailing_space(c, "")[0]) is not None for c in contexts) > 150
+    for special in (True, False):
+        got = encode_pairs(
+            tok, [(c, special) for c in contexts], continuations, empty_context=0, max_length=4096
+        )
+        for context, conts, pairs in zip(contexts, continuations, got, strict=True):
+            assert pairs == _one_at_a_time(tok, context, conts, special, 0, 4096), context
+
+
+def test_a_tokenizer_the_argument_does_not_cover_keeps_the_whole_texts(
+    tiny_random_backend: HFBackend,
+) -> None:
+    tok = copy.deepcopy(tiny_random_backend.tokenizer)
+    tok.add_tokens(["\n\n"])  # an added token that holds a newline is matched first
+    assert newline_splitter(tok) is None
+    _assert_same_pairs(tok)
+
+
+def test_the_split_point_is_a_single_newline_between_non_spaces() -> None:
+    assert split_point("Q: x\nA:") == 5
+    assert split_point("a\nb\nc") == 4  # the last line
+    assert split_point("a\nb\n c") == 2  # a space after the newline: the line before
+    assert split_point("a\n\nb") is None  # a run of newlines
+    assert split_point("a \nb") is None  # a space before it
+    assert split_point("\nb") is None and split_point("a\n") is None and split_point("ab") is None
 
 
 def test_each_distinct_text_is_tokenized_once_in_one_call(

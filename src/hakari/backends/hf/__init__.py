@@ -30,8 +30,10 @@ Modules:
   and text (encoding batches, decoding rows);
 - `pairs.py`: tokenizing in batches: prompts, and log-likelihood requests into model
   inputs and targets by lm-evaluation-harness's boundary rule;
+- `splitting.py`: where a tokenizer's ids split exactly at a line break, so a context
+  is tokenized once for all its continuations;
 - `passcost.py`: a forward pass's cost on the device (fixed, per token), measured at
-  load, which cuts the batches' passes;
+  load, and attention's share, which cut the batches' passes;
 - `internals.py`: every use of transformers past its public API (the cache's layers,
   the decode step's input preparation), the one place a transformers release can break.
 """

@@ -5,7 +5,9 @@ Every distinct text is tokenized once, in one tokenizer call per `TOKENIZE_CHUNK
 (a fast tokenizer encodes a list on its own threads; the Rust tokenizer is called
 directly where that gives the wrapper's ids, `fasttok.py`), never one call a text: a
 request's context is read once however many continuations it has, and a space's
-prompts once however many decodings ask for them.
+prompts once however many decodings ask for them. Where the tokenizer's ids split
+exactly at a line break (`splitting.py`), a context is read once in all: its head once,
+its last line with each continuation.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from transformers import PreTrainedTokenizerBase
 from hakari.backends.base import move_trailing_space
 from hakari.backends.hf.fasttok import direct_encoder
 from hakari.backends.hf.scheduling import Pair
+from hakari.backends.hf.splitting import newline_splitter
 
 # texts per tokenizer call: large enough that the call's own cost is shared, small
 # enough that its encodings (offsets, masks) stay a few hundred MB at most
@@ -55,28 +58,41 @@ def encode_pairs(
     two texts merge at the boundary, lm-eval's sequence, not the whole text's); an empty
     context is `empty_context` (the BOS, else an EOS token); the last `max_length` + 1
     tokens are kept. An empty continuation has no tokens (log-likelihood 0)."""
+    split = newline_splitter(tokenizer)
+    points = [split(_moved(context)) if split else None for context, _ in contexts]
     wanted: dict[bool, list[str]] = {True: [], False: []}
-    for (context, special), conts in zip(contexts, continuations, strict=True):
+    tails: list[str] = []  # each split context's last line, alone and + each continuation
+    for (context, special), conts, k in zip(contexts, continuations, points, strict=True):
         moved = _moved(context)
-        wanted[special].append(moved)
-        wanted[special].extend(context + c for c in conts if c)  # = moved + its rest
+        texts = [moved] + [context + c for c in conts if c]  # context + c = moved + its rest
+        if k is None:
+            wanted[special].extend(texts)
+        else:
+            wanted[special].append(moved[:k])
+            tails.extend(t[k:] for t in texts)
     ids = {
         special: dict(zip(texts, tokenize(tokenizer, texts, special), strict=True))
         for special, texts in wanted.items()
         if texts
     }
+    tail_ids = dict(zip(tails, tokenize(tokenizer, tails, False), strict=True))
+
+    def ids_of(text: str, special: bool, k: int | None) -> list[int]:
+        if k is None:
+            return ids[special][text]
+        return ids[special][text[:k]] + tail_ids[text[k:]]
+
     out: list[list[Pair]] = []
-    for (context, special), conts in zip(contexts, continuations, strict=True):
-        known = ids[special]
-        moved = _moved(context)
-        ctx = known[moved] or [empty_context]
+    for (context, special), conts, k in zip(contexts, continuations, points, strict=True):
+        own = ids_of(_moved(context), special, k)
+        ctx = own or [empty_context]
         row: list[Pair] = []
         for c in conts:
             if not c:
                 row.append(Pair(inputs=(), targets=()))
                 continue
-            whole = known[context + c]
-            row.append(_pair(ctx, whole[len(known[moved]) :], max_length))
+            whole = ids_of(context + c, special, k)
+            row.append(_pair(ctx, whole[len(own) :], max_length))
         out.append(row)
     return out
 
