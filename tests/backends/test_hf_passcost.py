@@ -17,6 +17,7 @@ from hakari.backends.hf.passcost import (
     MAX_PASS_TOKENS,
     MIN_PASS_TOKENS,
     PassCost,
+    attention_pair_tokens,
     measure_pass_cost,
 )
 from hakari.backends.hf.scheduling import (
@@ -104,6 +105,16 @@ def test_shared_parts_run_alone_only_where_they_save_a_pass() -> None:
     short = [(*shared[:20], 1), (*shared[:20], 2)]  # 20 tokens saved, a pass counted 64
     assert not rows_plan(short, 1, 128).children
     assert rows_plan(short, 1, PASS_TOKENS).children  # the CPU-tuned cost: the tree, as before
+
+
+def test_attention_over_a_long_shared_part_keeps_the_tree_where_it_costs_more() -> None:
+    shared = tuple(range(1000, 2000))
+    rows = [(*shared, 1, 2), (*shared, 3, 4), (*shared, 5, 6)]
+    assert not rows_plan(rows, 1, 4096).children  # passes alone: read the part three times
+    tiny = attention_pair_tokens(8)  # hidden 8: attention is most of a token's work
+    assert rows_plan(rows, 1, 4096, tiny).children[0].end == len(shared)
+    assert not rows_plan(rows, 1, 4096, attention_pair_tokens(4096)).children  # a big model
+    assert attention_pair_tokens(None) == 0.0
 
 
 def test_a_flush_holds_at_most_the_positions_given() -> None:

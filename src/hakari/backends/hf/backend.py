@@ -50,7 +50,7 @@ from hakari.backends.hf.loading import (
 )
 from hakari.backends.hf.loglik import score_rows
 from hakari.backends.hf.pairs import encode_pairs, tokenize
-from hakari.backends.hf.passcost import measure_pass_cost
+from hakari.backends.hf.passcost import attention_pair_tokens, measure_pass_cost
 from hakari.backends.hf.prefill import prefill_tokens
 from hakari.backends.hf.rows import Row, RowStepper, Sampler, constrain_and_sample
 from hakari.backends.hf.scheduling import (
@@ -118,6 +118,7 @@ class HFBackend:
         )
         if self.pass_cost is not None:
             self.step.pass_tokens = self.pass_cost.pass_tokens
+        self.step.pair_tokens = attention_pair_tokens(getattr(model.config, "hidden_size", None))
 
     def serving_record(self) -> dict[str, Any]:
         """results.json's `serving` of the model: the device and the pass cost measured

@@ -39,6 +39,8 @@ class ModelStep:
         # a pass's fixed cost in tokens, which the batch cuts weigh against the tokens a
         # plan saves (the backend sets the one measured on its device)
         self.pass_tokens = PASS_TOKENS
+        # a (query, key) pair of attention in tokens (`passcost.attention_pair_tokens`)
+        self.pair_tokens = 0.0
 
     def __call__(
         self,

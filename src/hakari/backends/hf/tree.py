@@ -85,3 +85,15 @@ def tree_tokens(
     if root.rows:
         tokens += by_length_runs([len(rows[i]) - root.end for i in root.rows], pass_tokens)[0]
     return tokens + sum(tree_tokens(child, rows, pass_tokens) for child in root.children)
+
+
+def attention_pairs(root: PrefixNode, rows: Sequence[Sequence[int]]) -> int:
+    """The (query, key) pairs a walk of `root` scores in attention: each token against
+    every token before it in its row, the shared part's own or its parent's (padding
+    left out). A flat plan reads each row's shared part again, and its attention again."""
+    own = root.end - root.start
+    pairs = own * root.start + own * (own + 1) // 2
+    for i in root.rows:
+        rest = len(rows[i]) - root.end
+        pairs += rest * root.end + rest * (rest + 1) // 2
+    return pairs + sum(attention_pairs(child, rows) for child in root.children)
