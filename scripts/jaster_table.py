@@ -18,15 +18,11 @@ import sys
 from pathlib import Path
 
 from hakari.errors import HakariInputError
+from hakari.reports.inputs import load_inputs
 from hakari.results import EvalResults
 
 DECODING = "greedy"
 FAMILY = "jaster"
-
-
-def _load(path: Path) -> EvalResults:
-    file = path / "results.json" if path.is_dir() else path
-    return EvalResults.read(file)
 
 
 def _interval(low: float | None, high: float | None) -> str:
@@ -76,7 +72,10 @@ def main(argv: list[str] | None = None) -> int:
     if len(args.runs) % 2:
         parser.error("runs come in pairs: a reference run, then its space run")
     try:  # every run read before the table starts: a bad one is one line, exit 2
-        runs = [_load(path) for path in args.runs]
+        loaded = load_inputs(args.runs)  # the reports' reader: one definition
+        if len(loaded.runs) != len(args.runs):
+            raise HakariInputError("a meta-evaluation file is not a run", field="runs")
+        runs = [run.results for run in loaded.runs]
         pairs = list(zip(runs[::2], runs[1::2], strict=True))
     except (OSError, HakariInputError) as error:
         print(f"error: {error}", file=sys.stderr)

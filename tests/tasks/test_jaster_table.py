@@ -63,7 +63,8 @@ def test_the_table_is_the_runs_numbers(tmp_path: Path, capsys: pytest.CaptureFix
         _script().main([str(tmp_path / "ref")])
     capsys.readouterr()
     (tmp_path / "not-a-run.json").write_text('{"x": 1}', encoding="utf-8")
-    for bad in (tmp_path / "missing", tmp_path / "not-a-run.json"):
+    (tmp_path / "meta.json").write_text('{"levels": {}}', encoding="utf-8")  # a meta-evaluation
+    for bad in (tmp_path / "missing", tmp_path / "not-a-run.json", tmp_path / "meta.json"):
         assert _script().main([str(tmp_path / "ref"), str(bad)]) == 2
         out, err = capsys.readouterr()
         assert out == "" and err.startswith("error: ") and err.count("\n") == 1
