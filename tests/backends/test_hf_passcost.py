@@ -114,7 +114,8 @@ def test_attention_over_a_long_shared_part_keeps_the_tree_where_it_costs_more() 
     tiny = attention_pair_tokens(8)  # hidden 8: attention is most of a token's work
     assert rows_plan(rows, 1, 4096, tiny).children[0].end == len(shared)
     assert not rows_plan(rows, 1, 4096, attention_pair_tokens(4096)).children  # a big model
-    assert attention_pair_tokens(None) == 0.0
+    for odd in (None, 0, -8, "8", 8.0, True):  # a config's hidden size, as written
+        assert attention_pair_tokens(odd) == 0.0
 
 
 def test_a_flush_holds_at_most_the_positions_given() -> None:

@@ -110,14 +110,17 @@ def measure_pass_cost(step: ModelStep, device: torch.device, vocab_size: int) ->
     return PassCost(fixed_ms=max(one - token_ms, 0.0), token_ms=token_ms)
 
 
-def attention_pair_tokens(hidden_size: int | None) -> float:
+def attention_pair_tokens(hidden_size: object) -> float:
     """A (query, key) pair of attention counted in tokens, from the model's arithmetic:
     a token's layers cost about 12 hidden² multiply-adds (the projections and the MLP),
     a pair 2 hidden (its score and its share of the values), so a pair is 1 / (6 hidden)
     of a token. The measured token cost (rows of `WIDTH` tokens) leaves out attention over
     long rows; where the hidden size is tiny (the tests' random models) that is most of a
-    pass. Unknown hidden size: 0."""
-    return 1 / (6 * hidden_size) if hidden_size else 0.0
+    pass. A hidden size that is not a positive whole number (none, or a config's odd
+    value): 0, attention not counted."""
+    if isinstance(hidden_size, bool) or not isinstance(hidden_size, int) or hidden_size <= 0:
+        return 0.0
+    return 1 / (6 * hidden_size)
 
 
 def _synchronize(device: torch.device) -> None:

@@ -49,7 +49,10 @@ def newline_splitter(tokenizer: PreTrainedTokenizerBase) -> Splitter | None:
         return None
     if type(backend.model) is not models.BPE or backend.model.dropout is not None:
         return None
-    for added in backend.get_added_tokens_decoder().values():
+    added_tokens = getattr(backend, "get_added_tokens_decoder", None)
+    if added_tokens is None:  # a tokenizers release without it: nothing to check them by
+        return None
+    for added in added_tokens().values():
         if "\n" in added.content or added.lstrip or added.rstrip:
             return None
     with_special, plain = direct_encoder(tokenizer, True), direct_encoder(tokenizer, False)
