@@ -148,6 +148,18 @@ def test_a_tokenizer_the_argument_does_not_cover_keeps_the_whole_texts(
     assert newline_splitter(tok) is None
     _assert_same_pairs(tok)
 
+    class Stripping(type(tiny_random_backend.tokenizer)):  # type: ignore[misc]
+        """A model's own tokenizer class that changes each text before encoding it (its
+        special tokens stay a prefix: only the split shows it)."""
+
+        def __call__(self, text: object, *args: object, **kwargs: object) -> object:
+            stripped = [t.rstrip() for t in text] if isinstance(text, list) else str(text).rstrip()
+            return super().__call__(stripped, *args, **kwargs)
+
+    odd = copy.deepcopy(tiny_random_backend.tokenizer)
+    odd.__class__ = Stripping
+    assert newline_splitter(odd) is None  # the probe's head lost its newline
+
 
 def test_the_split_point_is_a_single_newline_between_non_spaces() -> None:
     assert split_point("Q: x\nA:") == 5

@@ -18,7 +18,8 @@ Taken only where that argument holds for the tokenizer as loaded (`newline_split
 the pre-tokenizer is exactly `ByteLevel(add_prefix_space=False, use_regex=True)`, no
 normalizer, a BPE model without dropout, no added token that holds a newline or strips
 the spaces beside it (an added token is matched before the regex), and the special
-tokens the tokenizer adds are a prefix only (a BOS), checked on a probe text. Any other
+tokens the tokenizer adds are a prefix only (a BOS) and the probe text splits as argued
+through the encoder the pairs use (a tokenizer class may change a text first). Any other
 tokenizer keeps the whole texts. `tests/backends/test_hf_pairs.py` checks the pairs
 against tokenizing each text whole on random texts made of the characters the argument
 is about (newlines, spaces, contractions, digits, Japanese, added tokens).
@@ -56,8 +57,12 @@ def newline_splitter(tokenizer: PreTrainedTokenizerBase) -> Splitter | None:
         if "\n" in added.content or added.lstrip or added.rstrip:
             return None
     with_special, plain = direct_encoder(tokenizer, True), direct_encoder(tokenizer, False)
-    prefix, whole, bare = with_special(["", PROBE])[0], with_special([PROBE])[0], plain([PROBE])[0]
-    if whole != prefix + bare:
+    prefix, whole = with_special(["", PROBE])
+    k = split_point(PROBE)
+    split = with_special([PROBE[:k]])[0] + plain([PROBE[k:]])[0]
+    # specials a prefix only, and the split as the encoder the pairs use gives it (a
+    # tokenizer class of a model's own may change a text before the Rust tokenizer)
+    if whole != prefix + plain([PROBE])[0] or whole != split:
         return None
     return split_point
 
