@@ -6,7 +6,13 @@ core and a worker), and the whole group is killed on every way out, a failed tes
 included: a vLLM worker holds ~4 GB. The engines start as the measurements in
 docs/serving.md say they must on a CPU: fp32 (vLLM's `auto` downcasts fp32 to bf16 on a
 CPU), eager (the compiled mode recompiles for 4-5 min at every start), and a fixed KV
-cache (the default reserves 90% of the machine's memory).
+cache (the default reserves 90% of the machine's memory). And unbound: vLLM's default
+(`VLLM_CPU_OMP_THREADS_BIND=auto`) pins every engine's compute to the first core and keeps
+the other for its front end, so the suite's two vLLM groups, side by side on two workers,
+shared core 0 while core 1 idled (docs/results/test-times.md: the two runs side by side in
+363 and 172 s pinned, 297 and 109 s unbound; alone 298 and 118). Unbound, an engine computes
+with the worker's one OpenMP thread (`OMP_NUM_THREADS`, tests/helpers/workers.py) where
+the kernel puts it.
 """
 
 from __future__ import annotations
@@ -95,6 +101,7 @@ def venv_env(cache_dir: Path | None = None) -> dict[str, str]:
         "VLLM_NO_USAGE_STATS": "1",
         "VLLM_DO_NOT_TRACK": "1",
     }
+    env.setdefault("VLLM_CPU_OMP_THREADS_BIND", "nobind")
     if cache_dir is not None:
         env["HAKARI_CACHE_DIR"] = str(cache_dir)
     return env
