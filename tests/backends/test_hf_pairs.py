@@ -76,7 +76,12 @@ def _assert_same_pairs(tok: PreTrainedTokenizerBase, max_length: int = 4096) -> 
     for special in (True, False):
         contexts = [(c, special) for c in CONTEXTS]
         batched = encode_pairs(
-            tok, contexts, CONTINUATIONS, empty_context=empty, max_length=max_length
+            tok,
+            contexts,
+            CONTINUATIONS,
+            empty_context=empty,
+            max_length=max_length,
+            split=newline_splitter(tok),
         )
         for (context, _), conts, got in zip(contexts, CONTINUATIONS, batched, strict=True):
             assert got == _one_at_a_time(tok, context, conts, special, empty, max_length)
@@ -134,7 +139,12 @@ def test_pairs_split_at_a_line_are_the_whole_texts_pairs_on_random_texts(
     assert sum(split_point(move_trailing_space(c, "")[0]) is not None for c in contexts) > 150
     for special in (True, False):
         got = encode_pairs(
-            tok, [(c, special) for c in contexts], continuations, empty_context=0, max_length=4096
+            tok,
+            [(c, special) for c in contexts],
+            continuations,
+            empty_context=0,
+            max_length=4096,
+            split=split_point,
         )
         for context, conts, pairs in zip(contexts, continuations, got, strict=True):
             assert pairs == _one_at_a_time(tok, context, conts, special, 0, 4096), context

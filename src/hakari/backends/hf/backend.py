@@ -60,6 +60,7 @@ from hakari.backends.hf.scheduling import (
     loglik_rows,
     schedule,
 )
+from hakari.backends.hf.splitting import newline_splitter
 from hakari.backends.hf.step import ModelStep
 from hakari.backends.hub import cached_commit
 from hakari.errors import HakariInputError, ModelLoadError
@@ -108,6 +109,7 @@ class HFBackend:
         self._constraints: RegexConstraintFactory | None = None
         self._render_chat = lru_cache(maxsize=1 << 16)(self._apply_chat_template)
         self._stepper = RowStepper(tokenizer, self.eos_token_ids)
+        self._split_lines = newline_splitter(tokenizer)  # checked once, on probe texts
         embeddings = model.get_input_embeddings().weight
         self.vocab_size = int(cast(torch.Tensor, embeddings).shape[0])
         # a big model on a CPU: its pass costs little more than its tokens, the measurement
@@ -329,6 +331,7 @@ class HFBackend:
             [r.continuations for r in requests],
             empty_context=int(bos) if bos is not None else min(self.eos_token_ids),
             max_length=self.max_length,
+            split=self._split_lines,
         )
 
     def _score_rows(self, rows: Sequence[tuple[int, ...]], keep: int) -> torch.Tensor:

@@ -19,7 +19,7 @@ from transformers import PreTrainedTokenizerBase
 from hakari.backends.base import move_trailing_space
 from hakari.backends.hf.fasttok import direct_encoder
 from hakari.backends.hf.scheduling import Pair
-from hakari.backends.hf.splitting import newline_splitter
+from hakari.backends.hf.splitting import Splitter
 
 # texts per tokenizer call: large enough that the call's own cost is shared, small
 # enough that its encodings (offsets, masks) stay a few hundred MB at most
@@ -47,6 +47,7 @@ def encode_pairs(
     *,
     empty_context: int,
     max_length: int,
+    split: Splitter | None,
 ) -> list[list[Pair]]:
     """Each request's continuations as model inputs and targets.
 
@@ -57,13 +58,15 @@ def encode_pairs(
     the tokens of tokenize(context + continuation) past len(tokenize(context)) (where the
     two texts merge at the boundary, lm-eval's sequence, not the whole text's); an empty
     context is `empty_context` (the BOS, else an EOS token); the last `max_length` + 1
-    tokens are kept. An empty continuation has no tokens (log-likelihood 0)."""
-    split = newline_splitter(tokenizer)
-    points = [split(_moved(context)) if split else None for context, _ in contexts]
+    tokens are kept. An empty continuation has no tokens (log-likelihood 0). `split`: the
+    tokenizer's `splitting.newline_splitter` (None: every text is tokenized whole)."""
+    moved_contexts = [_moved(context) for context, _ in contexts]
+    points = [split(moved) if split else None for moved in moved_contexts]
     wanted: dict[bool, list[str]] = {True: [], False: []}
     tails: list[str] = []  # each split context's last line, alone and + each continuation
-    for (context, special), conts, k in zip(contexts, continuations, points, strict=True):
-        moved = _moved(context)
+    for (context, special), moved, conts, k in zip(
+        contexts, moved_contexts, continuations, points, strict=True
+    ):
         texts = [moved] + [context + c for c in conts if c]  # context + c = moved + its rest
         if k is None:
             wanted[special].extend(texts)
@@ -83,8 +86,10 @@ def encode_pairs(
         return ids[special][text[:k]] + tail_ids[text[k:]]
 
     out: list[list[Pair]] = []
-    for (context, special), conts, k in zip(contexts, continuations, points, strict=True):
-        own = ids_of(_moved(context), special, k)
+    for (context, special), moved, conts, k in zip(
+        contexts, moved_contexts, continuations, points, strict=True
+    ):
+        own = ids_of(moved, special, k)
         ctx = own or [empty_context]
         row: list[Pair] = []
         for c in conts:
