@@ -20,6 +20,9 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+import hakari
+from hakari.backends.base import GenerationRequest, apply_output_rules
+from hakari.backends.fake import FakeBackend
 from hakari.cli import app
 from hakari.errors import HakariInputError
 from hakari.tasks.data import iter_rows
@@ -288,6 +291,39 @@ def test_answer_is_the_text_before_the_first_blank_line() -> None:
     assert blank_line_answer("１２６\nです") == "126\nです"  # one newline is kept
     assert blank_line_answer("\n\nentailment") == ""
     assert blank_line_answer("") == ""
+
+
+def test_a_greedy_answer_runs_to_its_first_blank_line(tmp_path: Path) -> None:
+    """llm-jp-eval lets the model write on past a line end and takes all the text before
+    the first blank line: greedy generation stops there, not at the first line end (which
+    gave `entailment` a point llm-jp-eval does not give it, and cut wiki_dependency's
+    answers, one relation a line, to their first line)."""
+    said = "entailment\nなぜなら前提が\n\n### 入力:\n前提：…"
+
+    def model(request: GenerationRequest) -> str:  # a model under hakari's output rules
+        return apply_output_rules(said, stop=request.stop)[0]
+
+    backend = FakeBackend(model)
+    hakari.evaluate(
+        models=["stand-in"],
+        tasks=[str(bad_set(tmp_path))],
+        decodings=["greedy"],
+        templates="0-4",
+        n_boot=0,
+        use_cache=False,
+        output_dir=tmp_path / "run",
+        backend_factory=lambda spec: backend,
+    )
+    assert {r.stop for r in backend.generated} == {("\n\n",)}
+    samples = [json.loads(line) for line in (tmp_path / "run" / "samples.jsonl").open()]
+    assert {s["answer"] for s in samples} == {"entailment\nなぜなら前提が"}
+    assert {s["matched"] for s in samples} == {"entailment\nなぜなら前提が"}
+    results = json.loads((tmp_path / "run" / "results.json").read_text())
+    budgets = results["config"]["generation_budgets"]["tiny_jaster"]
+    assert budgets["greedy_stop"] == ["\n\n"]
+    (model_results,) = results["models"].values()
+    scores = model_results["tasks"]["tiny_jaster"]["decodings"]["greedy"]["templates"]["0-4"]
+    assert scores["metrics"]["llmjp_exact_match"] == 0.0  # the gold is `entailment`
 
 
 def test_family_runs_every_set_under_its_own_name() -> None:

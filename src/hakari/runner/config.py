@@ -97,7 +97,7 @@ def answer_limits(task: Task, plan: PlanOptions) -> GenerationBudget:
     limits = GenerationBudget(
         max_new_chars=common.max_new_chars,
         max_new_tokens=common.max_new_tokens,
-        greedy_stop=["\n"],
+        greedy_stop=list(task.spec.greedy_stop),
     )
     if own:
         limits.templates = own

@@ -1,6 +1,7 @@
 """RenderedPrompt → backend requests, one builder per decoding.
 
-greedy: free generation that stops at the end of the answer line, or for a label task
+greedy: free generation that stops at the end of the answer line (a jaster set's: at its
+first blank line, llm-jp-eval's answer), or for a label task
 as soon as the extracted label is decided (`stop_after`); constrained: the
 template's regex masks the tokens; loglik: score every verbalisation and keep the most
 likely one, as if the model had said it. Whether a prompt goes in as chat messages is
@@ -56,7 +57,7 @@ def generation_request(rp: RenderedPrompt, decoding: Decoding, use_chat: bool) -
         messages=messages(rp.text, use_chat),
         max_new_tokens=rp.max_new_tokens,
         max_new_chars=rp.max_new_chars,
-        stop=() if constrained else ("\n",),
+        stop=() if constrained else rp.stop,
         regex=rp.regex if constrained else None,
         stop_after=None if constrained else rp.decided_stop,
     )

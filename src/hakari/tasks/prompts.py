@@ -34,6 +34,7 @@ class RenderedPrompt:
     # label tasks: where a free answer's extracted label can no longer change (the
     # request's `stop_after`); None for other answer types
     decided_stop: StopAfter | None = None
+    stop: tuple[str, ...] = ("\n",)  # a free answer's stop strings (`TaskSpec.greedy_stop`)
 
 
 class _FieldView(dict[str, Any]):
@@ -85,6 +86,7 @@ def render(spec: TaskSpec, template: Template, row: Row, index: int) -> Rendered
         max_new_tokens=spec.max_tokens_for(template),
         max_new_chars=spec.max_chars_for(template),
         decided_stop=decided_answer_stop(regex) if spec.answer_type == "label" else None,
+        stop=spec.greedy_stop,
     )
 
 

@@ -377,6 +377,13 @@ class TaskSpec(_Strict):
     def max_chars_for(self, template: Template) -> int | None:
         return template.max_new_chars or self.max_new_chars
 
+    @property
+    def greedy_stop(self) -> tuple[str, ...]:
+        """Where a free answer's generation ends: its first line; under llm-jp-eval's rule
+        (`answer_cut: blank-line`) its first blank line, so that an answer spanning lines
+        (wiki_dependency's) is whole and one followed by more lines reads as there."""
+        return ("\n\n",) if self.answer_cut == "blank-line" else ("\n",)
+
     def max_tokens_for(self, template: Template) -> int:
         explicit = template.max_new_tokens or self.max_new_tokens
         if explicit is not None:
