@@ -47,7 +47,8 @@ def mutate(**changes) -> dict:
 
 def jaster_task(name: str, jaster: dict) -> dict:
     """A one-template jaster set (`data.jaster` = `jaster`) as the jaster tests write it:
-    llm-jp-eval's answer cut and exact match, template 0-4 on the instruction and shots."""
+    llm-jp-eval's answer cut, plain-text prompts and exact match, template 0-4 on the
+    instruction and shots."""
     return {
         "name": name,
         "language": "ja",
@@ -55,6 +56,7 @@ def jaster_task(name: str, jaster: dict) -> dict:
         "target": "output",
         "answer_type": "text",
         "answer_cut": "blank-line",
+        "prompt_format": "completion",
         "fallback": {"kind": "text"},
         "metrics": ["llmjp_exact_match"],
         "max_new_tokens": 3,

@@ -326,6 +326,37 @@ def test_a_greedy_answer_runs_to_its_first_blank_line(tmp_path: Path) -> None:
     assert scores["metrics"]["llmjp_exact_match"] == 0.0  # the gold is `entailment`
 
 
+@pytest.mark.parametrize(
+    ("run_format", "as_chat"), [("auto", False), ("completion", False), ("chat", True)]
+)
+def test_a_set_goes_to_a_chat_model_as_plain_text_unless_the_run_says_chat(
+    tmp_path: Path, run_format: str, as_chat: bool
+) -> None:
+    """llm-jp-eval sends its prompt as plain text (transformers' text-generation pipeline,
+    no chat template): under `--prompt-format auto` a jaster set does so to a model with
+    a chat template too, while the run's other tasks go in as chat; results.json says
+    which tasks did. An explicit `--prompt-format` wins."""
+    backend = FakeBackend(lambda r: "entailment", supports_chat=True)
+    results = hakari.evaluate(
+        models=["stand-in"],
+        tasks=[str(bad_set(tmp_path)), "demo_sentiment_en"],
+        decodings=["greedy"],
+        prompt_format=run_format,
+        limit=2,
+        n_boot=0,
+        use_cache=False,
+        output_dir=tmp_path / "run",
+        backend_factory=lambda spec: backend,
+    )
+    jaster = [r for r in backend.generated if "### 入力" in r.prompt]
+    others = [r for r in backend.generated if "### 入力" not in r.prompt]
+    assert jaster and others
+    assert {r.messages is not None for r in jaster} == {as_chat}
+    assert {r.messages is not None for r in others} == {run_format != "completion"}
+    recorded = results.config.task_prompt_formats
+    assert recorded == ({"tiny_jaster": "completion"} if run_format == "auto" else None)
+
+
 def test_family_runs_every_set_under_its_own_name() -> None:
     tasks = load_tasks(["jaster"])
     assert [(t.name, t.family) for t in tasks] == [(n, "jaster") for n in SETS]

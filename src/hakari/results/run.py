@@ -75,6 +75,7 @@ class RunConfig(Record):
             "target_ci",
             "until_decided",
             "run_in_full",
+            "task_prompt_formats",
         }
     )
 
@@ -115,6 +116,10 @@ class RunConfig(Record):
     prompt_format: PromptFormat | None = None
     """`--prompt-format`: "auto", "chat" or "completion" (what auto chose is in each
     model's `identity`)."""
+    task_prompt_formats: dict[str, PromptFormat] | None = None
+    """Task -> the prompt format its own file gave it under `--prompt-format auto` (a
+    jaster set: "completion", llm-jp-eval's plain text, for every model whatever its
+    `identity` says); written when a task has one."""
     dtype: str | None = None
     """`--dtype` of in-process models, e.g. "float32"."""
     device: str | None = None

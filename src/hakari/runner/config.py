@@ -14,8 +14,9 @@ from datetime import datetime
 
 from hakari.backends import registry
 from hakari.backends.cpu import busy_at_start, default_threads, wait_policy
-from hakari.results import GenerationBudget, RunConfig, TemplateBudget
+from hakari.results import GenerationBudget, PromptFormat, RunConfig, TemplateBudget
 from hakari.runner.plan import Plan
+from hakari.runner.requests import task_prompt_format
 from hakari.runner.sampling import sampled_rows
 from hakari.runner.settings import EvalOptions, PlanOptions
 from hakari.tasks.loader import Task
@@ -58,6 +59,9 @@ def run_config(
         argv=list(options.output.argv) if options.output.argv is not None else None,
         started=datetime.now().isoformat(timespec="seconds"),
     )
+    own_formats = _task_prompt_formats(tasks, load.prompt_format)
+    if own_formats:  # written only where a task has one
+        config.task_prompt_formats = own_formats
     if any(registry.uses_torch_threads(spec) for spec in models):
         config.threads = load.threads or default_threads()
         config.omp_wait_policy = wait_policy()
@@ -75,6 +79,15 @@ def _sampled_rows(tasks: Sequence[Task], plan: PlanOptions) -> dict[str, list[in
     if plan.sample is None:
         return None
     return {t.name: sampled_rows(t, plan.sample, plan.seed, data_dir=plan.data_path) for t in tasks}
+
+
+def _task_prompt_formats(
+    tasks: Sequence[Task], run_format: PromptFormat
+) -> dict[str, PromptFormat] | None:
+    """Per task, the prompt format its file gave it where it overrode the run's (None
+    where no task did)."""
+    own = {t.name: task_prompt_format(t.spec, run_format) for t in tasks}
+    return {name: f for name, f in own.items() if f != run_format} or None
 
 
 def answer_limits(task: Task, plan: PlanOptions) -> GenerationBudget:

@@ -27,7 +27,7 @@ from hakari.runner.collect import Pass, run_decodings
 from hakari.runner.context import ModelContext, RunContext
 from hakari.runner.grids import RunGrids
 from hakari.runner.plan import Schedule
-from hakari.runner.requests import resolve_chat
+from hakari.runner.requests import resolve_chat, task_prompt_format
 from hakari.runner.rundir import Mark, RunWriter
 
 Span = tuple[Mark, Mark]
@@ -124,8 +124,9 @@ def _model_round(
 ) -> None:
     """One model's passes of every task in this round, their answers in the model's
     cells, each task's handed on as it finishes (a full run scores it at once)."""
-    on_model = ModelContext(ctx, backend, resolve_chat(backend, ctx.load.prompt_format))
     for task in ctx.tasks:
+        prompt_format = task_prompt_format(task.spec, ctx.load.prompt_format)
+        on_model = ModelContext(ctx, backend, resolve_chat(backend, prompt_format))
         for decodings, cells in schedule.passes(task, round_index):
             label = schedule.label(model, task.name, decodings, round_index)
             answers = grids.answers(model, task.name, decodings)

@@ -5,7 +5,7 @@ first blank line, llm-jp-eval's answer), or for a label task
 as soon as the extracted label is decided (`stop_after`); constrained: the
 template's regex masks the tokens; loglik: score every verbalisation and keep the most
 likely one, as if the model had said it. Whether a prompt goes in as chat messages is
-decided once per model (`resolve_chat`).
+decided once per model and task (`resolve_chat`, `task_prompt_format`).
 """
 
 from __future__ import annotations
@@ -25,9 +25,16 @@ from hakari.backends.cache import cached_loglik
 from hakari.errors import HakariInputError
 from hakari.runner.options import Decoding
 from hakari.tasks.prompts import RenderedPrompt
+from hakari.tasks.spec import TaskSpec
 
 if TYPE_CHECKING:
     from hakari.runner.context import ModelContext
+
+
+def task_prompt_format(spec: TaskSpec, run_format: PromptFormat) -> PromptFormat:
+    """The prompt format of a task's requests: the task's own (a protocol's plain text)
+    under the run's `auto`, else the run's."""
+    return spec.prompt_format if run_format == "auto" and spec.prompt_format else run_format
 
 
 def resolve_chat(backend: Backend, prompt_format: PromptFormat) -> bool:

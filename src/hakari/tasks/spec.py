@@ -236,6 +236,10 @@ class TaskSpec(_Strict):
     # mode's normalisation), or llm-jp-eval's rule: the text before the first blank
     # line, stripped, NFKC (`tasks/extract.py`)
     answer_cut: Literal["regex", "blank-line"] = "regex"
+    # a protocol that sends its prompt as plain text (llm-jp-eval's: transformers'
+    # text-generation pipeline, no chat template): a run's `--prompt-format auto` sends
+    # this task's prompts so to every model; an explicit `--prompt-format` wins
+    prompt_format: Literal["completion"] | None = None
 
     @field_validator("space")
     @classmethod
