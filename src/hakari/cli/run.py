@@ -181,7 +181,14 @@ class Loading:
     no_cache: NoCacheOption = not LOAD.use_cache
     cache_dir: CacheDirOption = None  # LOAD.cache_dir
     prompt_format: Annotated[
-        str, typer.Option("--prompt-format", help="completion, chat or auto.")
+        str,
+        typer.Option(
+            "--prompt-format",
+            help=(
+                "completion, chat or auto (a model's chat template where it has one; a "
+                "task whose protocol is plain text, a jaster set, as its file says)."
+            ),
+        ),
     ] = LOAD.prompt_format
     dtype: Annotated[
         str | None,
