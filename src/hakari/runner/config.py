@@ -93,8 +93,9 @@ def _task_prompt_formats(
 def answer_limits(task: Task, plan: PlanOptions) -> GenerationBudget:
     """The length limits of the task's answers (results.json's `generation_budgets`; not
     the grid's cell budget, `plan.Plan.grid_budget`): the answer's characters (after
-    leading whitespace) and the token cap; greedy stops at a newline only after the
-    first non-whitespace character, constrained where the regex ends. Templates with a
+    leading whitespace) and the token cap; greedy stops at the task's stop string
+    (`TaskSpec.greedy_stop`) only after the first non-whitespace character, constrained
+    where the regex ends. Templates with a
     budget of their own are listed under `templates`."""
     per_template = {
         t.id: TemplateBudget(
