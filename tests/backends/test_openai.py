@@ -153,6 +153,35 @@ def test_client_errors_fail_at_once_without_the_key(
     b.close()
 
 
+def test_a_chat_only_model_asked_for_a_text_completion_is_told_to_use_chat(
+    servers: list[StubServer],
+) -> None:
+    # OpenAI's answer when a chat model gets a /completions request (a jaster set's plain
+    # text under --prompt-format auto): the line names the option that fixes it
+    refusal = "This is a chat model and not supported in the v1/completions endpoint."
+
+    def respond(seen: Seen) -> Reply:
+        if seen.path.endswith("/chat/completions"):
+            return echo_prompt(seen)
+        return Reply(404, {"error": {"message": refusal}})
+
+    server = serve(servers, respond)
+    b = backend(server.url)
+    with pytest.raises(ServerError, match=r"takes chat requests only.*--prompt-format chat"):
+        b.generate(requests(1))
+    b.close()
+    b = backend(server.url, fmt="chat")
+    req = GenerationRequest(prompt="p0", messages=(Message("user", "p0"),), max_new_tokens=8)
+    assert b.generate([req])[0].text == " p0"
+    b.close()
+    # a 404 of a chat request, or one that does not speak of chat, keeps the URL hint
+    lost = serve(servers, lambda seen: Reply(404, {"error": {"message": "no such chat route"}}))
+    b = backend(lost.url, fmt="chat")
+    with pytest.raises(ServerError, match=r"not found \(404.*ends in /v1"):
+        b.generate([req])
+    b.close()
+
+
 def test_checked_before_the_run(servers: list[StubServer]) -> None:
     unauthorized = serve(
         servers, lambda s: Reply(401, {"error": {"message": f"no {SECRET}"}}), models_too=True

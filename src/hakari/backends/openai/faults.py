@@ -101,6 +101,13 @@ def fatal_message(exc: BaseException, *, url: str, model: str, regex_field: str)
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
         detail = server_detail(exc)
+        if status in (400, 404) and _chat_only(exc, detail):
+            return (
+                f"{url}: model {model!r} takes chat requests only (the server refused a "
+                f"text completion, {status}: {detail}); add --prompt-format chat (under auto, "
+                "a task whose file says `prompt_format: completion`, as every jaster set's "
+                "does, goes to /completions)"
+            )
         if status == 401:
             return (
                 f"{url}: the server refused the API key (401: {detail}); set HAKARI_API_KEY "
@@ -122,6 +129,14 @@ def fatal_message(exc: BaseException, *, url: str, model: str, regex_field: str)
             )
         return f"{url}: the server rejected the request ({status}: {detail})"
     return f"{url}: {type(exc).__name__}: {exc}"
+
+
+def _chat_only(exc: openai.APIStatusError, detail: str) -> bool:
+    """A text-completion request refused because the model is a chat model (OpenAI's
+    404 "This is a chat model and not supported in the v1/completions endpoint")."""
+    path = exc.response.request.url.path
+    completion = path.endswith("/completions") and not path.endswith("/chat/completions")
+    return completion and "chat" in detail.lower()
 
 
 def server_detail(exc: openai.APIStatusError) -> str:
