@@ -12,16 +12,22 @@ the other for its front end, so the suite's two vLLM groups, side by side on two
 shared core 0 while core 1 idled (docs/results/test-times.md: the two runs side by side in
 363 and 172 s pinned, 297 and 109 s unbound; alone 298 and 118). Unbound, an engine computes
 with the worker's one OpenMP thread (`OMP_NUM_THREADS`, tests/helpers/workers.py) where
-the kernel puts it.
+the kernel puts it. vLLM's engine and front end talk over ZMQ sockets it makes in
+`VLLM_RPC_BASE_PATH` (default: the temp folder) and leaves behind when a process is killed
+(42 a suite run): here they go into one folder per test process, removed when it exits.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import functools
 import json
 import os
+import shutil
 import signal
 import subprocess
+import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator, Sequence
@@ -88,6 +94,15 @@ def vllm_python() -> Path:
     return python
 
 
+@functools.cache
+def _rpc_dir() -> Path:
+    """This process's folder for vLLM's sockets (short: a socket's path has at most 107
+    bytes, and vLLM adds a 36-character name), removed when the process exits."""
+    folder = Path(tempfile.mkdtemp(prefix="hakari-vllm-rpc-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
+
+
 def venv_env(cache_dir: Path | None = None) -> dict[str, str]:
     """The environment of a process in the vLLM venv: this checkout's hakari, offline, and
     none of the caller's own hakari settings (CI exports HAKARI_CACHE_DIR; a test's run
@@ -102,6 +117,7 @@ def venv_env(cache_dir: Path | None = None) -> dict[str, str]:
         "VLLM_DO_NOT_TRACK": "1",
     }
     env.setdefault("VLLM_CPU_OMP_THREADS_BIND", "nobind")
+    env.setdefault("VLLM_RPC_BASE_PATH", str(_rpc_dir()))
     if cache_dir is not None:
         env["HAKARI_CACHE_DIR"] = str(cache_dir)
     return env
