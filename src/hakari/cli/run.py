@@ -145,7 +145,13 @@ def limit_option(text: str | None) -> Limit:
 
 
 def plan_options(
-    templates: str, decoding: str, rows: Rows, stats: Statistics, grid: GridPlan
+    templates: str,
+    decoding: str,
+    rows: Rows,
+    stats: Statistics,
+    grid: GridPlan,
+    *,
+    vary_format: bool = False,
 ) -> PlanOptions:
     """The `PlanOptions` of `hakari run`'s plan groups."""
     return PlanOptions(
@@ -161,6 +167,7 @@ def plan_options(
         grid_budget=grid.budget,
         target_ci=grid.target_ci,
         until_decided=grid.until_decided,
+        vary_prompt_format=vary_format,
     )
 
 
@@ -377,8 +384,22 @@ def run(
         str | None, typer.Option("--tasks", "-t", help="Task names or YAML paths, comma-separated.")
     ] = None,
     templates: Annotated[
-        str, typer.Option("--templates", help="'all' or template ids, comma-separated.")
+        str,
+        typer.Option(
+            "--templates",
+            help="'all', template ids (comma-separated), or space:N / space:all (a sample of "
+            "a task's prompt space).",
+        ),
     ] = str(PLAN.templates),
+    vary_prompt_format: Annotated[
+        bool,
+        typer.Option(
+            "--vary-prompt-format",
+            help="Give each task's prompt space the dimension prompt_format (completion: "
+            "plain text, chat: the model's chat template), so the spread over templates "
+            "and its dimensions include it; with space:N or generated ids.",
+        ),
+    ] = PLAN.vary_prompt_format,
     decoding: Annotated[
         str, typer.Option("--decoding", help="greedy, constrained, loglik, all (comma-separated).")
     ] = ",".join(DEFAULT_DECODINGS),
@@ -408,7 +429,9 @@ def run(
         with _display(view) as on_progress:
             options = EvalOptions(
                 load=loading.options(serving),
-                plan=plan_options(templates, decoding, rows, statistics, grid),
+                plan=plan_options(
+                    templates, decoding, rows, statistics, grid, vary_format=vary_prompt_format
+                ),
                 output=display.options(view, on_progress),
             )
             run_tasks = split_csv(tasks) if tasks else list(DEFAULT_TASKS)

@@ -27,7 +27,7 @@ from hakari.runner.collect import Pass, run_decodings
 from hakari.runner.context import ModelContext, RunContext
 from hakari.runner.grids import RunGrids
 from hakari.runner.plan import Schedule
-from hakari.runner.requests import resolve_chat, task_prompt_format
+from hakari.runner.requests import check_template_formats, resolve_chat, task_prompt_format
 from hakari.runner.rundir import Mark, RunWriter
 
 Span = tuple[Mark, Mark]
@@ -126,6 +126,7 @@ def _model_round(
     cells, each task's handed on as it finishes (a full run scores it at once)."""
     for task in ctx.tasks:
         prompt_format = task_prompt_format(task.spec, ctx.load.prompt_format)
+        check_template_formats(task, backend)
         on_model = ModelContext(ctx, backend, resolve_chat(backend, prompt_format))
         for decodings, cells in schedule.passes(task, round_index):
             label = schedule.label(model, task.name, decodings, round_index)

@@ -118,13 +118,17 @@ def _prepare(
     )  # fmt: skip
     decodings = asked.decoding_list
     loaded = [
-        expand_task(task, asked.templates, data_dir=asked.data_path) for task in load_tasks(tasks)
+        expand_task(
+            task, asked.templates, data_dir=asked.data_path, vary_format=asked.vary_prompt_format
+        )
+        for task in load_tasks(tasks)
     ]
     preflight.check_tasks(loaded, asked, decodings)
     if plan.budgeted:
         _check_estimable(loaded)
     running = preflight.running_decodings(loaded, decodings)
     preflight.check_models(models, load, running, builtin_loader=backend_factory is None)
+    preflight.check_template_formats(models, loaded, load, builtin_loader=backend_factory is None)
     check_compared_models(len(models), asked.n_boot, "--model")
     if backend_factory is None:
         preflight.check_context(models, loaded, options)

@@ -5,7 +5,8 @@ first blank line, llm-jp-eval's answer), or for a label task
 as soon as the extracted label is decided (`stop_after`); constrained: the
 template's regex masks the tokens; loglik: score every verbalisation and keep the most
 likely one, as if the model had said it. Whether a prompt goes in as chat messages is
-decided once per model and task (`resolve_chat`, `task_prompt_format`).
+decided once per model and task (`resolve_chat`, `task_prompt_format`), unless its
+template says (a space's `prompt_format` dimension: `messages`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from hakari.backends.base import (
 from hakari.backends.cache import cached_loglik
 from hakari.errors import HakariInputError
 from hakari.runner.options import Decoding
+from hakari.tasks.loader import Task
 from hakari.tasks.prompts import RenderedPrompt
 from hakari.tasks.spec import TaskSpec
 
@@ -47,8 +49,25 @@ def resolve_chat(backend: Backend, prompt_format: PromptFormat) -> bool:
     return prompt_format == "chat" or (prompt_format == "auto" and supports_chat)
 
 
-def messages(text: str, use_chat: bool) -> tuple[Message, ...] | None:
-    return (Message("user", text),) if use_chat else None
+def messages(rp: RenderedPrompt, use_chat: bool) -> tuple[Message, ...] | None:
+    """The prompt as one user message, or None (plain text): the template's own format
+    (a space's `prompt_format` level) where it has one, else the model and task's."""
+    chat = use_chat if rp.prompt_format is None else rp.prompt_format == "chat"
+    return (Message("user", rp.text),) if chat else None
+
+
+def check_template_formats(task: Task, backend: Backend) -> None:
+    """A task whose templates ask for chat messages runs on a model that has a chat
+    template (preflight says so before loading where the model's files tell)."""
+    if any(t.prompt_format == "chat" for t in task.spec.templates) and not getattr(
+        backend, "supports_chat", False
+    ):
+        raise HakariInputError(
+            f"task {task.name}: its templates' `prompt_format` level `chat` needs a chat "
+            f"template; model {backend.identity.name} has none",
+            file=str(task.path),
+            field="space.dimensions.prompt_format",
+        )
 
 
 def request_needs(decodings: Sequence[Decoding]) -> Needs:
@@ -61,7 +80,7 @@ def generation_request(rp: RenderedPrompt, decoding: Decoding, use_chat: bool) -
     constrained = decoding == "constrained"
     return GenerationRequest(
         prompt=rp.text,
-        messages=messages(rp.text, use_chat),
+        messages=messages(rp, use_chat),
         max_new_tokens=rp.max_new_tokens,
         max_new_chars=rp.max_new_chars,
         stop=() if constrained else rp.stop,
@@ -84,7 +103,7 @@ def loglik_outputs(
             LoglikRequest(
                 prompt=rp.text,
                 continuations=tuple(rp.answers),
-                messages=messages(rp.text, ctx.use_chat),
+                messages=messages(rp, ctx.use_chat),
             )
         )
     run = ctx.run

@@ -58,6 +58,8 @@ class PlanOptions:
     grid_budget: str | float | int | None = None
     target_ci: float | None = None
     until_decided: bool = False
+    # each task's prompt space gets the dimension `prompt_format` (completion, chat)
+    vary_prompt_format: bool = False
 
     @property
     def decoding_list(self) -> tuple[Decoding, ...]:

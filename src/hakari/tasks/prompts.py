@@ -35,6 +35,7 @@ class RenderedPrompt:
     # request's `stop_after`); None for other answer types
     decided_stop: StopAfter | None = None
     stop: tuple[str, ...] = ("\n",)  # a free answer's stop strings (`TaskSpec.greedy_stop`)
+    prompt_format: str | None = None  # the template's own (a space's level), else None
 
 
 class _FieldView(dict[str, Any]):
@@ -87,6 +88,7 @@ def render(spec: TaskSpec, template: Template, row: Row, index: int) -> Rendered
         max_new_chars=spec.max_chars_for(template),
         decided_stop=decided_answer_stop(regex) if spec.answer_type == "label" else None,
         stop=spec.greedy_stop,
+        prompt_format=template.prompt_format,
     )
 
 

@@ -26,7 +26,15 @@ from hakari.errors import HakariInputError
 from hakari.tasks.choices import GOLD_FIELD, choice_field
 from hakari.tasks.data import Row, get_path, iter_rows
 from hakari.tasks.loader import Task, check_answer_keys
-from hakari.tasks.spacelevels import ChoiceOrder, Enumerator, Layout, Level, Levels, TemplateParts
+from hakari.tasks.spacelevels import (
+    PROMPT_FORMAT_DIMENSION,
+    ChoiceOrder,
+    Enumerator,
+    Layout,
+    Level,
+    Levels,
+    TemplateParts,
+)
 from hakari.tasks.spacesample import check_template_count, select_levels
 from hakari.tasks.spacespec import (
     SLOT,
@@ -40,10 +48,28 @@ from hakari.tasks.spec import LabelValue, TaskSpec, Template
 
 
 def expand_task(
-    task: Task, wanted: str | Sequence[str] | None, *, data_dir: Path | None = None
+    task: Task,
+    wanted: str | Sequence[str] | None,
+    *,
+    data_dir: Path | None = None,
+    vary_format: bool = False,
 ) -> Task:
     """The task with the templates `wanted` asks for from its space put in place of its
-    hand-written ones; a task without a space (or asked for hand-written ids) unchanged."""
+    hand-written ones; a task without a space (or asked for hand-written ids) unchanged.
+    `vary_format` (`--vary-prompt-format`): the space gets the dimension `prompt_format`
+    (completion, chat) unless it has one, and only its templates are taken."""
+    if vary_format:
+        expanded = expand_task(_with_format_dimension(task), wanted, data_dir=data_dir)
+        hand_written = next((t.id for t in expanded.spec.templates if t.levels is None), None)
+        if hand_written is not None:
+            raise HakariInputError(
+                f"--vary-prompt-format varies a prompt space's templates; template "
+                f"{hand_written} of task {task.name} is hand-written: ask for space:N, "
+                "space:all or generated ids",
+                file=str(task.path),
+                field="--templates",
+            )
+        return expanded
     spec = task.spec
     space = spec.space
     check_template_count(
@@ -75,6 +101,22 @@ def expand_task(
             return task
         kept = [t for t in spec.templates if t.id in ids]
     return _with_templates(task, kept + build_templates(task, chosen, data_dir=data_dir))
+
+
+def _with_format_dimension(task: Task) -> Task:
+    space = task.spec.space
+    if space is None:
+        raise HakariInputError(
+            f"--vary-prompt-format: task {task.name} has no prompt space (its templates are "
+            "hand-written)",
+            file=str(task.path),
+            field="--vary-prompt-format",
+        )
+    if "prompt_format" in space.dimensions:  # the file's own
+        return task
+    dimensions = {**space.dimensions, "prompt_format": dict(PROMPT_FORMAT_DIMENSION)}
+    wider = space.model_copy(update={"dimensions": dimensions})
+    return replace(task, spec=task.spec.model_copy(update={"space": wider}))
 
 
 def check_space(task: Task) -> None:
@@ -171,7 +213,7 @@ def _check_templates_differ(task: Task, templates: Sequence[Template]) -> None:
     "Q: " and an empty question tag, against the reverse)."""
     seen: dict[tuple[Any, ...], str] = {}
     for t in templates:
-        key = (t.prompt, t.regex, tuple((t.answers or {}).items()))
+        key = (t.prompt, t.regex, tuple((t.answers or {}).items()), t.prompt_format)
         if key in seen:
             raise HakariInputError(
                 f"templates {seen[key]} and {t.id} are the same prompt: their levels add up "
@@ -253,6 +295,7 @@ def build_template(
             regex=shown.regex,
             answers=shown.answers,
             levels=dict(levels),
+            prompt_format=parts.prompt_format,
         )
     except ValidationError as exc:
         raise HakariInputError(

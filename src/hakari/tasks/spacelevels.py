@@ -5,10 +5,11 @@ A dimension's kind follows from its name, once (`kind_of`): `enumerator` (the ch
 symbols: the answer regex and the answers map), `choice_order` (a permutation of the
 choices, the gold remapped), `shots` (how many worked examples precede the question),
 `layout` (the prompt's frame: its `prefix` and `block` and how a worked example ends,
-in place of the space's own); every other dimension is text, put where a layout names
-it (`{instruction}`, or any dimension a user adds), and the text of `separator` also
-joins the choice lines. `enumerator` and `choice_order` need choices; a generation
-task's space has the others.
+in place of the space's own), `prompt_format` (`completion`: the prompt as plain text;
+`chat`: as a user message in the model's chat template); every other dimension is
+text, put where a layout names it (`{instruction}`, or any dimension a user adds), and
+the text of `separator` also joins the choice lines. `enumerator` and `choice_order`
+need choices; a generation task's space has the others.
 
 A level is written as a built-in level's name (`ja_plain`, `upper`, `reversed`, `3`) or as
 a one-key mapping `{name: value}` of the user's own (`parse_level`). Text levels,
@@ -23,7 +24,7 @@ import random
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, Literal
 
 LEVEL_NAME = re.compile(r"[0-9A-Za-z_]+")  # matched whole (`fullmatch`: no trailing "\n")
 MAX_SHOTS = 64
@@ -136,6 +137,7 @@ class TemplateParts:
     order: ChoiceOrder
     layout: Layout  # the space's own, unless a `layout` level gives another
     shots: int = 0
+    prompt_format: Literal["completion", "chat"] | None = None  # None: the run's
 
     @property
     def separator(self) -> str:
@@ -143,7 +145,7 @@ class TemplateParts:
         return self.texts.get("separator", "\n")
 
 
-# --- the four kinds -------------------------------------------------------------------
+# --- the kinds -----------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -311,6 +313,38 @@ class Shots:
         return []
 
 
+PromptFormatName = Literal["completion", "chat"]
+PROMPT_FORMATS: tuple[PromptFormatName, ...] = ("completion", "chat")
+
+
+@dataclass(frozen=True)
+class PromptFormatLevel:
+    """How the prompt goes to the model: `completion` (plain text) or `chat` (one user
+    message in the model's chat template), whatever the run's `--prompt-format` says."""
+
+    name: PromptFormatName
+
+    @classmethod
+    def builtin(cls, dim: str, name: str) -> PromptFormatLevel:
+        for known in PROMPT_FORMATS:
+            if name == known:
+                return cls(known)
+        raise ValueError(f"unknown prompt format {name!r} (completion, chat)")
+
+    @classmethod
+    def own(cls, dim: str, name: str, value: Any) -> PromptFormatLevel:
+        raise ValueError(f"dimension {dim!r} takes built-in level names only, not {name!r}")
+
+    def render(self, dim: str, parts: TemplateParts) -> None:
+        parts.prompt_format = self.name
+
+    def effect(self, k: int, seed: int) -> object:
+        return self.name
+
+    def format_texts(self) -> list[str]:
+        return []
+
+
 _LAYOUT_KEYS = {"prefix", "block", "answer_prefix", "shot_end"}
 
 
@@ -365,22 +399,31 @@ class Layout:
         return [self.prefix, self.block, self.answer_prefix or "", self.shot_end]
 
 
-Level = TextLevel | Enumerator | ChoiceOrder | Shots | Layout
-LevelKind = type[TextLevel] | type[Enumerator] | type[ChoiceOrder] | type[Shots] | type[Layout]
+Level = TextLevel | Enumerator | ChoiceOrder | Shots | Layout | PromptFormatLevel
+LevelKind = (
+    type[TextLevel]
+    | type[Enumerator]
+    | type[ChoiceOrder]
+    | type[Shots]
+    | type[Layout]
+    | type[PromptFormatLevel]
+)
 
 KINDS: dict[str, LevelKind] = {
     "enumerator": Enumerator,
     "choice_order": ChoiceOrder,
     "shots": Shots,
     "layout": Layout,
+    "prompt_format": PromptFormatLevel,
 }
+PROMPT_FORMAT_DIMENSION = {name: PromptFormatLevel(name) for name in PROMPT_FORMATS}
 CHOICE_KINDS = ("enumerator", "choice_order")  # dimensions that need choices
 DEFAULT_ENUMERATOR = Enumerator.builtin("enumerator", "upper")
 GIVEN = ChoiceOrder("given")
 
 
 def kind_of(dim: str) -> LevelKind:
-    """The kind of a dimension's levels: its own for the three with a meaning, else text."""
+    """The kind of a dimension's levels: its own for those with a meaning, else text."""
     return KINDS.get(dim, TextLevel)
 
 

@@ -139,6 +139,9 @@ class Template(_Strict):
     max_new_chars: int | None = Field(default=None, ge=1, le=4096)
     # a template of a space: dimension -> level (its id is the levels joined by ".")
     levels: dict[str, str] | None = None
+    # a space's `prompt_format` level: plain text or a chat message, whatever the run's
+    # `--prompt-format` (None: the run's, or the task's `prompt_format`)
+    prompt_format: Literal["completion", "chat"] | None = None
 
     @model_validator(mode="after")
     def _id_form(self) -> Template:
