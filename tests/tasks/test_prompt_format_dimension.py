@@ -142,3 +142,19 @@ def test_cli_refuses_a_model_without_a_chat_template_in_one_line(tmp_path: Path)
     assert "model 'gemma3-270m' has none" in out.output
     assert len(out.output.strip().splitlines()) <= 3
     assert not (tmp_path / "o").exists()
+
+
+def test_a_hand_written_template_may_say_its_own_format(tmp_path: Path) -> None:
+    own = HAND_WRITTEN + '    prompt_format: chat\n  - id: 1-4\n    prompt: "{input}"\n'
+    own += '    regex: "[^\\\\n]{1,200}"\n'
+    backend = FakeBackend(right_only_in_chat, supports_chat=True)
+    results = hakari.evaluate(
+        models=["stand-in"], tasks=[str(gen_task(tmp_path, extra=PLAIN_TEXT + "\n" + own))],
+        decodings=["greedy"], templates=["0-4", "1-4"], limit=2, n_boot=0, use_cache=False,
+        backend_factory=lambda spec: backend,
+    )  # fmt: skip
+    scores = results.models["stand-in"].tasks["gen"].decodings["greedy"].templates
+    assert {tid: t.metrics["llmjp_exact_match"] for tid, t in scores.items()} == {
+        "0-4": 1.0,
+        "1-4": 0.0,
+    }
