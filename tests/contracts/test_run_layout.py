@@ -77,7 +77,7 @@ def test_hakari_run_takes_grouped_options_and_shared_ones_are_declared_once() ->
     from hakari.cli.run import run
 
     assert len(inspect.signature(run.__wrapped__).parameters) <= 10
-    assert len(inspect.signature(run).parameters) == 37  # what typer sees: every option
+    assert len(inspect.signature(run).parameters) == 38  # what typer sees: every option
     for module in (score, finetune, pfgen):
         assert "CacheDirOption" in vars(module), module.__name__
     text = "".join(p.read_text(encoding="utf-8") for p in (REPO / "src/hakari/cli").glob("*.py"))

@@ -197,6 +197,15 @@ class Loading:
             ),
         ),
     ] = LOAD.prompt_format
+    vary_prompt_format: Annotated[
+        bool,
+        typer.Option(
+            "--vary-prompt-format",
+            help="Give each task's prompt space the dimension prompt_format (completion: "
+            "plain text, chat: the model's chat template), so the spread over templates "
+            "and its dimensions include it; with space:N or generated ids.",
+        ),
+    ] = PLAN.vary_prompt_format  # a PlanOptions field, shown beside --prompt-format
     dtype: Annotated[
         str | None,
         typer.Option(
@@ -391,15 +400,6 @@ def run(
             "a task's prompt space).",
         ),
     ] = str(PLAN.templates),
-    vary_prompt_format: Annotated[
-        bool,
-        typer.Option(
-            "--vary-prompt-format",
-            help="Give each task's prompt space the dimension prompt_format (completion: "
-            "plain text, chat: the model's chat template), so the spread over templates "
-            "and its dimensions include it; with space:N or generated ids.",
-        ),
-    ] = PLAN.vary_prompt_format,
     decoding: Annotated[
         str, typer.Option("--decoding", help="greedy, constrained, loglik, all (comma-separated).")
     ] = ",".join(DEFAULT_DECODINGS),
@@ -430,7 +430,12 @@ def run(
             options = EvalOptions(
                 load=loading.options(serving),
                 plan=plan_options(
-                    templates, decoding, rows, statistics, grid, vary_format=vary_prompt_format
+                    templates,
+                    decoding,
+                    rows,
+                    statistics,
+                    grid,
+                    vary_format=loading.vary_prompt_format,
                 ),
                 output=display.options(view, on_progress),
             )

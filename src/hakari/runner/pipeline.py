@@ -28,6 +28,7 @@ from hakari.runner.loop import LoopState, run_loop
 from hakari.runner.options import DEFAULT_MODEL, DEFAULT_TASKS, BackendFactory
 from hakari.runner.plan import Plan, Schedule, check_budget_floor, make_plan, task_plan
 from hakari.runner.progress import caller_hook, progress_bars
+from hakari.runner.requests import check_formats_before_loading
 from hakari.runner.rundir import RunWriter, open_writer
 from hakari.runner.settings import EvalOptions
 from hakari.tasks.families import load_tasks
@@ -128,7 +129,7 @@ def _prepare(
         _check_estimable(loaded)
     running = preflight.running_decodings(loaded, decodings)
     preflight.check_models(models, load, running, builtin_loader=backend_factory is None)
-    preflight.check_template_formats(models, loaded, load, builtin_loader=backend_factory is None)
+    check_formats_before_loading(models, loaded, load, builtin_loader=backend_factory is None)
     check_compared_models(len(models), asked.n_boot, "--model")
     if backend_factory is None:
         preflight.check_context(models, loaded, options)

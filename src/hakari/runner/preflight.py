@@ -131,35 +131,6 @@ def check_models(
                 )
 
 
-def check_template_formats(
-    models: Sequence[str], tasks: Sequence[Task], load: LoadOptions, *, builtin_loader: bool
-) -> None:
-    """Templates that go in as chat messages (a space's `prompt_format` level `chat`) need
-    the models loaded with their chat templates, and each model to have one (where its
-    files tell before it loads)."""
-    chat = next(
-        (t for t in tasks if any(p.prompt_format == "chat" for p in t.spec.templates)), None
-    )
-    if chat is None:
-        return
-    file, field = str(chat.path), "space.dimensions.prompt_format"
-    if load.prompt_format == "completion":
-        raise HakariInputError(
-            f"--prompt-format completion loads every model without its chat template; task "
-            f"{chat.name}'s templates ask for chat (their `prompt_format` level): use auto",
-            file=file,
-            field=field,
-        )
-    for spec in models if builtin_loader else ():
-        if registry.has_chat_template(spec) is False:
-            raise HakariInputError(
-                f"task {chat.name}: its templates' `prompt_format` level `chat` needs a chat "
-                f"template; model {spec!r} has none",
-                file=file,
-                field=field,
-            )
-
-
 def check_context(models: Sequence[str], tasks: Sequence[Task], options: EvalOptions) -> None:
     """A task's answer budget leaves room for a prompt in each model's context, where
     it is known before the model loads (`registry.context_length`)."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from hakari.backends import registry
 from hakari.backends.base import (
     Backend,
     GenerationRequest,
@@ -23,6 +24,7 @@ from hakari.backends.base import (
     PromptFormat,
 )
 from hakari.backends.cache import cached_loglik
+from hakari.backends.options import LoadOptions
 from hakari.errors import HakariInputError
 from hakari.runner.options import Decoding
 from hakari.tasks.loader import Task
@@ -49,6 +51,35 @@ def resolve_chat(backend: Backend, prompt_format: PromptFormat) -> bool:
     return prompt_format == "chat" or (prompt_format == "auto" and supports_chat)
 
 
+def check_formats_before_loading(
+    models: Sequence[str], tasks: Sequence[Task], load: LoadOptions, *, builtin_loader: bool
+) -> None:
+    """Templates that go in as chat messages (a space's `prompt_format` level `chat`) need
+    the models loaded with their chat templates, and each model to have one (where its
+    files tell before it loads)."""
+    chat = next(
+        (t for t in tasks if any(p.prompt_format == "chat" for p in t.spec.templates)), None
+    )
+    if chat is None:
+        return
+    file, field = str(chat.path), "space.dimensions.prompt_format"
+    if load.prompt_format == "completion":
+        raise HakariInputError(
+            f"--prompt-format completion loads every model without its chat template; task "
+            f"{chat.name}'s templates ask for chat (their `prompt_format` level): use auto",
+            file=file,
+            field=field,
+        )
+    for spec in models if builtin_loader else ():
+        if registry.has_chat_template(spec) is False:
+            raise HakariInputError(
+                f"task {chat.name}: its templates' `prompt_format` level `chat` needs a chat "
+                f"template; model {spec!r} has none",
+                file=file,
+                field=field,
+            )
+
+
 def messages(rp: RenderedPrompt, use_chat: bool) -> tuple[Message, ...] | None:
     """The prompt as one user message, or None (plain text): the template's own format
     (a space's `prompt_format` level) where it has one, else the model and task's."""
@@ -58,7 +89,7 @@ def messages(rp: RenderedPrompt, use_chat: bool) -> tuple[Message, ...] | None:
 
 def check_template_formats(task: Task, backend: Backend) -> None:
     """A task whose templates ask for chat messages runs on a model that has a chat
-    template (preflight says so before loading where the model's files tell)."""
+    template (`check_formats_before_loading` says so earlier where its files tell)."""
     if any(t.prompt_format == "chat" for t in task.spec.templates) and not getattr(
         backend, "supports_chat", False
     ):
