@@ -7,8 +7,8 @@ min–max, each on the set's llm-jp-eval metric (the leaderboard view's).
     python scripts/jaster_table.py REFERENCE_RUN SPACE_RUN [MORE_REFERENCE SPACE ...]
 
 Each argument is a run folder or its results.json; runs are read in pairs (the reference
-run, then the space run); a set that ran in one run of a pair and not the other is left
-out with a line on standard error.
+run, then the space run, or `-` where the space has not run: its columns say `–`); a set
+that ran in one run of a pair and not the other is left out with a line on standard error.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from hakari.results import EvalResults
 
 DECODING = "greedy"
 FAMILY = "jaster"
+NO_SPACE = "-"  # in a space run's place: the set's space has not run
 
 
 def _interval(low: float | None, high: float | None) -> str:
@@ -38,12 +39,13 @@ def leaderboard_metrics(run: EvalResults, model: str) -> dict[str, str]:
     return {s: m for c in view.categories.values() for s, m in c.members.items()}
 
 
-def rows(reference: EvalResults, space: EvalResults) -> list[str]:
-    """One Markdown row per (set, model) that ran in both runs; a set in no category
-    (mgsm, commonsensemoralja) on its first metric, llm-jp-eval's."""
+def rows(reference: EvalResults, space: EvalResults | None) -> list[str]:
+    """One Markdown row per (set, model) that ran in both runs (in the reference run, where
+    the space did not run); a set in no category (mgsm, commonsensemoralja) on its first
+    metric, llm-jp-eval's."""
     out = []
-    for model, ran in space.models.items():
-        metrics = leaderboard_metrics(space, model)
+    for model, ran in (space or reference).models.items():
+        metrics = leaderboard_metrics(space or reference, model)
         for task, result in ran.tasks.items():
             metric = metrics.get(task, result.metrics[0])
             ref_task = reference.models.get(model)
@@ -54,11 +56,16 @@ def rows(reference: EvalResults, space: EvalResults) -> list[str]:
             ((template_id, template),) = ref.decodings[DECODING].templates.items()
             ci = (template.ci or {}).get(metric)
             ref_ci = _interval(ci.low, ci.high) if ci else ""
-            agg = result.decodings[DECODING].aggregate[metric]
-            out.append(
+            head = (
                 f"| `{task}` | {model} | {metric} | `{template_id}` "
                 f"{template.metrics[metric]:.3f}{ref_ci} "
-                f"| {agg.mean:.3f}{_interval(agg.ci_low, agg.ci_high)} | {agg.std:.3f} "
+            )
+            if space is None:
+                out.append(head + "| – | – | – | – | – |")
+                continue
+            agg = result.decodings[DECODING].aggregate[metric]
+            out.append(
+                head + f"| {agg.mean:.3f}{_interval(agg.ci_low, agg.ci_high)} | {agg.std:.3f} "
                 f"| {agg.sharpe:.3f}{_interval(agg.sharpe_ci_low, agg.sharpe_ci_high)} "
                 f"| {agg.min:.3f}–{agg.max:.3f} | {agg.n_templates} |"
             )
@@ -67,16 +74,22 @@ def rows(reference: EvalResults, space: EvalResults) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("runs", type=Path, nargs="+", help="reference run, space run, ...")
+    parser.add_argument(
+        "runs", nargs="+", help=f"reference run, space run (or {NO_SPACE}: not run), ..."
+    )
     args = parser.parse_args(argv)
     if len(args.runs) % 2:
         parser.error("runs come in pairs: a reference run, then its space run")
+    if NO_SPACE in args.runs[::2]:
+        parser.error(f"a pair starts with its reference run, not {NO_SPACE}")
+    given = [Path(r) for r in args.runs if r != NO_SPACE]
     try:  # every run read before the table starts: a bad one is one line, exit 2
-        loaded = load_inputs(args.runs)  # the reports' reader: one definition
-        if len(loaded.runs) != len(args.runs):
+        loaded = load_inputs(given)  # the reports' reader: one definition
+        if len(loaded.runs) != len(given):
             raise HakariInputError("a meta-evaluation file is not a run", field="runs")
-        runs = [run.results for run in loaded.runs]
-        pairs = list(zip(runs[::2], runs[1::2], strict=True))
+        read = iter([run.results for run in loaded.runs])
+        runs = [None if r == NO_SPACE else next(read) for r in args.runs]
+        pairs = [(ref, space) for ref, space in zip(runs[::2], runs[1::2], strict=True) if ref]
     except (OSError, HakariInputError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

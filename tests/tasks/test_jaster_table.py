@@ -59,6 +59,14 @@ def test_the_table_is_the_runs_numbers(tmp_path: Path, capsys: pytest.CaptureFix
     assert cells[6] == f"{a.sharpe:.3f} [{a.sharpe_ci_low:.3f}, {a.sharpe_ci_high:.3f}]"
     assert cells[7:] == [f"{a.min:.3f}–{a.max:.3f}", "16"]
     assert "niilc · stand-in: not in both runs" in err
+    # a set whose space has not run: its reference row, the space's columns empty
+    assert _script().main([str(tmp_path / "ref"), "-"]) == 0
+    out, _ = capsys.readouterr()
+    (alone,) = [line for line in out.splitlines() if line.startswith("| `jamp`")]
+    assert alone.startswith(row[: row.index(cells[3]) + len(cells[3])])
+    assert alone.endswith("| – | – | – | – | – |")
+    with pytest.raises(SystemExit):  # a pair starts with its reference run
+        _script().main(["-", str(tmp_path / "ref")])
     with pytest.raises(SystemExit):  # runs come in pairs
         _script().main([str(tmp_path / "ref")])
     capsys.readouterr()
