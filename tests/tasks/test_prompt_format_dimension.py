@@ -112,6 +112,10 @@ def test_what_cannot_vary_is_refused_before_any_model(tmp_path: Path) -> None:
         run(["demo_sentiment_en"])
     with pytest.raises(HakariInputError, match="template 0-4 of task gen is hand-written"):
         run([str(gen_task(tmp_path, extra=HAND_WRITTEN))], templates="0-4")
+    # the refusal names the asked template, not the file's first hand-written one
+    two = HAND_WRITTEN.replace("  - id: 0-4", "  - id: 0-0", 1) + HAND_WRITTEN.split("\n", 1)[1]
+    with pytest.raises(HakariInputError, match="template 0-4 of task gen is hand-written"):
+        run([str(gen_task(tmp_path, extra=two))], templates="0-4")
     with pytest.raises(HakariInputError, match="--prompt-format completion loads every model"):
         run([path], templates="space:4", prompt_format="completion")
     assert not loaded
@@ -158,3 +162,11 @@ def test_a_hand_written_template_may_say_its_own_format(tmp_path: Path) -> None:
         "0-4": 1.0,
         "1-4": 0.0,
     }
+    no_chat = FakeBackend(right_only_in_chat, supports_chat=False)
+    with pytest.raises(HakariInputError, match="template 0-4 goes in as chat") as refused:
+        hakari.evaluate(
+            models=["stand-in"], tasks=[str(gen_task(tmp_path, extra=PLAIN_TEXT + "\n" + own))],
+            decodings=["greedy"], templates=["0-4", "1-4"], limit=2, n_boot=0, use_cache=False,
+            backend_factory=lambda spec: no_chat,
+        )  # fmt: skip
+    assert refused.value.field is not None and refused.value.field.endswith("].prompt_format")

@@ -62,22 +62,16 @@ def check_formats_before_loading(
     )
     if chat is None:
         return
-    file, field = str(chat.path), "space.dimensions.prompt_format"
     if load.prompt_format == "completion":
         raise HakariInputError(
             f"--prompt-format completion loads every model without its chat template; task "
             f"{chat.name}'s templates ask for chat (their `prompt_format` level): use auto",
-            file=file,
-            field=field,
+            file=str(chat.path),
+            field="--prompt-format",
         )
     for spec in models if builtin_loader else ():
         if registry.has_chat_template(spec) is False:
-            raise HakariInputError(
-                f"task {chat.name}: its templates' `prompt_format` level `chat` needs a chat "
-                f"template; model {spec!r} has none",
-                file=file,
-                field=field,
-            )
+            raise _no_chat_template(chat, repr(spec))
 
 
 def messages(rp: RenderedPrompt, use_chat: bool) -> tuple[Message, ...] | None:
@@ -93,12 +87,23 @@ def check_template_formats(task: Task, backend: Backend) -> None:
     if any(t.prompt_format == "chat" for t in task.spec.templates) and not getattr(
         backend, "supports_chat", False
     ):
-        raise HakariInputError(
-            f"task {task.name}: its templates' `prompt_format` level `chat` needs a chat "
-            f"template; model {backend.identity.name} has none",
-            file=str(task.path),
-            field="space.dimensions.prompt_format",
-        )
+        raise _no_chat_template(task, backend.identity.name)
+
+
+def _no_chat_template(task: Task, model: str) -> HakariInputError:
+    """The one refusal for chat templates on a model without a chat template, naming the
+    first such template and where it says chat (a space level or its own field)."""
+    templates = task.spec.templates
+    i, chat = next((i, t) for i, t in enumerate(templates) if t.prompt_format == "chat")
+    field = (
+        f"templates[{i}].prompt_format" if chat.levels is None else "space.dimensions.prompt_format"
+    )
+    return HakariInputError(
+        f"task {task.name}: template {chat.id} goes in as chat messages (its `prompt_format` "
+        f"is chat), which needs a chat template; model {model} has none",
+        file=str(task.path),
+        field=field,
+    )
 
 
 def request_needs(decodings: Sequence[Decoding]) -> Needs:

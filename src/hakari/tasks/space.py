@@ -60,7 +60,16 @@ def expand_task(
     (completion, chat) unless it has one, and only its templates are taken."""
     if vary_format:
         expanded = expand_task(_with_format_dimension(task), wanted, data_dir=data_dir)
-        hand_written = next((t.id for t in expanded.spec.templates if t.levels is None), None)
+        asked = None if isinstance(wanted, str) and parse_selection(wanted) else wanted
+        asked_ids = {asked} if isinstance(asked, str) else set(asked or ["all"])
+        hand_written = next(
+            (
+                t.id
+                for t in expanded.spec.templates
+                if t.levels is None and (t.id in asked_ids or "all" in asked_ids)
+            ),
+            None,
+        )
         if hand_written is not None:
             raise HakariInputError(
                 f"--vary-prompt-format varies a prompt space's templates; template "
