@@ -25,6 +25,7 @@ from hakari.backends.base import GenerationRequest, apply_output_rules
 from hakari.backends.fake import FakeBackend
 from hakari.cli import app
 from hakari.errors import HakariInputError
+from hakari.interop.api import export_run
 from hakari.tasks.data import iter_rows
 from hakari.tasks.extract import blank_line_answer
 from hakari.tasks.families import load_tasks
@@ -355,6 +356,22 @@ def test_a_set_goes_to_a_chat_model_as_plain_text_unless_the_run_says_chat(
     assert {r.messages is not None for r in others} == {run_format != "completion"}
     recorded = results.config.task_prompt_formats
     assert recorded == ({"tiny_jaster": "completion"} if run_format == "auto" else None)
+    # an Every Eval Ever record says per task how its prompts went in
+    export_run(tmp_path / "run", "eee", tmp_path / "eee")
+    said = {}
+    for record in (tmp_path / "eee").rglob("*.json"):
+        aggregate = json.loads(record.read_text())
+        said[aggregate["evaluation_id"]] = aggregate["model_info"]["additional_details"]
+    by_task = {
+        task: details["hakari.task_prompt_format"]
+        for eid, details in said.items()
+        for task in ("tiny_jaster", "demo_sentiment_en")
+        if task in eid
+    }
+    assert by_task == {
+        "tiny_jaster": "chat" if as_chat else "completion",
+        "demo_sentiment_en": "completion" if run_format == "completion" else "chat",
+    }
 
 
 def test_family_runs_every_set_under_its_own_name() -> None:

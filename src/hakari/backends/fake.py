@@ -52,7 +52,12 @@ class FakeBackend:
         supports_chat: bool = False,
         loglik_scorer: LoglikScorer | None = None,
     ) -> None:
-        self.identity = ModelIdentity(backend="fake", name=name, revision=REVISION)
+        self.identity = ModelIdentity(
+            backend="fake",
+            name=name,
+            revision=REVISION,
+            prompt_format="chat" if supports_chat else "completion",
+        )
         self.supports_chat = supports_chat
         self.responder = responder
         self.loglik_scorer = loglik_scorer or shortest_wins

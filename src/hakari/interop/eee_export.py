@@ -197,6 +197,7 @@ def _aggregate(
                 "model_availability": "unknown",
                 **{f"{META}identity.{k}": v for k, v in identity.items()},
                 f"{META}model": model,
+                **_task_format(results, model, task),
             },
         },
         "evaluation_results": evaluation_results,
@@ -208,6 +209,16 @@ def _aggregate(
             "total_rows": n_rows,
         },
     }
+
+
+def _task_format(results: EvalResults, model: str, task: str) -> dict[str, str]:
+    """How the task's prompts went in: a task's own format (a jaster set's plain text)
+    wins over the one the model loaded with (`identity.prompt_format`); a space's
+    `prompt_format` level is in each template's levels."""
+    own = (results.config.task_prompt_formats or {}).get(task)
+    loaded = results.models[model].identity.get("prompt_format")
+    used = own or ("completion" if results.config.prompt_format == "completion" else loaded)
+    return {f"{META}task_prompt_format": str(used)} if used else {}
 
 
 def _decoding_results(
