@@ -96,8 +96,9 @@ def vllm_python() -> Path:
 
 @functools.cache
 def _rpc_dir() -> Path:
-    """This process's folder for vLLM's sockets (short: a socket's path has at most 107
-    bytes, and vLLM adds a 36-character name), removed when the process exits."""
+    """This process's folder for vLLM's sockets and temp files (short: a socket's path has
+    at most 107 bytes; vLLM adds a 36-character name, Ray ~60), removed when the process
+    exits."""
     folder = Path(tempfile.mkdtemp(prefix="hakari-vllm-rpc-"))
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
     return folder
@@ -118,6 +119,9 @@ def venv_env(cache_dir: Path | None = None) -> dict[str, str]:
     }
     env.setdefault("VLLM_CPU_OMP_THREADS_BIND", "nobind")
     env.setdefault("VLLM_RPC_BASE_PATH", str(_rpc_dir()))
+    # vLLM's shared-memory folders (vllm_dist_*) and Ray's session folders go to the
+    # temp folder: this one is removed with the process (in /tmp they outlived the suite)
+    env.setdefault("TMPDIR", str(_rpc_dir()))
     if cache_dir is not None:
         env["HAKARI_CACHE_DIR"] = str(cache_dir)
     return env
