@@ -878,3 +878,16 @@ def test_a_template_that_never_ran_has_no_fallback_rate(tmp_path: Path) -> None:
     dec.templates["0-1"] = dec.templates["0-1"].model_copy(update={"n": 0})
     rows = {r[0]: r for r in table_rows(task, dec)}
     assert rows["0-1"][-2] == "not run" and rows["0-0"][-2] == "100.0%"
+
+
+def test_a_decoding_no_task_can_run(tmp_path: Path, no_model_loads: list[str]) -> None:
+    """loglik on text-answer tasks only: nothing would be scored, so the run is refused
+    before any model loads (it ended in a traceback after loading every model)."""
+    task = mutate(answer_type="number", labels=None, metrics=["pearson"])
+    task["fallback"] = {"kind": "number", "value": 0}
+    for t in task["templates"]:
+        t.pop("answers")
+    path = write(tmp_path, task, [{"question": "a", "label": 1.5}, {"question": "b", "label": 2}])
+    code, out = invoke("--tasks", str(path), "--decoding", "loglik")
+    assert_one_line(code, out, "--decoding", "loglik applies to label tasks only", "number")
+    assert not no_model_loads

@@ -108,8 +108,8 @@ def check_models(
     models: Sequence[str], load: LoadOptions, decodings: Sequence[Decoding], *, builtin_loader: bool
 ) -> None:
     """Every spec resolves (with the built-in loader; a custom `backend_factory` owns its
-    specs) and can serve the decodings the run will ask of it (`running_decodings`) in
-    the prompt format asked for; none repeats (results are keyed by spec)."""
+    specs) and can serve the decodings the run will ask of it (`running_decodings`); none
+    repeats (results are keyed by spec). Prompt formats: `check_formats_before_loading`."""
     if not models:
         raise HakariInputError("no model given", field="--model")
     seen: dict[str, str] = {}
@@ -123,12 +123,6 @@ def check_models(
         _check_engine_options(models, load)
         for spec in models:
             registry.check_spec(spec, load, needs=request_needs(decodings))
-            if load.prompt_format == "chat" and registry.has_chat_template(spec) is False:
-                raise HakariInputError(
-                    f"--prompt-format chat: model {spec!r} has no chat template; use auto "
-                    "(chat where a model has a template) or completion",
-                    field="--prompt-format",
-                )
 
 
 def check_context(models: Sequence[str], tasks: Sequence[Task], options: EvalOptions) -> None:
@@ -183,8 +177,14 @@ def engines_together(models: Sequence[str], load: LoadOptions, keep_open: bool) 
 
 
 def running_decodings(tasks: Sequence[Task], decodings: Sequence[Decoding]) -> list[Decoding]:
-    """The decodings some task will run (`skip_reason`: loglik scores label tasks only)."""
-    return [d for d in decodings if any(skip_reason(d, t.spec.answer_type) is None for t in tasks)]
+    """The decodings some task will run (`skip_reason`: loglik scores label tasks only);
+    none is refused: the run would load every model to score nothing."""
+    kinds = [t.spec.answer_type for t in tasks]
+    running = [d for d in decodings if any(skip_reason(d, kind) is None for kind in kinds)]
+    if tasks and not running:
+        why = f"{skip_reason(decodings[0], kinds[0])} ({tasks[0].name}'s answers are {kinds[0]})"
+        raise HakariInputError(f"no task can run it: {why}", field="--decoding")
+    return running
 
 
 def check_tasks(tasks: Sequence[Task], plan: PlanOptions, decodings: Sequence[Decoding]) -> None:

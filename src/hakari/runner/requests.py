@@ -54,9 +54,16 @@ def resolve_chat(backend: Backend, prompt_format: PromptFormat) -> bool:
 def check_formats_before_loading(
     models: Sequence[str], tasks: Sequence[Task], load: LoadOptions, *, builtin_loader: bool
 ) -> None:
-    """Templates that go in as chat messages (a space's `prompt_format` level `chat`) need
-    the models loaded with their chat templates, and each model to have one (where its
-    files tell before it loads)."""
+    """`--prompt-format chat`, and templates that go in as chat messages (a space's
+    `prompt_format` level `chat`), need each model to have a chat template (where its
+    files tell before it loads); such templates need the models loaded with it."""
+    for spec in models if builtin_loader and load.prompt_format == "chat" else ():
+        if registry.has_chat_template(spec) is False:
+            raise HakariInputError(
+                f"--prompt-format chat: model {spec!r} has no chat template; use auto "
+                "(chat where a model has a template) or completion",
+                field="--prompt-format",
+            )
     chat = next(
         (t for t in tasks if any(p.prompt_format == "chat" for p in t.spec.templates)), None
     )
