@@ -11,7 +11,8 @@ out here so hakari needs neither package:
    `1 - (len1 + len2 - 2 * LCS) / (len1 + len2)` over characters.
 
 So char_f1 is in steps of 0.01. tests/scoring/test_llmjp_metrics.py checks it against
-fuzzywuzzy and rapidfuzz themselves where they are installed.
+fuzzywuzzy itself on 3,000 random pairs (the `dev` extra installs it: GPL-2.0, so a test
+oracle only, never imported here).
 """
 
 from __future__ import annotations
