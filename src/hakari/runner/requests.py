@@ -57,28 +57,28 @@ def check_formats_before_loading(
     """`--prompt-format chat`, and templates that go in as chat messages (a space's
     `prompt_format` level `chat`), need each model to have a chat template (where its
     files tell before it loads); such templates need the models loaded with it."""
-    for spec in models if builtin_loader and load.prompt_format == "chat" else ():
-        if registry.has_chat_template(spec) is False:
-            raise HakariInputError(
-                f"--prompt-format chat: model {spec!r} has no chat template; use auto "
-                "(chat where a model has a template) or completion",
-                field="--prompt-format",
-            )
     chat = next(
         (t for t in tasks if any(p.prompt_format == "chat" for p in t.spec.templates)), None
     )
-    if chat is None:
-        return
-    if load.prompt_format == "completion":
+    if chat is not None and load.prompt_format == "completion":
         raise HakariInputError(
             f"--prompt-format completion loads every model without its chat template; task "
             f"{chat.name}'s templates ask for chat (their `prompt_format` level): use auto",
             file=str(chat.path),
             field="--prompt-format",
         )
-    for spec in models if builtin_loader else ():
-        if registry.has_chat_template(spec) is False:
-            raise _no_chat_template(chat, repr(spec))
+    needs_one = chat is not None or load.prompt_format == "chat"
+    for spec in models if builtin_loader and needs_one else ():
+        if registry.has_chat_template(spec) is not False:
+            continue
+        if load.prompt_format == "chat":
+            raise HakariInputError(
+                f"--prompt-format chat: model {spec!r} has no chat template; use auto "
+                "(chat where a model has a template) or completion",
+                field="--prompt-format",
+            )
+        assert chat is not None
+        raise _no_chat_template(chat, repr(spec))
 
 
 def messages(rp: RenderedPrompt, use_chat: bool) -> tuple[Message, ...] | None:

@@ -26,6 +26,7 @@ from hakari.errors import HakariInputError
 from hakari.tasks.choices import GOLD_FIELD, choice_field
 from hakari.tasks.data import Row, get_path, iter_rows
 from hakari.tasks.loader import Task, check_answer_keys
+from hakari.tasks.prompts import select_templates
 from hakari.tasks.spacelevels import (
     PROMPT_FORMAT_DIMENSION,
     ChoiceOrder,
@@ -60,16 +61,8 @@ def expand_task(
     (completion, chat) unless it has one, and only its templates are taken."""
     if vary_format:
         expanded = expand_task(_with_format_dimension(task), wanted, data_dir=data_dir)
-        asked = None if isinstance(wanted, str) and parse_selection(wanted) else wanted
-        asked_ids = {asked} if isinstance(asked, str) else set(asked or ["all"])
-        hand_written = next(
-            (
-                t.id
-                for t in expanded.spec.templates
-                if t.levels is None and (t.id in asked_ids or "all" in asked_ids)
-            ),
-            None,
-        )
+        asked = select_templates(expanded.spec, wanted)
+        hand_written = next((t.id for t in asked if t.levels is None), None)
         if hand_written is not None:
             raise HakariInputError(
                 f"--vary-prompt-format varies a prompt space's templates; template "
