@@ -197,3 +197,18 @@ def test_a_bad_set_file_is_one_line_before_any_model(tmp_path: Path, case: str) 
     code, output = run(set_file(tmp_path, reader, name, **change))
     assert "nonexistent" not in output, output  # no model was touched
     assert_one_line(code, output, *needles)
+
+
+@pytest.mark.parametrize("doc_id", ["ABSOLUTE", "../knp/wiki0000/wiki00000001", "a b"])
+def test_an_id_list_cannot_name_a_file_outside_the_corpus(tmp_path: Path, doc_id: str) -> None:
+    """A document id is a file name: an absolute path or `../` in an id list would make
+    the reader open (and send to the model) a file outside the corpus."""
+    name = knp_corpus(tmp_path, "# S-ID:wiki00000001-00\nEOS\n")
+    elsewhere = tmp_path / "elsewhere" / "secret"
+    elsewhere.parent.mkdir()
+    elsewhere.with_suffix(".knp").write_text("# S-ID:secret-00\nEOS\n", encoding="utf-8")
+    line = str(elsewhere) if doc_id == "ABSOLUTE" else doc_id
+    (tmp_path / name).write_text(f"wiki00000001\n{line}\n", encoding="utf-8")
+    code, output = run(set_file(tmp_path, "wiki_reading", name))
+    assert "nonexistent" not in output, output
+    assert_one_line(code, output, "test.id", "line 2", "is not a document id")

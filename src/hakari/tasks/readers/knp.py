@@ -24,6 +24,9 @@ from hakari.errors import HakariInputError
 # rhoknp's feature value pattern, for the `NE` feature of a base phrase line
 _NE_FEATURE = re.compile(r"<NE:((?:[^>\\]|\\>?)+)>")
 _SID = re.compile(r"# S-ID: ?(\S*)")
+# a document id is a file name inside knp/ (the corpus's are `wiki` and digits): never a
+# path, so an id list cannot make the reader open a file elsewhere (`/home/…`, `../…`)
+_DOC_ID = re.compile(r"\w[\w-]*")
 
 
 class Morpheme(NamedTuple):
@@ -87,9 +90,17 @@ def documents(id_file: Path) -> Iterator[tuple[str, list[Sentence]]]:
 
 def _ids(id_file: Path) -> list[str]:
     try:
-        return [line for line in id_file.read_text(encoding="utf-8").splitlines() if line]
+        lines = id_file.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
         raise HakariInputError(f"cannot read the id list: {exc}", file=str(id_file)) from None
+    for number, line in enumerate(lines, start=1):
+        if line and not _DOC_ID.fullmatch(line):
+            raise HakariInputError(
+                f"line {number}: {line[:40]!r} is not a document id (letters, digits, _ and -;"
+                " a document is knp/<first 8 characters>/<id>.knp)",
+                file=str(id_file),
+            )
+    return [line for line in lines if line]
 
 
 def _sentences(path: Path) -> list[Sentence]:
