@@ -212,3 +212,15 @@ def test_an_id_list_cannot_name_a_file_outside_the_corpus(tmp_path: Path, doc_id
     code, output = run(set_file(tmp_path, "wiki_reading", name))
     assert "nonexistent" not in output, output
     assert_one_line(code, output, "test.id", "line 2", "is not a document id")
+
+
+def test_a_built_in_set_without_its_data_folder_says_where_to_point(tmp_path: Path) -> None:
+    """`--tasks jaster:jsem` with --data-dir pointing where no jaster/ is: the line names
+    the missing file and says that --data-dir is the folder that holds jaster/."""
+    code, output = within_deadline(
+        lambda: invoke(
+            "--tasks", "jaster:jsem", "--model", "hf:/nonexistent", "--data-dir", str(tmp_path)
+        )
+    )
+    assert "nonexistent" not in output, output
+    assert_one_line(code, output, "jaster/jsem/", "data file not found", "holds jaster/")

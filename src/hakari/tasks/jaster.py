@@ -96,7 +96,11 @@ def _stamps(paths: tuple[tuple[Path, ...], ...]) -> tuple[tuple[int, int], ...]:
         try:
             stat = path.stat()
         except OSError:
-            raise HakariInputError("data file not found", file=str(path)) from None
+            raise HakariInputError(
+                "data file not found (a jaster set is read from --data-dir, the folder that"
+                " holds jaster/; docs/japanese-leaderboards.md says where each set comes from)",
+                file=str(path),
+            ) from None
         out.append((stat.st_size, stat.st_mtime_ns))
     return tuple(out)
 
