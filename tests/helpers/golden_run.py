@@ -2,8 +2,9 @@
 
 `tests/fixtures/golden_run/results.json` was written by this run on `main` before the
 results.json statistics became typed models (issue 18); `tests/runner/test_results_json.py`
-reruns it and compares the bytes. Two fake models with hash-chosen answers (so `paired`
-and `alpha_sweep` exist, with verdicts both ways and a negative MCC mean), three tasks
+reruns it and compares the texts (floats up to the CPU's rounding: `assert_same_run`).
+Two fake models with hash-chosen answers (so `paired` and `alpha_sweep` exist, with
+verdicts both ways and a negative MCC mean), three tasks
 (label, number, text: loglik is skipped on two), greedy + constrained + loglik, a seeded
 `--sample`, a small bootstrap. `normalize` replaces what differs between two runs of the
 same command by nature (the clock, the folder, the checkout, the library versions).
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 import sys
 from collections.abc import Callable
@@ -141,6 +143,30 @@ def normalize(text: str) -> str:
         folder = json.dumps(str(Path(path).parent))[:-1]  # the opening quote and the path
         text = text.replace(folder, json.dumps("<task folder>")[:-1])
     return text
+
+
+# a JSON float outside the integers (the integers, counts and seeds, must be equal)
+_FLOAT = re.compile(r"-?\d+(?:\.\d+(?:[eE][+-]?\d+)?|[eE][+-]?\d+)")
+# how far two CPUs' floats may be apart: numpy and OpenBLAS sum in SIMD lanes whose width
+# (AVX-512 or AVX2) sets the order of the additions, so a Pearson r can differ in its last
+# bit between two machines (0.9990570320527566 on one, ...568 on another); a statistic
+# computed from it may carry that difference a few digits further up
+FLOAT_TOLERANCE = 1e-12
+
+
+def assert_same_run(written: str, golden: str) -> None:
+    """`written` is the golden results.json (both normalized): every key, its order, every
+    string, integer and null the same, and every float equal up to the float rounding of
+    the CPU (`FLOAT_TOLERANCE`, relative and absolute)."""
+    written, golden = normalize(written), normalize(golden)
+    assert _FLOAT.split(written) == _FLOAT.split(golden)  # all but the floats, exactly
+    pairs = zip(_FLOAT.findall(written), _FLOAT.findall(golden), strict=True)
+    apart = [
+        (w, g)
+        for w, g in pairs
+        if not math.isclose(float(w), float(g), rel_tol=FLOAT_TOLERANCE, abs_tol=FLOAT_TOLERANCE)
+    ]
+    assert not apart, f"{len(apart)} floats differ beyond rounding, e.g. {apart[:3]}"
 
 
 if __name__ == "__main__":  # regenerate the golden file (see the module docstring)

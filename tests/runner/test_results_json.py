@@ -3,10 +3,12 @@ byte-for-byte what it was for the same run.
 
 The golden files in tests/fixtures/golden_run/ were written by `main` before the
 results.json statistics became typed models (issue 18). The run is rerun here and the
-bytes compared after `golden_run.normalize` replaced, in both, only what differs between
+texts compared after `golden_run.normalize` replaced, in both, only what differs between
 two runs of the same command by nature: `config.started`, `output_dir`, every `wall_s`,
-`versions` and the folders of the task files. Keys, their order, float formatting and
-nulls must all be the same.
+`versions` and the folders of the task files. Keys, their order, strings, integers and
+nulls must all be the same, and every float up to the last bits that differ between two
+CPUs' SIMD sums (`golden_run.assert_same_run`: AVX-512 and AVX2 machines give Pearson r
+one bit apart).
 
 Published results.json files are read through `EvalResults` and written back: the bytes
 must not change. The older results.json of tests/fixtures/older_results/ is in an older
@@ -42,8 +44,9 @@ PREVIOUS = OLDER_RESULTS
 )
 def test_rerun_writes_the_golden_bytes(tmp_path: Path, golden: Path, bootstrap: bool) -> None:
     written = golden_run.run(tmp_path / "run", tmp_path / "cache", bootstrap=bootstrap)
-    expected = golden_run.normalize(golden.read_text(encoding="utf-8"))
-    assert golden_run.normalize(written.read_text(encoding="utf-8")) == expected
+    golden_run.assert_same_run(
+        written.read_text(encoding="utf-8"), golden.read_text(encoding="utf-8")
+    )
 
 
 def _without_layout(text: str) -> str:
