@@ -213,11 +213,10 @@ def _aggregate(
 
 def _task_format(results: EvalResults, model: str, task: str) -> dict[str, str]:
     """How the task's prompts went in: a task's own format (a jaster set's plain text)
-    wins over the one the model loaded with (`identity.prompt_format`); a space's
+    wins over the run's for the model (`identity.prompt_format`); a space's
     `prompt_format` level is in each template's levels."""
     own = (results.config.task_prompt_formats or {}).get(task)
-    loaded = results.models[model].identity.get("prompt_format")
-    used = own or ("completion" if results.config.prompt_format == "completion" else loaded)
+    used = own or results.models[model].identity.get("prompt_format")
     return {f"{META}task_prompt_format": str(used)} if used else {}
 
 

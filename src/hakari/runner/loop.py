@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from hakari.backends.base import Backend
+from hakari.results.vocab import PromptFormat
 from hakari.runner.collect import Pass, run_decodings
 from hakari.runner.context import ModelContext, RunContext
 from hakari.runner.grids import RunGrids
@@ -101,7 +102,7 @@ def run_loop(
                 state.running = model
                 state.started = writer.mark() if writer is not None else None
                 with backends.use(model) as backend:
-                    ctx.identities[model] = {k: str(v) for k, v in vars(backend.identity).items()}
+                    ctx.identities[model] = _identity(backend, ctx.load.prompt_format)
                     _model_round(ctx, schedule, grids, model, backend, round_index)
                     record = getattr(backend, "serving_record", None)
                     if callable(record):
@@ -112,6 +113,15 @@ def run_loop(
             grids.round_ran(round_index)
     finally:
         backends.close()
+
+
+def _identity(backend: Backend, run_format: PromptFormat) -> dict[str, str]:
+    """The model's identity as results.json records it; its `prompt_format` is how the
+    run's prompts went in to it, whatever the backend says (a task with a format of its
+    own, a jaster set's plain text: `config.task_prompt_formats`)."""
+    identity = {k: str(v) for k, v in vars(backend.identity).items()}
+    identity["prompt_format"] = "chat" if resolve_chat(backend, run_format) else "completion"
+    return identity
 
 
 def _model_round(
