@@ -71,13 +71,12 @@ def check_formats_before_loading(
     for spec in models if builtin_loader and needs_one else ():
         if registry.has_chat_template(spec) is not False:
             continue
-        if load.prompt_format == "chat":
+        if load.prompt_format == "chat" or chat is None:
             raise HakariInputError(
                 f"--prompt-format chat: model {spec!r} has no chat template; use auto "
                 "(chat where a model has a template) or completion",
                 field="--prompt-format",
             )
-        assert chat is not None
         raise _no_chat_template(chat, repr(spec))
 
 
