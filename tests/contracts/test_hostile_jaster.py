@@ -5,6 +5,7 @@ file (and the row or field where there is one), exit code 2, before any model lo
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -224,3 +225,32 @@ def test_a_built_in_set_without_its_data_folder_says_where_to_point(tmp_path: Pa
     )
     assert "nonexistent" not in output, output
     assert_one_line(code, output, "jaster/jsem/", "data file not found", "holds jaster/")
+
+
+def _no_file(path: Path, kind: str) -> None:
+    """`path` made a FIFO (whose open waits for a writer for ever) or a link to
+    /dev/zero (a read that never ends)."""
+    path.unlink(missing_ok=True)
+    if kind == "FIFO":
+        os.mkfifo(path)
+    else:
+        path.symlink_to("/dev/zero")
+
+
+@pytest.mark.parametrize("kind", ["FIFO", "link to /dev/zero"])
+@pytest.mark.parametrize("where", ["set file", "id list", "KNP document"])
+def test_a_set_file_that_is_no_file_is_one_line_not_a_hang(
+    tmp_path: Path, where: str, kind: str
+) -> None:
+    """Before `open_input` (hakari/_util/infiles.py) a FIFO in place of a set's file
+    held the run at its first read until killed."""
+    if where == "set file":
+        name, reader, target = "test.tsv", "tsv", tmp_path / "test.tsv"
+    else:
+        name, reader = knp_corpus(tmp_path, "# S-ID:wiki00000001-00\nEOS\n"), "wiki_reading"
+        target = tmp_path / (name if where == "id list" else "knp/wiki0000/wiki00000001.knp")
+    task = set_file(tmp_path, reader, name)
+    _no_file(target, kind)
+    code, output = run(task)
+    assert "nonexistent" not in output, output
+    assert_one_line(code, output, target.name, "not a regular file")

@@ -28,6 +28,7 @@ from hakari.cli import app
 from hakari.meta import BootstrapSettings, load_meta_input, meta_evaluate
 from hakari.runner import evaluate
 from tests.helpers.cli import assert_one_line
+from tests.helpers.deadline import within_deadline
 from tests.helpers.html_elements import parse_html
 from tests.helpers.outputs import (
     finished_run,
@@ -347,3 +348,15 @@ def test_a_garbage_line_in_samples_keeps_the_browser(tmp_path: Path, garbage: by
     assert clean > 0 and html.count('<article class="blk') == clean
     # the note names the file (a long temp path: folded to the terminal's width)
     assert "samples.jsonl" in out.replace("\n", "") and "line 2" in " ".join(out.split())
+
+
+@pytest.mark.parametrize("name", ["results.json", "samples.jsonl"])
+def test_a_run_file_that_is_a_fifo_is_one_line_not_a_hang(tmp_path: Path, name: str) -> None:
+    """A FIFO's open waits for a writer for ever: before `open_input`
+    (hakari/_util/infiles.py) the report waited with it."""
+    run = finished_run(tmp_path / "run")
+    (run / name).unlink()
+    os.mkfifo(run / name)
+    html = str(tmp_path / "report.html")
+    code, out = within_deadline(lambda: report(str(run), "--html", html))
+    assert_one_line(code, out, name, "not a regular file (a FIFO)")

@@ -118,14 +118,14 @@ def test_input_with_text_utf8_cannot_encode(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 @pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero")
-def test_input_linked_to_dev_zero_is_read_with_a_bound(tmp_path: Path) -> None:
+def test_input_linked_to_dev_zero_is_refused_at_its_open(tmp_path: Path) -> None:
     zero = tmp_path / "rows.jsonl"
     zero.symlink_to("/dev/zero")
     out_file = tmp_path / "o.jsonl"
     result = hakari_process("score", "--input", str(zero), "--output", str(out_file), *ROUGE)
     lines = stderr_lines(result)
     assert result.returncode == 2 and len(lines) == 1, result.stderr[-2000:]
-    assert "rows.jsonl" in lines[0] and "line 1" in lines[0]
+    assert "rows.jsonl" in lines[0] and "not a regular file (a device)" in lines[0]
 
 
 def test_a_judge_never_sees_text_utf8_cannot_encode(

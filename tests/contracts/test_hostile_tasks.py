@@ -390,3 +390,18 @@ def test_fuzzed_task_files_load_or_are_one_error(
         assert "\n" not in line and ("fuzzed.yaml" in line or "field" in line), line
         return
     assert refused is None, f"{refused} was accepted:\n{text}"
+
+
+@pytest.mark.parametrize("which", ["task file", "data file"])
+def test_a_task_or_data_file_that_is_a_fifo_is_one_line_not_a_hang(
+    tmp_path: Path, which: str
+) -> None:
+    """A FIFO's open waits for a writer for ever (`hakari._util.infiles` opens without
+    waiting and refuses it)."""
+    task = task_with_data(tmp_path)
+    fifo = task if which == "task file" else tmp_path / "train.jsonl"
+    fifo.unlink()
+    os.mkfifo(fifo)
+    code, out = within_deadline(lambda: invoke("--tasks", str(task), "--model", "hf:/nonexistent"))
+    assert "nonexistent" not in out, out
+    assert_one_line(code, out, fifo.name, "not a regular file")

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from hakari._util.jsonl import MAX_LINE_BYTES
 from hakari.cli import app
 from tests.helpers.cli import assert_one_line, runner, succeed
 from tests.helpers.imports import imported, score_rows
@@ -142,11 +143,16 @@ def test_lm_eval_documents_that_differ_between_templates(tmp_path: Path) -> None
 
 
 def test_a_file_without_end_is_refused_after_the_line_bound(tmp_path: Path) -> None:
-    """A table linked to /dev/zero (a 2 GB file without line breaks reads the same way):
-    one error after one line's bound, not a read without end."""
-    link = tmp_path / "t.csv"
-    os.symlink("/dev/zero", link)
-    _refused(tmp_path, "table", link, "t.csv", "longer than 64 MiB")
+    """A table of zeros without a line break (sparse: no disk) is one error after one
+    line's bound, not a read of the whole; a link to /dev/zero, a read without end, is
+    refused at its open (`hakari._util.infiles`)."""
+    table = tmp_path / "t.csv"
+    with table.open("wb") as fh:
+        fh.truncate(MAX_LINE_BYTES + 2)
+    _refused(tmp_path, "table", table, "t.csv", "longer than 64 MiB")
+    table.unlink()
+    os.symlink("/dev/zero", table)
+    _refused(tmp_path, "table", table, "t.csv", "field PATH", "not a regular file (a device)")
 
 
 def test_parquet_without_pyarrow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from hakari._util.jsonl import MAX_LINE_BYTES
 from hakari.cli import app
 from tests.helpers.cli import assert_one_line, runner, succeed
 from tests.helpers.imports import import_rows, score_rows, write_jsonl
@@ -50,9 +51,15 @@ def test_a_folder_that_links_to_itself_is_read_once(tmp_path: Path) -> None:
 
 
 def test_a_json_line_without_end_is_refused_at_the_line_bound(tmp_path: Path) -> None:
-    """/dev/zero as a JSON Lines table: a 100 MB line reads the same way (no line break)."""
-    os.symlink("/dev/zero", tmp_path / "t.jsonl")
-    _refused(tmp_path, tmp_path / "t.jsonl", "t.jsonl", "longer than 64 MiB")
+    """A JSON Lines table whose first line has no end (zeros, sparse: no disk) is one
+    error at the line bound; /dev/zero itself is refused at its open."""
+    table = tmp_path / "t.jsonl"
+    with table.open("wb") as fh:
+        fh.truncate(MAX_LINE_BYTES + 2)
+    _refused(tmp_path, table, "t.jsonl", "longer than 64 MiB")
+    table.unlink()
+    os.symlink("/dev/zero", table)
+    _refused(tmp_path, table, "t.jsonl", "not a regular file (a device)")
 
 
 def test_deeply_nested_json(tmp_path: Path) -> None:

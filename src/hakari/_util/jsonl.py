@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+from hakari._util.infiles import open_input
 from hakari.errors import HakariInputError
 
 Row = dict[str, Any]
@@ -89,7 +90,7 @@ def iter_jsonl(
     """
     try:
         if data is None:
-            with path.open("rb") as fh:
+            with open_input(path, field=field) as fh:
                 yield from _parse_lines(path, bounded_lines(fh, path, field), field)
             return
     except OSError as exc:
@@ -178,7 +179,7 @@ def iter_jsonl_lenient(
     a whole UTF-8 JSON object is skipped, not an error. Lines are bounded as
     `iter_jsonl`'s (a longer one is a `HakariInputError`). `keep(text)`, when given, sees
     each line's text first: a line it refuses is not parsed (a cheap filter of long lines)."""
-    with path.open("rb") as fh:
+    with open_input(path, field=field) as fh:
         for raw in bounded_lines(fh, path, field):
             try:
                 text = raw.decode("utf-8")

@@ -15,6 +15,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from hakari._util.infiles import open_input, read_input
 from hakari.errors import ModelLoadError
 
 ADAPTER_MARK = "+adapter:"
@@ -59,7 +60,7 @@ def check_adapter(folder: Path) -> AdapterRef:
             field="--model",
         )
     try:
-        config = json.loads(config_path.read_bytes().decode("utf-8"))
+        config = json.loads(read_input(config_path, field="--model").decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ModelLoadError(f"{config_path} is not valid JSON: {exc}", field="--model") from None
     if not isinstance(config, dict) or "peft_type" not in config:
@@ -125,7 +126,7 @@ def _hash_files(paths: list[Path]) -> str:
     digest = hashlib.sha256()
     for path in paths:
         digest.update(path.name.encode() + b"\0")
-        with path.open("rb") as fh:
+        with open_input(path, field="--model") as fh:
             for block in iter(lambda: fh.read(1 << 20), b""):
                 digest.update(block)
         digest.update(b"\0")

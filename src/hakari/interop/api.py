@@ -16,6 +16,7 @@ from pathlib import Path
 
 from hakari._util.atomic import check_output_folder
 from hakari._util.checks import bootstrap_replicates, choice, fits_in_memory, number, seed
+from hakari._util.infiles import read_input_text
 from hakari._util.outputs import RESULTS_FILE
 from hakari.errors import HakariInputError
 from hakari.interop.caveats import template_set_notes
@@ -148,7 +149,7 @@ def check_import_output(output: Path, paths: list[Path]) -> None:
 
 def _is_import(results: Path) -> bool:
     try:
-        return "imported" in json.loads(results.read_text(encoding="utf-8"))
+        return "imported" in json.loads(read_input_text(results))
     except (OSError, ValueError, TypeError):
         return False
 

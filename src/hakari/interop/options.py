@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from hakari._util import checks
+from hakari._util.infiles import open_input
 from hakari.errors import HakariInputError
 from hakari.interop.cells import ImportedGrid, MetricSpec
 from hakari.results.vocab import Language
@@ -178,10 +179,10 @@ def read_bounded(path: Path, limit: int = MAX_JSON_BYTES) -> bytes:
 
     try:
         if path.suffix == ".gz":
-            with gzip.open(path, "rb") as fh:
+            with open_input(path, field="PATH") as raw, gzip.open(raw, "rb") as fh:
                 data = fh.read(limit + 1)
         else:
-            with path.open("rb") as fh:
+            with open_input(path, field="PATH") as fh:
                 data = fh.read(limit + 1)
     except (OSError, EOFError) as exc:
         raise HakariInputError(f"cannot read: {exc}", file=str(path)) from None

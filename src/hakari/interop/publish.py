@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from hakari._util.atomic import check_output_folder
+from hakari._util.infiles import open_input
 from hakari.interop.cells import MISSING, ImportedGrid, item_order
 from hakari.interop.finish import Finished, Settings, finish, publish_into
 from hakari.results import (
@@ -41,7 +42,7 @@ def file_record(path: Path) -> SourceFile:
     """A file read by an import: its path, sha256 and size (read in blocks)."""
     digest = hashlib.sha256()
     size = 0
-    with path.open("rb") as fh:
+    with open_input(path) as fh:
         for block in iter(lambda: fh.read(HASH_BLOCK), b""):
             digest.update(block)
             size += len(block)

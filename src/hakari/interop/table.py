@@ -36,6 +36,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from hakari._util.infiles import open_input_text
 from hakari._util.jsonl import MAX_LINE_BYTES, bounded_lines, iter_jsonl
 from hakari._util.spreadsheet import unescape_cell
 from hakari.errors import HakariInputError
@@ -104,7 +105,7 @@ def rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 def _csv_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     csv.field_size_limit(MAX_LINE_BYTES)
     try:
-        with path.open(encoding="utf-8-sig", newline="") as fh:
+        with open_input_text(path, encoding="utf-8-sig", newline="", field="PATH") as fh:
             reader = csv.reader(bounded_lines(fh, path, "PATH", "a CSV file"))
             header = next(reader, None)
             if header is None:

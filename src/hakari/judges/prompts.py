@@ -25,6 +25,7 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from hakari._util.infiles import read_input
 from hakari._util.regex import compile_regex, regex_problem
 from hakari.errors import HakariInputError, one_line
 
@@ -176,7 +177,7 @@ def load_prompt(name: str) -> JudgePrompt:
             f"unknown judge prompt {name!r}; built-in: {names}, or a .yaml file",
             field="--judge-prompt",
         )
-    raw = path.read_bytes()
+    raw = read_input(path, field="--judge-prompt")
     try:
         data = yaml.safe_load(raw.decode("utf-8"))
     except (UnicodeDecodeError, yaml.YAMLError) as exc:

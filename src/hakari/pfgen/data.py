@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hakari._util.infiles import read_input, read_input_text
 from hakari._util.jsonl import iter_jsonl
 from hakari._util.regex import regex_problem
 from hakari.errors import HakariInputError
@@ -64,13 +65,13 @@ def question_texts(data_dir: Path) -> list[str]:
 def data_fingerprint(data_dir: Path) -> str:
     """The reference scorer's `metadata_hash`: SHA-1 over the SHA-1 hex digests of the
     question files in sorted order. It is also the key of the n-gram table cache."""
-    digests = [hashlib.sha1(p.read_bytes()).hexdigest() for p in question_files(data_dir)]
+    digests = [hashlib.sha1(read_input(p)).hexdigest() for p in question_files(data_dir)]
     return hashlib.sha1("".join(digests).encode("utf-8")).hexdigest()
 
 
 def _load_json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(read_input_text(path))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise HakariInputError(f"cannot read JSON: {exc}", file=str(path)) from exc
 

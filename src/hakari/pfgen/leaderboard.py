@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hakari._util.infiles import read_input_text
 from hakari.errors import HakariInputError
 from hakari.pfgen.report import is_summary, partial_label
 from hakari.pfgen.scoring import leaderboard_totals
@@ -105,7 +106,7 @@ def find_inputs(dirs: list[Path]) -> tuple[list[Path], list[Path], list[Path]]:
 
 def read_summaries(path: Path) -> list[dict[str, Any]]:
     try:
-        obj = json.loads(path.read_text(encoding="utf-8"))
+        obj = json.loads(read_input_text(path))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         return []
     items = obj if isinstance(obj, list) else [obj]
@@ -114,7 +115,7 @@ def read_summaries(path: Path) -> list[dict[str, Any]]:
 
 def read_result(path: Path) -> dict[str, Any]:
     try:
-        obj = json.loads(path.read_text(encoding="utf-8"))
+        obj = json.loads(read_input_text(path))
         if not isinstance(obj, dict):
             raise ValueError("not an object")
         for name in ("score", "score_std", "num_trials", "length", "scores"):

@@ -26,6 +26,7 @@ import numpy as np
 
 from hakari._util import checks
 from hakari._util.atomic import write_bytes_atomic, write_json_atomic
+from hakari._util.infiles import read_input, read_input_text
 from hakari._util.regex import compile_regex, regex_problem
 from hakari.errors import HakariInputError
 from hakari.pfgen.data import question_files
@@ -53,7 +54,7 @@ class ReferenceSet:
 def load_ng_rules(path: Path) -> dict[str, list[str]]:
     """`{"<question text>": ["regex", ...], "*": [regexes for every question]}`."""
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        raw = json.loads(read_input_text(path))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise HakariInputError(f"cannot read NG rules: {exc}", file=str(path)) from exc
     if not isinstance(raw, dict) or not all(
@@ -149,7 +150,7 @@ def write_data_dir(
     output_dir.mkdir(parents=True, exist_ok=True)
     written = []
     for path in question_files(source_dir):
-        data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        data: dict[str, Any] = json.loads(read_input_text(path))
         selected = reference.answers.get(data["question"])
         if selected is None and replace:
             raise HakariInputError(
@@ -170,5 +171,5 @@ def write_data_dir(
         written.append(out)
     examples = source_dir / "questions.jsonl"
     if examples.is_file():
-        write_bytes_atomic(output_dir / "questions.jsonl", examples.read_bytes())
+        write_bytes_atomic(output_dir / "questions.jsonl", read_input(examples))
     return written

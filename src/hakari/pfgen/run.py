@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from hakari._util import checks
 from hakari._util.atomic import check_output, check_output_folder
+from hakari._util.infiles import read_input_text
 from hakari.backends.cache import ResponseCache, checked_cache_dir
 from hakari.errors import HakariInputError
 from hakari.pfgen import tables
@@ -221,7 +222,7 @@ def build_reference(
     read = [*question_files(folder), *answers, *([o.ng_rules] if o.ng_rules else [])]
     for path in [*question_files(folder), folder / "questions.jsonl"]:
         check_output(output_dir / path.name, "--output-dir", inputs=read, in_given_folder=True)
-    known = {json.loads(p.read_text(encoding="utf-8"))["question"] for p in question_files(folder)}
+    known = {json.loads(read_input_text(p))["question"] for p in question_files(folder)}
     grouped: dict[str, list[str]] = {}
     for path in answers:
         trials = read_trials(path)

@@ -18,6 +18,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from hakari._util.infiles import read_input, read_input_text
 from hakari._util.jsonl import iter_jsonl
 from hakari.errors import HakariInputError
 
@@ -52,7 +53,7 @@ def read_trials(path: Path) -> TrialsFile:
     if not path.is_file():
         raise HakariInputError("no such trials file", file=str(path))
     try:
-        raw = path.read_bytes()
+        raw = read_input(path)
     except OSError as exc:
         raise HakariInputError(f"cannot read: {exc.strerror or exc}", file=str(path)) from exc
     numbered = [
@@ -67,7 +68,7 @@ def read_trials(path: Path) -> TrialsFile:
     config = None
     if config_path.is_file():
         try:
-            config = json.loads(config_path.read_text(encoding="utf-8"))
+            config = json.loads(read_input_text(config_path))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError):
             config = None
     return TrialsFile(path, hashlib.sha1(raw).hexdigest(), rows, config)

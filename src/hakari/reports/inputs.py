@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hakari._util.infiles import open_input, read_input_text
 from hakari.errors import HakariInputError
 from hakari.reports.correctness import is_correct
 from hakari.results import EvalResults, ModelResult
@@ -69,7 +70,7 @@ def _is_meta(obj: Any) -> bool:
 
 def _read_json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(read_input_text(path))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise HakariInputError(f"cannot read: {exc}", file=str(path)) from exc
 
@@ -214,7 +215,7 @@ def read_samples(data: ReportData, per_template: int) -> dict[str, list[SampleBl
         names.update({k: run.labels[k] for k in run.results.models})
         qa_mode = run.results.config.qa_mode or "first-line"
         skipped: list[int] = []
-        with run.samples.open("rb") as fh:
+        with open_input(run.samples) as fh:
             for lineno, raw in enumerate(fh, start=1):
                 try:
                     line = raw.decode("utf-8")

@@ -10,6 +10,7 @@ from typing import Any, Protocol
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from hakari._util.atomic import json_text, write_text_atomic
+from hakari._util.infiles import read_input
 from hakari._util.records import Record, read_from_file
 from hakari._util.redact import redact_identity, redact_tree
 from hakari.results.budget import BudgetRecord
@@ -469,7 +470,7 @@ class EvalResults(Record):
     @classmethod
     def read(cls, path: Path) -> EvalResults:
         """Strictly: an ill-typed value is a `HakariInputError` naming the file and field."""
-        return cls.from_json(path.read_bytes(), source=str(path))
+        return cls.from_json(read_input(path), source=str(path))
 
 
 def library_versions() -> dict[str, str]:

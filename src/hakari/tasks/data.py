@@ -16,6 +16,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
+from hakari._util.infiles import open_input_text, read_input, read_input_text
 from hakari._util.jsonl import iter_jsonl
 from hakari.errors import HakariInputError, one_line
 from hakari.results.vocab import ALL_ITEMS, Limit
@@ -191,7 +192,7 @@ def iter_file(path: Path, fmt: str, *, columns: list[str] | None = None) -> Iter
     """The rows of a local data file. Text is UTF-8 (a byte-order mark is allowed);
     anything else is one `HakariInputError` naming the file and the line. `columns`
     names the columns of a CSV file without a header row."""
-    if not path.is_file():
+    if not path.exists():
         raise HakariInputError("data file not found", file=str(path))
     try:
         if fmt == "jsonl":
@@ -212,7 +213,7 @@ def iter_file(path: Path, fmt: str, *, columns: list[str] | None = None) -> Iter
 
 def not_utf8_message(path: Path, exc: UnicodeDecodeError) -> str:
     """Where the first byte that is not UTF-8 is (line and byte offset), read cheaply."""
-    data = path.read_bytes()[: 1 << 26]
+    data = read_input(path)[: 1 << 26]
     offset = exc.start
     # exc.start counts from the chunk being decoded; find the real offset in the file.
     try:
@@ -237,7 +238,7 @@ CSV_CELL_LIMIT = 1 << 24
 def _iter_csv(path: Path, columns: list[str] | None = None) -> Iterator[Row]:
     if csv.field_size_limit() < CSV_CELL_LIMIT:  # process-wide; never lowered here
         csv.field_size_limit(CSV_CELL_LIMIT)
-    with path.open(newline="", encoding="utf-8-sig") as fh:
+    with open_input_text(path, encoding="utf-8-sig", newline="") as fh:
         reader = csv.DictReader(fh, fieldnames=columns)
         named = "given" if columns else "header's"
         rows = 0
@@ -273,7 +274,7 @@ def _iter_jsonl(path: Path) -> Iterator[Row]:
 
 def _iter_json(path: Path) -> Iterator[Row]:
     try:
-        doc = json.loads(path.read_text(encoding="utf-8-sig"))
+        doc = json.loads(read_input_text(path, encoding="utf-8-sig"))
     except json.JSONDecodeError as exc:
         raise HakariInputError(f"not valid JSON: {exc}", file=str(path)) from exc
     rows = doc.get("data") if isinstance(doc, dict) else doc
@@ -289,7 +290,7 @@ def iter_squad(path: Path) -> Iterator[Row]:
     """Flatten SQuAD-style JSON (data → paragraphs → qas) into one row per question,
     in the hub layout: id, title, context, question, answers {text, answer_start}."""
     try:
-        doc = json.loads(path.read_text(encoding="utf-8-sig"))
+        doc = json.loads(read_input_text(path, encoding="utf-8-sig"))
     except json.JSONDecodeError as exc:
         raise HakariInputError(f"not valid JSON: {exc}", file=str(path)) from exc
     if not isinstance(doc, dict) or not isinstance(doc.get("data"), list):

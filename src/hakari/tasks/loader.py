@@ -17,6 +17,7 @@ import yaml
 from pydantic import ValidationError
 
 from hakari._util.checks import did_you_mean
+from hakari._util.infiles import read_input_text
 from hakari._util.regex import LinearRegex, RegexError, compile_regex
 from hakari.errors import HakariInputError
 from hakari.tasks.data import Row, get_path, iter_rows, not_utf8_message
@@ -56,7 +57,8 @@ def resolve_task_path(path_or_name: str | Path) -> Path:
     candidate = Path(path_or_name).expanduser()
     if candidate.suffix in (".yaml", ".yml") or candidate.exists():
         if not candidate.is_file():
-            raise HakariInputError("task file not found", file=str(candidate))
+            problem = "not a regular file" if candidate.exists() else "task file not found"
+            raise HakariInputError(problem, file=str(candidate))
         return candidate
     builtin = builtin_task_paths()
     name = str(path_or_name)
@@ -109,7 +111,7 @@ def load_task(path_or_name: str | Path) -> Task:
 def read_task_file(path: Path) -> dict[str, Any]:
     """A task file's YAML mapping (one error naming the file otherwise)."""
     try:
-        raw = yaml.load(path.read_text(encoding="utf-8-sig"), Loader=_UniqueKeyLoader)
+        raw = yaml.load(read_input_text(path, encoding="utf-8-sig"), Loader=_UniqueKeyLoader)
     except yaml.YAMLError as exc:
         raise HakariInputError(f"not valid YAML: {_yaml_problem(exc)}", file=str(path)) from None
     except UnicodeDecodeError as exc:

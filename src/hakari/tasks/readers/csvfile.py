@@ -12,13 +12,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from hakari._util.infiles import open_input_text
 from hakari.errors import HakariInputError
 from hakari.tasks.readers.tsv import header_names
 
 
 def read_csv(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     try:
-        with path.open(encoding="utf-8", newline="") as fh:
+        with open_input_text(path, newline="") as fh:
             reader = csv.reader(fh)
             header = header_names(next(reader, []))
             for row in reader:

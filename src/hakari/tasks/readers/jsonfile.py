@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from hakari._util.infiles import read_input_text
 from hakari.errors import HakariInputError
 
 QA_DELIMITER = "\n解答："
@@ -21,7 +22,7 @@ QA_DELIMITER = "\n解答："
 
 def _objects(path: Path) -> list[dict[str, Any]]:
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = json.loads(read_input_text(path))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise HakariInputError(f"not valid UTF-8 JSON: {exc}", file=str(path)) from None
     if not isinstance(doc, list) or not all(isinstance(x, dict) for x in doc):

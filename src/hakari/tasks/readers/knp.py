@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
+from hakari._util.infiles import read_input_text
 from hakari.errors import HakariInputError
 
 # rhoknp's feature value pattern, for the `NE` feature of a base phrase line
@@ -90,7 +91,7 @@ def documents(id_file: Path) -> Iterator[tuple[str, list[Sentence]]]:
 
 def _ids(id_file: Path) -> list[str]:
     try:
-        lines = id_file.read_text(encoding="utf-8").splitlines()
+        lines = read_input_text(id_file).splitlines()
     except (OSError, UnicodeDecodeError) as exc:
         raise HakariInputError(f"cannot read the id list: {exc}", file=str(id_file)) from None
     for number, line in enumerate(lines, start=1):
@@ -105,7 +106,7 @@ def _ids(id_file: Path) -> list[str]:
 
 def _sentences(path: Path) -> list[Sentence]:
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = read_input_text(path).splitlines()
     except (OSError, UnicodeDecodeError) as exc:
         raise HakariInputError(f"cannot read the KNP document: {exc}", file=str(path)) from None
     sentences: list[Sentence] = []

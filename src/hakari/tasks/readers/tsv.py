@@ -15,12 +15,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from hakari._util.infiles import open_input_text
 from hakari.errors import HakariInputError
 
 
 def read_tsv(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     try:
-        with path.open(encoding="utf-8") as fh:
+        with open_input_text(path) as fh:
             header = header_names(fh.readline().rstrip("\n").split("\t"))
             for number, line in enumerate(fh, start=2):
                 values = line.rstrip("\n").split("\t")
@@ -48,7 +49,7 @@ def header_names(raw: list[str]) -> list[str]:
 
 def read_mgsm_tsv(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     try:
-        with path.open(encoding="utf-8") as fh:
+        with open_input_text(path) as fh:
             for number, line in enumerate(fh, start=1):
                 values = line.rstrip("\n").split("\t")
                 answer = values[1].replace(",", "") if len(values) == 2 else ""

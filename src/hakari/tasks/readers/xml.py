@@ -20,12 +20,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from hakari._util.infiles import read_input
 from hakari.errors import HakariInputError
 
 
 def _root(path: Path) -> ET.Element:
     try:
-        data = path.read_bytes()
+        data = read_input(path)
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise HakariInputError("not UTF-8 text; save the file as UTF-8", file=str(path)) from None
