@@ -60,3 +60,16 @@ def test_the_opens_own_errors_stay_as_they_were(tmp_path: Path) -> None:
     """Callers word a missing file themselves ("data file not found", ...)."""
     with pytest.raises(FileNotFoundError):
         read_input(tmp_path / "missing.json")
+
+
+def test_a_file_past_its_limit_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "zeros.tsv"
+    with path.open("wb") as fh:
+        fh.truncate((2 << 20) + 1)  # sparse: no disk
+    assert len(read_input(path, limit=(2 << 20) + 1)) == (2 << 20) + 1
+    before = open_descriptors()
+    with pytest.raises(HakariInputError, match=r"2,097,153 bytes, larger than the 2 MiB"):
+        read_input_text(path, limit=2 << 20)
+    with pytest.raises(HakariInputError, match=r"larger than the 1,000 bytes"):
+        open_input(path, limit=1000)
+    assert open_descriptors() == before

@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 import yaml
 
+from hakari.tasks.jaster import SET_FILE_LIMIT
+from hakari.tasks.readers.knp import KNP_FILE_LIMIT
 from tests.helpers.cli import assert_one_line, invoke
 from tests.helpers.deadline import within_deadline
 from tests.helpers.tasks import jaster_task
@@ -254,3 +256,23 @@ def test_a_set_file_that_is_no_file_is_one_line_not_a_hang(
     code, output = run(task)
     assert "nonexistent" not in output, output
     assert_one_line(code, output, target.name, "not a regular file")
+
+
+@pytest.mark.parametrize("where", ["set file", "KNP document"])
+def test_a_set_file_past_its_size_bound_is_refused_before_it_is_read(
+    tmp_path: Path, where: str
+) -> None:
+    """A sparse file of zeros costs no disk: read, it would fill the memory."""
+    if where == "set file":
+        name, reader, target, bound = "test.tsv", "tsv", tmp_path / "test.tsv", "256 MiB"
+        size = SET_FILE_LIMIT + 1
+    else:
+        name, reader = knp_corpus(tmp_path, "# S-ID:wiki00000001-00\nEOS\n"), "wiki_reading"
+        target, bound = tmp_path / "knp/wiki0000/wiki00000001.knp", "64 MiB"
+        size = KNP_FILE_LIMIT + 1
+    task = set_file(tmp_path, reader, name)
+    with target.open("wb") as fh:
+        fh.truncate(size)
+    code, output = run(task)
+    assert "nonexistent" not in output, output
+    assert_one_line(code, output, target.name, f"{size:,} bytes, larger than the {bound}")

@@ -5,7 +5,9 @@ a judge's prompt file, an adapter's config.
 `open_input` opens without blocking and refuses whatever is not a regular file (after
 links): the open of a FIFO waits for a writer for ever, a device (`/dev/zero`,
 `/dev/stdin`, a terminal) never ends or waits on a person, a socket cannot be opened.
-Each is one `HakariInputError` naming the file, never a hang. Errors of the open itself
+Each is one `HakariInputError` naming the file, never a hang. `limit` (bytes), where a
+caller knows how large such a file can be, refuses a larger one before it is read (a
+sparse file of zeros costs no disk and any memory). Errors of the open itself
 (`FileNotFoundError`, `PermissionError`, ...) are raised as they are, for the caller's
 own words. The file comes back in blocking mode, as `open` would give it.
 """
@@ -24,14 +26,21 @@ from hakari.errors import HakariInputError
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 
-def open_input(path: Path, *, field: str | None = None) -> BinaryIO:
-    """`path` open for reading in binary, or `HakariInputError` if it is not a regular file."""
+def open_input(path: Path, *, field: str | None = None, limit: int | None = None) -> BinaryIO:
+    """`path` open for reading in binary, or `HakariInputError` if it is not a regular file
+    (or is larger than `limit` bytes)."""
     fd = os.open(path, os.O_RDONLY | _NONBLOCK)
     try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             raise HakariInputError(
-                f"not a regular file ({_kind(mode)}): hakari reads only files",
+                f"not a regular file ({_kind(info.st_mode)}): hakari reads only files",
+                file=str(path),
+                field=field,
+            )
+        if limit is not None and info.st_size > limit:
+            raise HakariInputError(
+                f"{info.st_size:,} bytes, larger than the {_size(limit)} such a file can be",
                 file=str(path),
                 field=field,
             )
@@ -44,22 +53,34 @@ def open_input(path: Path, *, field: str | None = None) -> BinaryIO:
 
 
 def open_input_text(
-    path: Path, *, encoding: str = "utf-8", newline: str | None = None, field: str | None = None
+    path: Path,
+    *,
+    encoding: str = "utf-8",
+    newline: str | None = None,
+    field: str | None = None,
+    limit: int | None = None,
 ) -> TextIO:
     """`open_input` as text, as `path.open(encoding=..., newline=...)` reads it."""
-    return io.TextIOWrapper(open_input(path, field=field), encoding=encoding, newline=newline)
+    raw = open_input(path, field=field, limit=limit)
+    return io.TextIOWrapper(raw, encoding=encoding, newline=newline)
 
 
-def read_input(path: Path, *, field: str | None = None) -> bytes:
+def read_input(path: Path, *, field: str | None = None, limit: int | None = None) -> bytes:
     """The whole of `path`, as `path.read_bytes()`, through `open_input`."""
-    with open_input(path, field=field) as fh:
+    with open_input(path, field=field, limit=limit) as fh:
         return fh.read()
 
 
-def read_input_text(path: Path, *, encoding: str = "utf-8", field: str | None = None) -> str:
+def read_input_text(
+    path: Path, *, encoding: str = "utf-8", field: str | None = None, limit: int | None = None
+) -> str:
     """The whole of `path` as text, as `path.read_text(encoding)` (universal newlines)."""
-    with open_input_text(path, encoding=encoding, field=field) as fh:
+    with open_input_text(path, encoding=encoding, field=field, limit=limit) as fh:
         return fh.read()
+
+
+def _size(n_bytes: int) -> str:
+    return f"{n_bytes >> 20} MiB" if n_bytes >= 1 << 20 else f"{n_bytes:,} bytes"
 
 
 def _kind(mode: int) -> str:

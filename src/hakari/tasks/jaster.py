@@ -30,6 +30,9 @@ from hakari.tasks.jasterspec import JasterPool, JasterSource
 from hakari.tasks.readers import READERS, Row
 
 SEED = 42  # llm-jp-eval's random.seed(42)
+# The largest shipped set file is 3.2 MB (JSeM's Conjunction.xml); a file past this is not
+# a set's, and is refused before it is read (a sparse file of zeros costs no disk).
+SET_FILE_LIMIT = 256 << 20
 SHOT_FORMAT = "\n\n### 入力:\n{input}\n\n### 応答:\n{output}"
 Sample = tuple[str, str]  # (input, output)
 
@@ -101,6 +104,12 @@ def _stamps(paths: tuple[tuple[Path, ...], ...]) -> tuple[tuple[int, int], ...]:
                 " holds jaster/; docs/japanese-leaderboards.md says where each set comes from)",
                 file=str(path),
             ) from None
+        if stat.st_size > SET_FILE_LIMIT:
+            raise HakariInputError(
+                f"{stat.st_size:,} bytes, larger than the {SET_FILE_LIMIT >> 20} MiB a jaster "
+                "set file can be (the largest shipped is 3.2 MB)",
+                file=str(path),
+            )
         out.append((stat.st_size, stat.st_mtime_ns))
     return tuple(out)
 

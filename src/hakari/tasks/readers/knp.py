@@ -28,6 +28,9 @@ _SID = re.compile(r"# S-ID: ?(\S*)")
 # a document id is a file name inside knp/ (the corpus's are `wiki` and digits): never a
 # path, so an id list cannot make the reader open a file elsewhere (`/home/…`, `../…`)
 _DOC_ID = re.compile(r"\w[\w-]*")
+# The corpus's largest document is 29 KB and its id lists a few KB: a file past this is
+# not the corpus's, refused before it is read.
+KNP_FILE_LIMIT = 64 << 20
 
 
 class Morpheme(NamedTuple):
@@ -91,7 +94,7 @@ def documents(id_file: Path) -> Iterator[tuple[str, list[Sentence]]]:
 
 def _ids(id_file: Path) -> list[str]:
     try:
-        lines = read_input_text(id_file).splitlines()
+        lines = read_input_text(id_file, limit=KNP_FILE_LIMIT).splitlines()
     except (OSError, UnicodeDecodeError) as exc:
         raise HakariInputError(f"cannot read the id list: {exc}", file=str(id_file)) from None
     for number, line in enumerate(lines, start=1):
@@ -106,7 +109,7 @@ def _ids(id_file: Path) -> list[str]:
 
 def _sentences(path: Path) -> list[Sentence]:
     try:
-        lines = read_input_text(path).splitlines()
+        lines = read_input_text(path, limit=KNP_FILE_LIMIT).splitlines()
     except (OSError, UnicodeDecodeError) as exc:
         raise HakariInputError(f"cannot read the KNP document: {exc}", file=str(path)) from None
     sentences: list[Sentence] = []
