@@ -7,9 +7,9 @@ links): the open of a FIFO waits for a writer for ever, a device (`/dev/zero`,
 `/dev/stdin`, a terminal) never ends or waits on a person, a socket cannot be opened.
 Each is one `HakariInputError` naming the file, never a hang. `limit` (bytes), where a
 caller knows how large such a file can be, refuses a larger one before it is read (a
-sparse file of zeros costs no disk and any memory). Errors of the open itself
-(`FileNotFoundError`, `PermissionError`, ...) are raised as they are, for the caller's
-own words. The file comes back in blocking mode, as `open` would give it.
+sparse file of zeros costs no disk and, read whole, fills the memory). Errors of the open
+itself (`FileNotFoundError`, `PermissionError`, ...) are raised as they are, for the
+caller's own words. The file comes back in blocking mode, as `open` would give it.
 """
 
 from __future__ import annotations
@@ -92,4 +92,4 @@ def _kind(mode: int) -> str:
         return "a device"
     if stat.S_ISSOCK(mode):
         return "a socket"
-    return "not a plain file"
+    return "another kind of file"
