@@ -16,7 +16,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from hakari._util.infiles import open_input_text, read_input, read_input_text
+from hakari._util.infiles import open_input, open_input_text, read_input_text
 from hakari._util.jsonl import iter_jsonl
 from hakari.errors import HakariInputError, one_line
 from hakari.results.vocab import ALL_ITEMS, Limit
@@ -213,7 +213,8 @@ def iter_file(path: Path, fmt: str, *, columns: list[str] | None = None) -> Iter
 
 def not_utf8_message(path: Path, exc: UnicodeDecodeError) -> str:
     """Where the first byte that is not UTF-8 is (line and byte offset), read cheaply."""
-    data = read_input(path)[: 1 << 26]
+    with open_input(path) as fh:  # the first 64 MiB, not the whole file
+        data = fh.read(1 << 26)
     offset = exc.start
     # exc.start counts from the chunk being decoded; find the real offset in the file.
     try:
